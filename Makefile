@@ -1,0 +1,118 @@
+# Demitasse. Targets: all, runtest, test, tools, lib, lint, demo, bench, clean.
+# Sources are found by pattern: adding a layer or a test means adding files.
+
+CONFIG_FILE := Makefile.config
+ifeq ($(wildcard $(CONFIG_FILE)),)
+  $(shell cp Makefile.config.example $(CONFIG_FILE))
+endif
+include $(CONFIG_FILE)
+
+BUILD_DIR ?= build
+CXX ?= g++
+
+# ---- sources ----
+PROTO_SRC := src/demi/proto/demi.proto
+PROTO_GEN_DIR := $(BUILD_DIR)/src/demi/proto
+PROTO_GEN_CC := $(PROTO_GEN_DIR)/demi.pb.cc
+PROTO_GEN_H := $(PROTO_GEN_DIR)/demi.pb.h
+LIB_SRCS := $(shell find src/demi -name '*.cpp' | sort)
+TOOL_SRCS := $(wildcard tools/*.cpp)
+TEST_SRCS := $(wildcard tests/*.cpp)
+BENCH_SRCS := $(wildcard bench/*.cpp)
+
+LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o) $(BUILD_DIR)/objs/proto/demi.pb.o
+TOOL_OBJS := $(TOOL_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
+TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
+BENCH_OBJS := $(BENCH_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
+TOOL_BINS := $(TOOL_SRCS:tools/%.cpp=$(BUILD_DIR)/tools/%)
+BENCH_BINS := $(BENCH_SRCS:bench/%.cpp=$(BUILD_DIR)/bench/%)
+STATIC_LIB := $(BUILD_DIR)/lib/libdemi.a
+SHARED_LIB := $(BUILD_DIR)/lib/libdemi.so
+TEST_BIN := $(BUILD_DIR)/test/test_all
+
+# ---- flags ----
+OPENCV_CFLAGS := $(shell pkg-config --cflags opencv4 2>/dev/null)
+OPENCV_LIBS := -lopencv_imgcodecs -lopencv_imgproc -lopencv_core
+CPPFLAGS += -Iinclude -I$(BUILD_DIR)/src -I$(BLAS_INCLUDE) $(OPENCV_CFLAGS) \
+            $(addprefix -I,$(INCLUDE_DIRS)) -MMD -MP
+CXXFLAGS += -std=c++17 -fPIC -pthread
+WARNINGS := -Wall -Wextra -Wno-unused-parameter -Werror
+ifeq ($(DEBUG),1)
+  CXXFLAGS += -O0 -g
+else
+  CXXFLAGS += -O2 -g1 -DNDEBUG
+endif
+ifeq ($(CPU_ONLY),1)
+  CPPFLAGS += -DCPU_ONLY
+endif
+LDFLAGS += -pthread -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
+LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -lopenblas -lm
+WHOLE_LIB := -Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive
+
+# ---- dependency check: runs scripts/install_deps.sh once per build dir ----
+DEPS_STAMP := $(BUILD_DIR)/.deps_ok
+$(DEPS_STAMP): scripts/install_deps.sh
+	@bash scripts/install_deps.sh
+	@mkdir -p $(@D) && touch $@
+
+.PHONY: all lib tools test runtest lint demo bench clean deps
+all: lib tools test
+deps: $(DEPS_STAMP)
+lib: $(STATIC_LIB) $(SHARED_LIB)
+tools: $(TOOL_BINS)
+test: $(TEST_BIN)
+
+$(PROTO_GEN_CC) $(PROTO_GEN_H) &: $(PROTO_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(PROTO_GEN_DIR)
+	protoc --proto_path=src --cpp_out=$(BUILD_DIR)/src $(PROTO_SRC)
+
+$(BUILD_DIR)/objs/proto/demi.pb.o: $(PROTO_GEN_CC)
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD_DIR)/objs/%.o: %.cpp | $(PROTO_GEN_H)
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(WARNINGS) -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CXX) -shared -o $@ $^ $(LDFLAGS) $(LIBS)
+
+$(BUILD_DIR)/tools/%: $(BUILD_DIR)/objs/tools/%.o $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $< -o $@ $(WHOLE_LIB) $(LDFLAGS) $(LIBS)
+
+$(TEST_BIN): $(TEST_OBJS) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(TEST_OBJS) -o $@ $(WHOLE_LIB) $(LDFLAGS) -lgtest -lgmock $(LIBS)
+
+$(BUILD_DIR)/bench/%: $(BUILD_DIR)/objs/bench/%.o $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $< -o $@ $(WHOLE_LIB) $(LDFLAGS) -lbenchmark $(LIBS)
+
+# Runs every test; GTEST_FILTER=... narrows it.
+runtest: $(TEST_BIN) $(TOOL_BINS)
+	$(TEST_BIN) $(if $(GTEST_FILTER),--gtest_filter=$(GTEST_FILTER))
+
+# clang-format check of the C++ sources changed against HEAD (and new ones).
+lint:
+	@files=$$( (git diff --name-only HEAD; git ls-files --others --exclude-standard) | \
+	  grep -E '\.(cpp|hpp|cu)$$' | sort -u | while read f; do [ -f "$$f" ] && echo "$$f"; done); \
+	if [ -z "$$files" ]; then echo "lint: no changed C++ sources"; exit 0; fi; \
+	clang-format --dry-run -Werror $$files && echo "lint: clean"
+
+demo: tools
+	bash examples/demo.sh
+
+bench: $(BENCH_BINS) tools
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf $(BUILD_DIR)
+
+-include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)

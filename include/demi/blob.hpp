@@ -1,0 +1,113 @@
+#ifndef DEMI_BLOB_HPP_
+#define DEMI_BLOB_HPP_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "demi/common.hpp"
+#include "demi/proto/demi.pb.h"
+#include "demi/syncedmem.hpp"
+
+namespace demi {
+
+/// Caffe's limit on the number of axes of a blob.
+constexpr int kMaxBlobAxes = 32;
+
+/// @brief An N-D array of floats with a `data` and a `diff` (gradient)
+/// SyncedMemory each, as in Caffe. Demitasse computes in float only.
+///
+/// Reshape is capacity-aware through SyncedMemory: shrinking keeps the
+/// allocation. Blobs can share data or diff memory (ShareData / ShareDiff),
+/// and the memory planner binds their memories to views of one arena.
+class Blob {
+ public:
+  Blob();
+  explicit Blob(const std::vector<int64_t>& shape);
+  Blob(const Blob&) = delete;
+  Blob& operator=(const Blob&) = delete;
+
+  void Reshape(const std::vector<int64_t>& shape);
+  void Reshape(const BlobShape& shape);
+  void Reshape(int64_t num, int64_t channels, int64_t height, int64_t width);
+  void ReshapeLike(const Blob& other) { Reshape(other.shape()); }
+
+  const std::vector<int64_t>& shape() const { return shape_; }
+  /// Dimension of `axis`; negative axes count from the end.
+  int64_t shape(int axis) const { return shape_[CanonicalAxisIndex(axis)]; }
+  int num_axes() const { return static_cast<int>(shape_.size()); }
+  int64_t count() const { return count_; }
+  /// Product of dimensions in [start_axis, end_axis).
+  int64_t count(int start_axis, int end_axis) const;
+  int64_t count(int start_axis) const { return count(start_axis, num_axes()); }
+  /// Maps an axis in [-num_axes, num_axes) to [0, num_axes), or throws.
+  int CanonicalAxisIndex(int axis) const;
+  std::string shape_string() const;
+
+  // Legacy 4-D accessors: missing trailing axes read as 1.
+  int64_t num() const { return LegacyShape(0); }
+  int64_t channels() const { return LegacyShape(1); }
+  int64_t height() const { return LegacyShape(2); }
+  int64_t width() const { return LegacyShape(3); }
+  int64_t LegacyShape(int index) const;
+
+  int64_t offset(int64_t n, int64_t c = 0, int64_t h = 0, int64_t w = 0) const;
+  int64_t offset(const std::vector<int64_t>& indices) const;
+
+  float data_at(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return cpu_data()[offset(n, c, h, w)];
+  }
+  float diff_at(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return cpu_diff()[offset(n, c, h, w)];
+  }
+
+  const float* cpu_data() const;
+  const float* cpu_diff() const;
+  float* mutable_cpu_data();
+  float* mutable_cpu_diff();
+  const float* gpu_data() const;
+  const float* gpu_diff() const;
+  float* mutable_gpu_data();
+  float* mutable_gpu_diff();
+
+  const std::shared_ptr<SyncedMemory>& data() const { return data_; }
+  const std::shared_ptr<SyncedMemory>& diff() const { return diff_; }
+
+  /// Makes this blob use `other`'s data (or diff) memory; counts must match.
+  void ShareData(const Blob& other);
+  void ShareDiff(const Blob& other);
+
+  /// Copies data (or diff) from `source`; with `reshape`, takes its shape.
+  void CopyFrom(const Blob& source, bool copy_diff = false, bool reshape = false);
+
+  /// Loads shape and values from a BlobProto (BlobShape or legacy 4-D dims,
+  /// float or double values).
+  void FromProto(const BlobProto& proto, bool reshape = true);
+  void ToProto(BlobProto* proto, bool write_diff = false) const;
+  bool ShapeEquals(const BlobProto& proto) const;
+
+  /// data -= diff (the plain gradient step the solver applies after scaling).
+  void Update();
+  double asum_data() const;
+  double asum_diff() const;
+  double sumsq_data() const;
+  double sumsq_diff() const;
+  void scale_data(float factor);
+  void scale_diff(float factor);
+
+ private:
+  std::vector<int64_t> shape_;
+  int64_t count_ = 0;
+  std::shared_ptr<SyncedMemory> data_;
+  std::shared_ptr<SyncedMemory> diff_;
+};
+
+/// Reads a blob's shape from a proto that may use BlobShape or legacy dims.
+std::vector<int64_t> ShapeFromProto(const BlobProto& proto);
+std::vector<int64_t> ShapeFromProto(const BlobShape& shape);
+std::string ShapeString(const std::vector<int64_t>& shape);
+
+}  // namespace demi
+
+#endif  // DEMI_BLOB_HPP_

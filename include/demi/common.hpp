@@ -1,0 +1,64 @@
+#ifndef DEMI_COMMON_HPP_
+#define DEMI_COMMON_HPP_
+
+#include <glog/logging.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace demi {
+
+/// @brief Error for bad user input (prototxt, shapes, files, records).
+/// Library code throws it with a message that names the file, line, layer or
+/// record at fault; tools catch it at the top and exit non-zero.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+template <typename... Parts>
+std::string StrCat(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
+
+[[noreturn]] void ThrowError(const std::string& message);
+
+/// The random engine every component uses; its state serializes as text, so a
+/// snapshot can carry it.
+using RandomEngine = std::mt19937;
+
+/// Where a layer runs. CPU is the default and always available.
+enum class Device { kCPU, kGPU };
+
+/// The explicit execution context a net hands to each of its layers, instead
+/// of a global mode read deep inside layer code.
+struct Context {
+  Device device = Device::kCPU;
+  int device_id = 0;
+  uint32_t seed = 1701;  ///< base seed; each layer derives its own stream
+};
+
+/// True when this build has CUDA support compiled in.
+constexpr bool kBuiltWithCuda =
+#ifdef CPU_ONLY
+    false;
+#else
+    true;
+#endif
+
+}  // namespace demi
+
+/// Throws demi::Error with the concatenated message parts when `cond` fails.
+#define DEMI_CHECK(cond, ...)                                   \
+  do {                                                          \
+    if (!(cond)) ::demi::ThrowError(::demi::StrCat(__VA_ARGS__)); \
+  } while (0)
+
+#endif  // DEMI_COMMON_HPP_

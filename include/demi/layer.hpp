@@ -1,0 +1,132 @@
+#ifndef DEMI_LAYER_HPP_
+#define DEMI_LAYER_HPP_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "demi/blob.hpp"
+#include "demi/common.hpp"
+#include "demi/proto/demi.pb.h"
+
+namespace demi {
+
+/// How a layer-internal buffer lives, for the memory planner.
+enum class BufferLifetime {
+  kSavedForBackward,  ///< written by Forward, read by Backward (dropout mask, argmax)
+  kScratch,           ///< used only inside one Forward or Backward call (im2col columns)
+};
+
+/// A layer-internal buffer the planner may place in the arena. `blob` is owned
+/// by the layer; its data memory is the buffer.
+struct LayerBuffer {
+  std::string name;
+  Blob* blob;
+  BufferLifetime lifetime;
+};
+
+/// @brief Base of every layer: set up from a LayerParameter, reshape to its
+/// bottoms, compute Forward (tops from bottoms) and Backward (bottom and param
+/// gradients from top gradients), as in Caffe.
+///
+/// Loss: a top with a non-zero loss weight contributes
+/// `weight * sum(top data)` to the value Forward returns; as in Caffe, the
+/// weight is stored in the top's diff, so a loss layer's Backward reads it from
+/// `top[0]->cpu_diff()[0]`.
+///
+/// Memory planning: each layer declares what its Backward reads
+/// (BackwardReadsBottomData / BackwardReadsTopData, conservatively true by
+/// default) and registers its internal buffers with their lifetimes.
+class Layer {
+ public:
+  explicit Layer(const LayerParameter& param);
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  /// Checks blob counts, runs LayerSetUp and Reshape, sets loss weights.
+  void SetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+  /// One-time setup: read params, create and fill learnable blobs.
+  virtual void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {}
+  /// Shapes tops and internal buffers from the bottoms' shapes.
+  virtual void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) = 0;
+
+  /// Runs the forward pass on the context's device; returns the weighted loss.
+  float Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+  /// Accumulates param gradients and writes bottom gradients where
+  /// propagate_down[i] is true.
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom);
+
+  /// Learnable (or computed) parameter blobs, in Caffe's order.
+  std::vector<std::shared_ptr<Blob>>& blobs() { return blobs_; }
+  const LayerParameter& layer_param() const { return layer_param_; }
+  /// Writes the layer's parameter and blobs, as a .caffemodel stores them.
+  virtual void ToProto(LayerParameter* param, bool write_diff = false) const;
+
+  float loss(int top_index) const;
+  void set_loss(int top_index, float value);
+
+  virtual const char* type() const = 0;
+
+  virtual int ExactNumBottomBlobs() const { return -1; }
+  virtual int MinBottomBlobs() const { return -1; }
+  virtual int MaxBottomBlobs() const { return -1; }
+  virtual int ExactNumTopBlobs() const { return -1; }
+  virtual int MinTopBlobs() const { return -1; }
+  virtual int MaxTopBlobs() const { return -1; }
+  virtual bool EqualNumBottomTopBlobs() const { return false; }
+  /// When true, the net creates anonymous tops up to the minimum count.
+  virtual bool AutoTopBlobs() const { return false; }
+  /// Whether force_backward may force gradients into bottom `index` (false
+  /// for labels and other non-differentiable inputs).
+  virtual bool AllowForceBackward(int bottom_index) const { return true; }
+
+  bool param_propagate_down(int param_id) const;
+  void set_param_propagate_down(int param_id, bool value);
+
+  // ---- declarations for the memory planner ----
+  /// Whether Backward reads bottom `index`'s data.
+  virtual bool BackwardReadsBottomData(int bottom_index) const { return true; }
+  /// Whether Backward reads top `index`'s data.
+  virtual bool BackwardReadsTopData(int top_index) const { return true; }
+  const std::vector<LayerBuffer>& buffers() const { return buffers_; }
+
+  void set_context(const Context& context) { context_ = context; }
+  const Context& context() const { return context_; }
+  Phase phase() const { return phase_; }
+  /// Restarts this layer's random stream (gradient checks and resume).
+  void SeedRng(uint32_t seed) { rng_.seed(seed); }
+  RandomEngine* rng() { return &rng_; }
+
+ protected:
+  virtual void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) = 0;
+  /// Falls back to the CPU code (with one log line per layer type) unless a
+  /// layer has a CUDA twin.
+  virtual void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+  virtual void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                            const std::vector<Blob*>& bottom) = 0;
+  virtual void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                            const std::vector<Blob*>& bottom);
+
+  void RegisterBuffer(const std::string& name, Blob* blob, BufferLifetime lifetime);
+
+  LayerParameter layer_param_;
+  Phase phase_;
+  std::vector<std::shared_ptr<Blob>> blobs_;
+  std::vector<bool> param_propagate_down_;
+  std::vector<float> loss_;
+  Context context_;
+  RandomEngine rng_;
+
+ private:
+  void CheckBlobCounts(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) const;
+  void SetLossWeights(const std::vector<Blob*>& top);
+  void LogCpuFallback() const;
+
+  std::vector<LayerBuffer> buffers_;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYER_HPP_

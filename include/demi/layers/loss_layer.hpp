@@ -1,0 +1,30 @@
+#ifndef DEMI_LAYERS_LOSS_LAYER_HPP_
+#define DEMI_LAYERS_LOSS_LAYER_HPP_
+
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief Base of loss layers: bottoms (prediction, target), one scalar top
+/// with loss weight 1 unless the prototxt says otherwise. Gradients never flow
+/// into the target by force_backward.
+class LossLayer : public Layer {
+ public:
+  explicit LossLayer(const LayerParameter& param) : Layer(param) {
+    if (layer_param_.loss_weight_size() == 0) layer_param_.add_loss_weight(1.0f);
+  }
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    DEMI_CHECK(bottom[0]->shape(0) == bottom[1]->shape(0), type(), " layer '",
+               layer_param_.name(), "': prediction ", bottom[0]->shape_string(), " and target ",
+               bottom[1]->shape_string(), " differ in their first (batch) axis");
+    top[0]->Reshape(std::vector<int64_t>{});
+  }
+  int ExactNumBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+  bool AutoTopBlobs() const override { return true; }
+  bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_LOSS_LAYER_HPP_

@@ -1,0 +1,22 @@
+#ifndef DEMI_LAYERS_NEURON_LAYER_HPP_
+#define DEMI_LAYERS_NEURON_LAYER_HPP_
+
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief Base of element-wise layers: one bottom, one top of the same shape
+/// (possibly the same blob, computed in place).
+class NeuronLayer : public Layer {
+ public:
+  using Layer::Layer;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    top[0]->ReshapeLike(*bottom[0]);
+  }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_NEURON_LAYER_HPP_

@@ -1,0 +1,29 @@
+#ifndef DEMI_LAYERS_SPLIT_LAYER_HPP_
+#define DEMI_LAYERS_SPLIT_LAYER_HPP_
+
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief Gives one blob to several consumers: every top shares the bottom's
+/// data, and Backward sums the tops' gradients into the bottom's. The net
+/// inserts these automatically. Backward reads no data.
+class SplitLayer : public Layer {
+ public:
+  using Layer::Layer;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "Split"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int MinTopBlobs() const override { return 1; }
+  bool BackwardReadsBottomData(int) const override { return false; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_SPLIT_LAYER_HPP_

@@ -1,0 +1,42 @@
+#ifndef DEMI_MEMORY_ARENA_HPP_
+#define DEMI_MEMORY_ARENA_HPP_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace demi {
+
+/// @brief One contiguous block of bytes (host, and device on CUDA builds) that
+/// the memory planner carves into ranges; SyncedMemory views point into it.
+///
+/// Capacity-aware: Reserve() grows the block only when asked for more than it
+/// holds and never shrinks it. Growing discards the contents: a net re-plans
+/// (and so recomputes every arena tensor) whenever the arena grows.
+class Arena {
+ public:
+  Arena() = default;
+  ~Arena();
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  void Reserve(size_t bytes);
+  size_t capacity() const { return capacity_; }
+  /// Number of times the host block was (re)allocated; tests use it to prove
+  /// that shrinking never reallocates.
+  int64_t host_allocations() const { return host_allocations_; }
+
+  uint8_t* host_base();
+  uint8_t* device_base();
+
+ private:
+  size_t capacity_ = 0;
+  uint8_t* host_ = nullptr;
+  size_t host_bytes_ = 0;
+  uint8_t* device_ = nullptr;
+  size_t device_bytes_ = 0;
+  int64_t host_allocations_ = 0;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_MEMORY_ARENA_HPP_

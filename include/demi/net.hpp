@@ -1,0 +1,160 @@
+#ifndef DEMI_NET_HPP_
+#define DEMI_NET_HPP_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "demi/blob.hpp"
+#include "demi/common.hpp"
+#include "demi/layer.hpp"
+#include "demi/proto/demi.pb.h"
+
+namespace demi {
+
+/// @brief A DAG of layers built from a NetParameter, as in Caffe.
+///
+/// Init is a sequence of named steps: filter layers by the net state (phase,
+/// level, stages) → insert splits for blobs read by several layers → create
+/// layers and connect their blobs (in-place layers reuse their bottom) →
+/// backward analysis (which layers and blobs need gradients, which
+/// contribute to the loss) → collect params (sharing by name, with shape
+/// checks).
+class Net {
+ public:
+  explicit Net(const NetParameter& param, const Context& context = Context());
+  /// Reads `path` (a net prototxt) and builds it for `phase`, `level` and
+  /// `stages`.
+  Net(const std::string& path, Phase phase, int level = 0,
+      const std::vector<std::string>& stages = {}, const Context& context = Context());
+  Net(const Net&) = delete;
+  Net& operator=(const Net&) = delete;
+
+  /// Runs every layer forward; returns the total weighted loss.
+  float Forward();
+  /// Runs layers [start, end] forward; returns their loss.
+  float ForwardFromTo(int start, int end);
+  /// Runs every layer that needs it backward, from the last to the first.
+  void Backward();
+  void BackwardFromTo(int start, int end);
+  float ForwardBackward();
+  /// Re-runs every layer's Reshape (after an input changed shape).
+  void Reshape();
+  void ClearParamDiffs();
+  /// data -= diff for every learnable param (after the solver scaled diffs).
+  void Update();
+
+  /// Points this net's params at `other`'s (same-named layers, same shapes).
+  void ShareTrainedLayersWith(const Net& other);
+  /// Copies params from layers of the same name; a shape mismatch throws an
+  /// Error naming the layer and both shapes. Layers missing from `param` keep
+  /// their initial values and are logged.
+  void CopyTrainedLayersFrom(const NetParameter& param);
+  void CopyTrainedLayersFrom(const std::string& path);
+  /// Writes the net (without auto-inserted splits) and its params.
+  void ToProto(NetParameter* param, bool write_diff = false) const;
+
+  /// True if the layer state meets `rule` (phase, level range, stages).
+  static bool StateMeetsRule(const NetState& state, const NetStateRule& rule,
+                             const std::string& layer_name);
+  /// Keeps the layers whose include/exclude rules admit `param.state()`.
+  static void FilterNet(const NetParameter& param, NetParameter* filtered);
+
+  const std::string& name() const { return name_; }
+  Phase phase() const { return phase_; }
+  const Context& context() const { return context_; }
+  const std::vector<std::string>& layer_names() const { return layer_names_; }
+  const std::vector<std::string>& blob_names() const { return blob_names_; }
+  const std::vector<std::shared_ptr<Blob>>& blobs() const { return blobs_; }
+  const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
+  const std::vector<std::vector<Blob*>>& bottom_vecs() const { return bottom_vecs_; }
+  const std::vector<std::vector<Blob*>>& top_vecs() const { return top_vecs_; }
+  const std::vector<std::vector<int>>& bottom_id_vecs() const { return bottom_id_vecs_; }
+  const std::vector<std::vector<int>>& top_id_vecs() const { return top_id_vecs_; }
+  const std::vector<std::vector<bool>>& bottom_need_backward() const {
+    return bottom_need_backward_;
+  }
+  const std::vector<bool>& layer_need_backward() const { return layer_need_backward_; }
+  const std::vector<float>& blob_loss_weights() const { return blob_loss_weights_; }
+  /// Every param blob of every layer, shared ones included once per use.
+  const std::vector<std::shared_ptr<Blob>>& params() const { return params_; }
+  /// For each param, the index of the param it shares, or -1 if it owns.
+  const std::vector<int>& param_owners() const { return param_owners_; }
+  const std::vector<std::string>& param_display_names() const { return param_display_names_; }
+  /// The params the solver updates: owners only, each once.
+  const std::vector<Blob*>& learnable_params() const { return learnable_params_; }
+  const std::vector<float>& params_lr() const { return params_lr_; }
+  const std::vector<float>& params_weight_decay() const { return params_weight_decay_; }
+  const std::vector<Blob*>& input_blobs() const { return net_input_blobs_; }
+  const std::vector<Blob*>& output_blobs() const { return net_output_blobs_; }
+  const std::vector<int>& output_blob_indices() const { return net_output_blob_indices_; }
+
+  bool has_blob(const std::string& name) const { return blob_index_.count(name) > 0; }
+  /// The named blob, or an Error listing the net's blobs.
+  std::shared_ptr<Blob> blob_by_name(const std::string& name) const;
+  bool has_layer(const std::string& name) const { return layer_index_.count(name) > 0; }
+  std::shared_ptr<Layer> layer_by_name(const std::string& name) const;
+  int layer_index(const std::string& name) const;
+  bool debug_info() const { return debug_info_; }
+  void set_debug_info(bool value) { debug_info_ = value; }
+
+ private:
+  void Init(const NetParameter& param);
+  void CreateAndConnectLayers(const NetParameter& param);
+  void AppendBottom(const NetParameter& param, int layer_id, int bottom_id);
+  void AppendTop(const NetParameter& param, int layer_id, int top_id);
+  void SetUpLayer(int layer_id);
+  void AnalyzeBackward(const NetParameter& param);
+  void AppendParams(const NetParameter& param);
+  void AppendParam(const LayerParameter& layer_param, int layer_id, int param_id);
+  void CollectOutputs();
+  std::string DescribeBottoms(int layer_id) const;
+  void LogForwardDebugInfo(int layer_id) const;
+  void LogBackwardDebugInfo(int layer_id) const;
+
+  std::string name_;
+  Phase phase_ = TRAIN;
+  Context context_;
+  bool debug_info_ = false;
+
+  std::vector<std::shared_ptr<Layer>> layers_;
+  std::vector<std::string> layer_names_;
+  std::map<std::string, int> layer_index_;
+  std::vector<bool> layer_need_backward_;
+  std::set<std::string> inserted_split_;  ///< names of layers InsertSplits added
+
+  std::vector<std::shared_ptr<Blob>> blobs_;
+  std::vector<std::string> blob_names_;
+  std::map<std::string, int> blob_index_;
+  std::vector<bool> blob_need_backward_;
+  std::vector<int> blob_producer_;  ///< layer that last produced each blob
+  std::vector<float> blob_loss_weights_;
+  /// Blobs produced so far and not yet consumed while connecting layers.
+  std::map<std::string, int> available_blobs_;
+
+  std::vector<std::vector<Blob*>> bottom_vecs_;
+  std::vector<std::vector<int>> bottom_id_vecs_;
+  std::vector<std::vector<bool>> bottom_need_backward_;
+  std::vector<std::vector<Blob*>> top_vecs_;
+  std::vector<std::vector<int>> top_id_vecs_;
+
+  std::vector<std::shared_ptr<Blob>> params_;
+  std::vector<int> param_owners_;
+  std::vector<std::string> param_display_names_;
+  std::vector<std::pair<int, int>> param_layer_indices_;
+  std::map<std::string, int> param_names_index_;
+  std::vector<Blob*> learnable_params_;
+  std::vector<int> learnable_param_ids_;
+  std::vector<float> params_lr_;
+  std::vector<float> params_weight_decay_;
+
+  std::vector<Blob*> net_input_blobs_;
+  std::vector<Blob*> net_output_blobs_;
+  std::vector<int> net_output_blob_indices_;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_NET_HPP_

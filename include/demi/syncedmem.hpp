@@ -1,0 +1,72 @@
+#ifndef DEMI_SYNCEDMEM_HPP_
+#define DEMI_SYNCEDMEM_HPP_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace demi {
+
+class Arena;
+
+/// @brief Bytes with a host copy and (on CUDA builds) a device copy, synced
+/// lazily by a head state, as in Caffe.
+///
+/// Capacity-aware: Resize(n) reallocates only when n exceeds the capacity and
+/// never shrinks, so a reshape to a smaller batch costs nothing. A
+/// SyncedMemory either owns its bytes or is a view of a range of an Arena (the
+/// memory planner binds views); a view has its own head state and syncs only
+/// its own range.
+class SyncedMemory {
+ public:
+  enum Head { UNINITIALIZED, AT_CPU, AT_GPU, SYNCED };
+
+  SyncedMemory() = default;
+  explicit SyncedMemory(size_t size) : size_(size) {}
+  ~SyncedMemory();
+  SyncedMemory(const SyncedMemory&) = delete;
+  SyncedMemory& operator=(const SyncedMemory&) = delete;
+
+  const void* cpu_data();
+  void* mutable_cpu_data();
+  const void* gpu_data();
+  void* mutable_gpu_data();
+
+  /// Sets the logical size. Owning memory keeps its allocation when `size`
+  /// fits the capacity; otherwise the old bytes are released and the content
+  /// is lost (head becomes UNINITIALIZED).
+  void Resize(size_t size);
+  /// Points this memory at [offset, offset + size) of `arena`, releasing any
+  /// owned allocation. Content is not carried over.
+  void BindToArena(Arena* arena, size_t offset, size_t size);
+  /// Leaves the arena and owns its bytes again (allocated on next access).
+  void Unbind();
+
+  size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
+  Head head() const { return head_; }
+  bool is_view() const { return arena_ != nullptr; }
+  size_t arena_offset() const { return offset_; }
+  /// Host bytes this object has allocated itself (0 for a view).
+  size_t owned_host_bytes() const { return owns_host_ ? capacity_ : 0; }
+
+ private:
+  void ToCpu();
+  void ToGpu();
+  uint8_t* HostPointer();
+  uint8_t* DevicePointer();
+  void ReleaseOwned();
+
+  uint8_t* cpu_ptr_ = nullptr;
+  uint8_t* gpu_ptr_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+  Head head_ = UNINITIALIZED;
+  bool owns_host_ = false;
+  bool owns_device_ = false;
+  Arena* arena_ = nullptr;
+  size_t offset_ = 0;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_SYNCEDMEM_HPP_

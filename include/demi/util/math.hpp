@@ -1,0 +1,51 @@
+#ifndef DEMI_UTIL_MATH_HPP_
+#define DEMI_UTIL_MATH_HPP_
+
+#include <cstdint>
+
+#include "demi/common.hpp"
+
+namespace demi {
+
+// Dense linear algebra on host floats, through CBLAS (OpenBLAS). Matrices are
+// row-major, as in Caffe. Sizes are int64_t here and narrowed (checked) to
+// BLAS's int at the call.
+
+/// C = alpha * op(A) * op(B) + beta * C, with op(A) M x K and op(B) K x N.
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+          float alpha, const float* a, const float* b, float beta, float* c);
+/// y = alpha * op(A) * x + beta * y, with A M x N.
+void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a,
+          const float* x, float beta, float* y);
+void Axpy(int64_t n, float alpha, const float* x, float* y);       ///< y += a x
+void Axpby(int64_t n, float alpha, const float* x, float beta, float* y);
+void Scal(int64_t n, float alpha, float* x);                       ///< x *= a
+void Copy(int64_t n, const float* x, float* y);
+void Set(int64_t n, float value, float* y);
+void AddScalar(int64_t n, float alpha, float* y);                  ///< y += a
+void Add(int64_t n, const float* a, const float* b, float* y);
+void Sub(int64_t n, const float* a, const float* b, float* y);
+void Mul(int64_t n, const float* a, const float* b, float* y);
+void Div(int64_t n, const float* a, const float* b, float* y);
+void Powx(int64_t n, const float* a, float b, float* y);
+void Sqr(int64_t n, const float* a, float* y);
+void Exp(int64_t n, const float* a, float* y);
+void Log(int64_t n, const float* a, float* y);
+void Abs(int64_t n, const float* a, float* y);
+
+/// Reductions accumulate in double so long sums stay accurate.
+double Dot(int64_t n, const float* x, const float* y);
+double Asum(int64_t n, const float* x);
+double Sumsq(int64_t n, const float* x);
+
+/// Strided dot: sum over i of x[i * incx] * y[i * incy].
+double StridedDot(int64_t n, const float* x, int64_t incx, const float* y, int64_t incy);
+
+// Random numbers, drawn from an explicit engine.
+void RngUniform(int64_t n, float lo, float hi, float* r, RandomEngine* engine);
+void RngGaussian(int64_t n, float mean, float stddev, float* r, RandomEngine* engine);
+void RngBernoulli(int64_t n, float p, uint32_t* r, RandomEngine* engine);
+
+}  // namespace demi
+
+#endif  // DEMI_UTIL_MATH_HPP_

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every build and run dependency of Demitasse from Debian's packages.
+# Idempotent: packages already present are left alone, and apt is not touched at all
+# when nothing is missing. Needs root (or sudo) when something has to be installed.
+set -euo pipefail
+
+packages=(
+  build-essential pkg-config
+  protobuf-compiler libprotobuf-dev
+  libgoogle-glog-dev libgflags-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  liblmdb-dev
+  libopencv-dev
+  libopenblas-dev
+  clang-format
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install_deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,82 @@
+#include "demi/layers/inner_product_layer.hpp"
+
+#include "demi/filler.hpp"
+#include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+void InnerProductLayer::LayerSetUp(const std::vector<Blob*>& bottom,
+                                   const std::vector<Blob*>& top) {
+  const InnerProductParameter& param = layer_param_.inner_product_param();
+  DEMI_CHECK(param.num_output() > 0, "InnerProduct layer '", layer_param_.name(),
+             "' needs num_output > 0");
+  n_ = param.num_output();
+  bias_term_ = param.bias_term();
+  transpose_ = param.transpose();
+  const int axis = bottom[0]->CanonicalAxisIndex(param.axis());
+  k_ = bottom[0]->count(axis);
+  if (!blobs_.empty()) {
+    LOG(INFO) << "Skipping parameter initialization of " << layer_param_.name();
+    return;
+  }
+  std::vector<int64_t> weight_shape = transpose_ ? std::vector<int64_t>{k_, n_}
+                                                 : std::vector<int64_t>{n_, k_};
+  blobs_.push_back(std::make_shared<Blob>(weight_shape));
+  GetFiller(param.weight_filler())->Fill(blobs_[0].get(), rng());
+  if (bias_term_) {
+    blobs_.push_back(std::make_shared<Blob>(std::vector<int64_t>{n_}));
+    GetFiller(param.bias_filler())->Fill(blobs_[1].get(), rng());
+  }
+  param_propagate_down_.assign(blobs_.size(), true);
+}
+
+void InnerProductLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const int axis = bottom[0]->CanonicalAxisIndex(layer_param_.inner_product_param().axis());
+  DEMI_CHECK(bottom[0]->count(axis) == k_, "InnerProduct layer '", layer_param_.name(),
+             "' was set up for ", k_, " inputs per row, but bottom shape ",
+             bottom[0]->shape_string(), " gives ", bottom[0]->count(axis));
+  m_ = bottom[0]->count(0, axis);
+  std::vector<int64_t> top_shape(bottom[0]->shape().begin(), bottom[0]->shape().begin() + axis);
+  top_shape.push_back(n_);
+  top[0]->Reshape(top_shape);
+}
+
+void InnerProductLayer::Forward_cpu(const std::vector<Blob*>& bottom,
+                                    const std::vector<Blob*>& top) {
+  float* y = top[0]->mutable_cpu_data();
+  Gemm(false, !transpose_, m_, n_, k_, 1.0f, bottom[0]->cpu_data(), blobs_[0]->cpu_data(), 0.0f,
+       y);
+  if (bias_term_) {
+    const float* b = blobs_[1]->cpu_data();
+    for (int64_t row = 0; row < m_; ++row) Axpy(n_, 1.0f, b, y + row * n_);
+  }
+}
+
+void InnerProductLayer::Backward_cpu(const std::vector<Blob*>& top,
+                                     const std::vector<bool>& propagate_down,
+                                     const std::vector<Blob*>& bottom) {
+  const float* dy = top[0]->cpu_diff();
+  if (param_propagate_down(0)) {
+    const float* x = bottom[0]->cpu_data();
+    float* dw = blobs_[0]->mutable_cpu_diff();
+    if (transpose_) {
+      Gemm(true, false, k_, n_, m_, 1.0f, x, dy, 1.0f, dw);  // dW (K x N) += x^T dy
+    } else {
+      Gemm(true, false, n_, k_, m_, 1.0f, dy, x, 1.0f, dw);  // dW (N x K) += dy^T x
+    }
+  }
+  if (bias_term_ && param_propagate_down(1)) {
+    float* db = blobs_[1]->mutable_cpu_diff();
+    for (int64_t row = 0; row < m_; ++row) Axpy(n_, 1.0f, dy + row * n_, db);
+  }
+  if (propagate_down[0]) {
+    // dx (M x K) = dy (M x N) W (N x K), or dy W^T when W is stored K x N.
+    Gemm(false, transpose_, m_, k_, n_, 1.0f, dy, blobs_[0]->cpu_data(), 0.0f,
+         bottom[0]->mutable_cpu_diff());
+  }
+}
+
+DEMI_REGISTER_LAYER(InnerProduct);
+
+}  // namespace demi

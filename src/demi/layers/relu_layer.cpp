@@ -1,0 +1,32 @@
+#include "demi/layers/relu_layer.hpp"
+
+#include "demi/layer_registry.hpp"
+
+namespace demi {
+
+void ReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const float slope = layer_param_.relu_param().negative_slope();
+  DEMI_CHECK(slope >= 0, "ReLU layer '", layer_param_.name(),
+             "' needs a non-negative negative_slope, got ", slope);
+  const float* x = bottom[0]->cpu_data();
+  float* y = top[0]->mutable_cpu_data();
+  for (int64_t i = 0; i < bottom[0]->count(); ++i) {
+    y[i] = x[i] > 0 ? x[i] : slope * x[i];
+  }
+}
+
+void ReLULayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                             const std::vector<Blob*>& bottom) {
+  if (!propagate_down[0]) return;
+  const float slope = layer_param_.relu_param().negative_slope();
+  const float* y = top[0]->cpu_data();
+  const float* dy = top[0]->cpu_diff();
+  float* dx = bottom[0]->mutable_cpu_diff();
+  for (int64_t i = 0; i < top[0]->count(); ++i) {
+    dx[i] = y[i] > 0 ? dy[i] : slope * dy[i];
+  }
+}
+
+DEMI_REGISTER_LAYER(ReLU);
+
+}  // namespace demi

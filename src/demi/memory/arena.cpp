@@ -1,0 +1,35 @@
+#include "demi/memory/arena.hpp"
+
+#include "demi/util/device.hpp"
+
+namespace demi {
+
+Arena::~Arena() {
+  HostFree(host_);
+  DeviceFree(device_);
+}
+
+void Arena::Reserve(size_t bytes) {
+  if (bytes > capacity_) capacity_ = bytes;
+}
+
+uint8_t* Arena::host_base() {
+  if (host_bytes_ < capacity_) {
+    HostFree(host_);
+    host_ = static_cast<uint8_t*>(HostMalloc(capacity_));
+    host_bytes_ = capacity_;
+    ++host_allocations_;
+  }
+  return host_;
+}
+
+uint8_t* Arena::device_base() {
+  if (device_bytes_ < capacity_) {
+    DeviceFree(device_);
+    device_ = static_cast<uint8_t*>(DeviceMalloc(capacity_));
+    device_bytes_ = capacity_;
+  }
+  return device_;
+}
+
+}  // namespace demi

@@ -1,0 +1,516 @@
+#include "demi/net.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "demi/layer_registry.hpp"
+#include "demi/util/insert_splits.hpp"
+#include "demi/util/io.hpp"
+#include "demi/util/upgrade_proto.hpp"
+
+namespace demi {
+
+namespace {
+
+/// A distinct, reproducible seed for each layer's random stream.
+uint32_t LayerSeed(uint32_t net_seed, int layer_id) {
+  std::seed_seq seq{net_seed, static_cast<uint32_t>(layer_id), 0x64656d69u};
+  uint32_t seed = 0;
+  seq.generate(&seed, &seed + 1);
+  return seed;
+}
+
+}  // namespace
+
+Net::Net(const NetParameter& param, const Context& context) : context_(context) { Init(param); }
+
+Net::Net(const std::string& path, Phase phase, int level, const std::vector<std::string>& stages,
+         const Context& context)
+    : context_(context) {
+  NetParameter param;
+  ReadNetParamsFromTextFile(path, &param);
+  param.mutable_state()->set_phase(phase);
+  param.mutable_state()->set_level(level);
+  for (const std::string& stage : stages) param.mutable_state()->add_stage(stage);
+  Init(param);
+}
+
+void Net::Init(const NetParameter& in_param) {
+  NetParameter upgraded(in_param);
+  UpgradeNetAsNeeded(StrCat("net '", in_param.name(), "'"), &upgraded);
+  phase_ = upgraded.state().phase();
+  NetParameter filtered;
+  FilterNet(upgraded, &filtered);
+  NetParameter param;
+  InsertSplits(filtered, &param);
+  name_ = param.name();
+  debug_info_ = param.debug_info();
+  LOG(INFO) << "Initializing net '" << name_ << "' for phase "
+            << (phase_ == TRAIN ? "TRAIN" : "TEST");
+  for (const LayerParameter& layer : param.layer()) inserted_split_.insert(layer.name());
+  for (const LayerParameter& layer : filtered.layer()) inserted_split_.erase(layer.name());
+  CreateAndConnectLayers(param);
+  AnalyzeBackward(param);
+  AppendParams(param);
+  CollectOutputs();
+  LOG(INFO) << "Network initialization done.";
+}
+
+bool Net::StateMeetsRule(const NetState& state, const NetStateRule& rule,
+                         const std::string& layer_name) {
+  if (rule.has_phase() && rule.phase() != state.phase()) return false;
+  if (rule.has_min_level() && state.level() < rule.min_level()) return false;
+  if (rule.has_max_level() && state.level() > rule.max_level()) return false;
+  const std::set<std::string> stages(state.stage().begin(), state.stage().end());
+  for (const std::string& stage : rule.stage()) {
+    if (!stages.count(stage)) return false;
+  }
+  for (const std::string& stage : rule.not_stage()) {
+    if (stages.count(stage)) return false;
+  }
+  return true;
+}
+
+void Net::FilterNet(const NetParameter& param, NetParameter* filtered) {
+  filtered->CopyFrom(param);
+  filtered->clear_layer();
+  for (const LayerParameter& layer : param.layer()) {
+    DEMI_CHECK(layer.include_size() == 0 || layer.exclude_size() == 0, "layer '", layer.name(),
+               "' specifies both include and exclude rules; give one or the other");
+    bool included = layer.include_size() == 0;
+    for (const NetStateRule& rule : layer.exclude()) {
+      if (StateMeetsRule(param.state(), rule, layer.name())) included = false;
+    }
+    for (const NetStateRule& rule : layer.include()) {
+      if (StateMeetsRule(param.state(), rule, layer.name())) included = true;
+    }
+    if (included) filtered->add_layer()->CopyFrom(layer);
+  }
+}
+
+void Net::CreateAndConnectLayers(const NetParameter& param) {
+  const int num_layers = param.layer_size();
+  bottom_vecs_.resize(num_layers);
+  bottom_id_vecs_.resize(num_layers);
+  bottom_need_backward_.resize(num_layers);
+  top_vecs_.resize(num_layers);
+  top_id_vecs_.resize(num_layers);
+  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+    LayerParameter layer_param = param.layer(layer_id);
+    if (!layer_param.has_phase()) layer_param.set_phase(phase_);
+    DEMI_CHECK(layer_param.propagate_down_size() == 0 ||
+                   layer_param.propagate_down_size() == layer_param.bottom_size(),
+               "layer '", layer_param.name(), "' has ", layer_param.propagate_down_size(),
+               " propagate_down values for ", layer_param.bottom_size(), " bottoms");
+    DEMI_CHECK(!layer_index_.count(layer_param.name()), "two layers are named '",
+               layer_param.name(), "'");
+    std::shared_ptr<Layer> layer = LayerRegistry::Create(layer_param);
+    layer->set_context(context_);
+    layer->SeedRng(LayerSeed(context_.seed, layer_id));
+    layers_.push_back(layer);
+    layer_names_.push_back(layer_param.name());
+    layer_index_[layer_param.name()] = layer_id;
+    for (int i = 0; i < layer_param.bottom_size(); ++i) AppendBottom(param, layer_id, i);
+    for (int i = 0; i < layer_param.top_size(); ++i) AppendTop(param, layer_id, i);
+    if (layer->AutoTopBlobs()) {
+      const int needed = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
+      for (int i = layer_param.top_size(); i < needed; ++i) AppendTop(param, layer_id, i);
+    }
+    SetUpLayer(layer_id);
+  }
+}
+
+void Net::AppendBottom(const NetParameter& param, int layer_id, int bottom_id) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  const std::string& name = layer_param.bottom(bottom_id);
+  auto it = available_blobs_.find(name);
+  if (it == available_blobs_.end()) {
+    ThrowError(StrCat("layer '", layer_param.name(), "' (", layer_param.type(),
+                      ") reads bottom blob '", name, "' (bottom ", bottom_id, "), ",
+                      blob_index_.count(name) ? "which an earlier layer already consumed"
+                                              : "which no earlier layer produces"));
+  }
+  const int blob_id = it->second;
+  bottom_vecs_[layer_id].push_back(blobs_[blob_id].get());
+  bottom_id_vecs_[layer_id].push_back(blob_id);
+  bool need_backward = blob_need_backward_[blob_id];
+  if (layer_param.propagate_down_size() > 0) need_backward = layer_param.propagate_down(bottom_id);
+  bottom_need_backward_[layer_id].push_back(need_backward);
+  available_blobs_.erase(it);
+}
+
+void Net::AppendTop(const NetParameter& param, int layer_id, int top_id) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  const std::string name =
+      top_id < layer_param.top_size() ? layer_param.top(top_id) : StrCat("(automatic)");
+  const bool in_place = top_id < layer_param.bottom_size() && top_id < layer_param.top_size() &&
+                        layer_param.bottom(top_id) == name;
+  int blob_id;
+  if (in_place) {
+    blob_id = bottom_id_vecs_[layer_id][top_id];
+  } else {
+    DEMI_CHECK(top_id >= layer_param.top_size() || !blob_index_.count(name), "top blob '", name,
+               "' is produced by two layers: '", layer_names_[blob_producer_[blob_index_[name]]],
+               "' and '", layer_param.name(), "'");
+    blob_id = static_cast<int>(blobs_.size());
+    blobs_.push_back(std::make_shared<Blob>());
+    blob_names_.push_back(name);
+    blob_need_backward_.push_back(false);
+    blob_producer_.push_back(layer_id);
+    blob_loss_weights_.push_back(0.0f);
+    if (top_id < layer_param.top_size()) blob_index_[name] = blob_id;
+    if (layer_param.type() == "Input") net_input_blobs_.push_back(blobs_[blob_id].get());
+  }
+  blob_producer_[blob_id] = layer_id;
+  top_vecs_[layer_id].push_back(blobs_[blob_id].get());
+  top_id_vecs_[layer_id].push_back(blob_id);
+  if (top_id < layer_param.top_size()) available_blobs_[name] = blob_id;
+}
+
+std::string Net::DescribeBottoms(int layer_id) const {
+  std::string text;
+  for (size_t i = 0; i < bottom_id_vecs_[layer_id].size(); ++i) {
+    const int blob_id = bottom_id_vecs_[layer_id][i];
+    text += StrCat(i ? "; " : "", "bottom ", i, " '", blob_names_[blob_id], "' from layer '",
+                   layer_names_[blob_producer_[blob_id]], "' has shape ",
+                   blobs_[blob_id]->shape_string());
+  }
+  return text;
+}
+
+void Net::SetUpLayer(int layer_id) {
+  Layer& layer = *layers_[layer_id];
+  LOG(INFO) << "Setting up " << layer_names_[layer_id];
+  try {
+    layer.SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+  } catch (const Error& error) {
+    std::string bottoms = DescribeBottoms(layer_id);
+    ThrowError(StrCat("cannot set up layer '", layer_names_[layer_id], "' (", layer.type(),
+                      "): ", error.what(), bottoms.empty() ? "" : " [", bottoms,
+                      bottoms.empty() ? "" : "]"));
+  }
+  int64_t bytes = 0;
+  for (size_t i = 0; i < top_vecs_[layer_id].size(); ++i) {
+    const int blob_id = top_id_vecs_[layer_id][i];
+    Blob* top = top_vecs_[layer_id][i];
+    LOG(INFO) << "Top shape: " << top->shape_string();
+    const float weight = layer.loss(static_cast<int>(i));
+    blob_loss_weights_[blob_id] = weight;
+    if (weight != 0.0f) {
+      LOG(INFO) << "    with loss weight " << weight;
+    }
+    bytes += top->count() * static_cast<int64_t>(sizeof(float));
+  }
+  VLOG(1) << "Memory of tops of layer " << layer_names_[layer_id] << ": " << bytes;
+}
+
+void Net::AnalyzeBackward(const NetParameter& param) {
+  const int num_layers = static_cast<int>(layers_.size());
+  layer_need_backward_.assign(num_layers, false);
+  // Forward: a layer needs backward if any input needs it or a param learns.
+  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+    const LayerParameter& layer_param = param.layer(layer_id);
+    Layer& layer = *layers_[layer_id];
+    bool need_backward = false;
+    for (bool bottom_needs : bottom_need_backward_[layer_id]) need_backward |= bottom_needs;
+    const int num_params = static_cast<int>(layer.blobs().size());
+    DEMI_CHECK(layer_param.param_size() <= num_params, "layer '", layer_param.name(),
+               "' gives ", layer_param.param_size(), " param specs but has ", num_params,
+               " params");
+    for (int param_id = 0; param_id < num_params; ++param_id) {
+      const bool learns =
+          param_id >= layer_param.param_size() || layer_param.param(param_id).lr_mult() != 0;
+      layer.set_param_propagate_down(param_id, learns);
+      need_backward |= learns;
+    }
+    for (int blob_id : top_id_vecs_[layer_id]) {
+      blob_need_backward_[blob_id] = blob_need_backward_[blob_id] || need_backward;
+    }
+    layer_need_backward_[layer_id] = need_backward;
+  }
+  // Backward: drop layers that contribute to no loss, and gradients into
+  // blobs whose consumers all skip backward.
+  std::set<std::string> blobs_under_loss;
+  std::set<std::string> blobs_skip_backward;
+  for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
+    Layer& layer = *layers_[layer_id];
+    bool contributes_loss = false;
+    bool skip_propagate_down = true;
+    for (size_t i = 0; i < top_id_vecs_[layer_id].size(); ++i) {
+      const std::string& name = blob_names_[top_id_vecs_[layer_id][i]];
+      if (layer.loss(static_cast<int>(i)) != 0.0f || blobs_under_loss.count(name)) {
+        contributes_loss = true;
+      }
+      if (!blobs_skip_backward.count(name)) skip_propagate_down = false;
+    }
+    if (layer_need_backward_[layer_id] && skip_propagate_down) {
+      layer_need_backward_[layer_id] = false;
+      bottom_need_backward_[layer_id].assign(bottom_need_backward_[layer_id].size(), false);
+    }
+    if (!contributes_loss) layer_need_backward_[layer_id] = false;
+    for (size_t i = 0; i < bottom_id_vecs_[layer_id].size(); ++i) {
+      const std::string& name = blob_names_[bottom_id_vecs_[layer_id][i]];
+      if (contributes_loss) {
+        blobs_under_loss.insert(name);
+      } else {
+        bottom_need_backward_[layer_id][i] = false;
+      }
+      if (!bottom_need_backward_[layer_id][i]) blobs_skip_backward.insert(name);
+    }
+  }
+  if (param.force_backward()) {
+    for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+      Layer& layer = *layers_[layer_id];
+      layer_need_backward_[layer_id] = true;
+      for (size_t i = 0; i < bottom_need_backward_[layer_id].size(); ++i) {
+        const bool allowed = layer.AllowForceBackward(static_cast<int>(i));
+        bottom_need_backward_[layer_id][i] = bottom_need_backward_[layer_id][i] || allowed;
+        const int blob_id = bottom_id_vecs_[layer_id][i];
+        blob_need_backward_[blob_id] = blob_need_backward_[blob_id] || allowed;
+      }
+      for (size_t p = 0; p < layer.blobs().size(); ++p) {
+        layer.set_param_propagate_down(static_cast<int>(p), true);
+      }
+    }
+  }
+  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+    LOG(INFO) << layer_names_[layer_id]
+              << (layer_need_backward_[layer_id] ? " needs" : " does not need")
+              << " backward computation.";
+  }
+}
+
+void Net::AppendParams(const NetParameter& param) {
+  for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
+    for (size_t param_id = 0; param_id < layers_[layer_id]->blobs().size(); ++param_id) {
+      AppendParam(param.layer(static_cast<int>(layer_id)), static_cast<int>(layer_id),
+                  static_cast<int>(param_id));
+    }
+  }
+}
+
+void Net::AppendParam(const LayerParameter& layer_param, int layer_id, int param_id) {
+  const ParamSpec spec =
+      param_id < layer_param.param_size() ? layer_param.param(param_id) : ParamSpec();
+  const std::string& param_name = spec.name();
+  const int net_param_id = static_cast<int>(params_.size());
+  std::shared_ptr<Blob> blob = layers_[layer_id]->blobs()[param_id];
+  params_.push_back(blob);
+  param_layer_indices_.emplace_back(layer_id, param_id);
+  param_display_names_.push_back(param_name.empty() ? std::to_string(param_id) : param_name);
+  auto owner_it = param_names_index_.find(param_name);
+  if (param_name.empty() || owner_it == param_names_index_.end()) {
+    // This param owns its memory and is learned by the solver.
+    param_owners_.push_back(-1);
+    if (!param_name.empty()) param_names_index_[param_name] = net_param_id;
+    learnable_param_ids_.push_back(static_cast<int>(learnable_params_.size()));
+    learnable_params_.push_back(blob.get());
+    params_lr_.push_back(spec.lr_mult());
+    params_weight_decay_.push_back(spec.decay_mult());
+    return;
+  }
+  // Shared: point at the owner after checking the shapes agree.
+  const int owner_id = owner_it->second;
+  param_owners_.push_back(owner_id);
+  const auto& [owner_layer, owner_param] = param_layer_indices_[owner_id];
+  Blob& owner = *params_[owner_id];
+  if (spec.share_mode() == ParamSpec::PERMISSIVE) {
+    DEMI_CHECK(owner.count() == blob->count(), "param '", param_name, "' of layer '",
+               layer_param.name(), "' has count ", blob->count(), " (shape ",
+               blob->shape_string(), ") but its owner in layer '", layer_names_[owner_layer],
+               "' has count ", owner.count(), " (shape ", owner.shape_string(), ")");
+  } else {
+    DEMI_CHECK(owner.shape() == blob->shape(), "param '", param_name, "' of layer '",
+               layer_param.name(), "' has shape ", blob->shape_string(),
+               " but its owner in layer '", layer_names_[owner_layer], "' (param ", owner_param,
+               ") has shape ", owner.shape_string(), "; set share_mode: PERMISSIVE to share by count");
+  }
+  const int learnable_id = learnable_param_ids_[owner_id];
+  learnable_param_ids_.push_back(learnable_id);
+  if (spec.has_lr_mult()) params_lr_[learnable_id] = spec.lr_mult();
+  if (spec.has_decay_mult()) params_weight_decay_[learnable_id] = spec.decay_mult();
+  blob->ShareData(owner);
+  blob->ShareDiff(owner);
+}
+
+void Net::CollectOutputs() {
+  for (const auto& [name, blob_id] : available_blobs_) {
+    LOG(INFO) << "This network produces output " << name;
+    net_output_blobs_.push_back(blobs_[blob_id].get());
+    net_output_blob_indices_.push_back(blob_id);
+  }
+}
+
+float Net::ForwardFromTo(int start, int end) {
+  CHECK_GE(start, 0);
+  CHECK_LT(end, static_cast<int>(layers_.size()));
+  float loss = 0;
+  for (int i = start; i <= end; ++i) {
+    loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    if (debug_info_) LogForwardDebugInfo(i);
+  }
+  return loss;
+}
+
+float Net::Forward() { return ForwardFromTo(0, static_cast<int>(layers_.size()) - 1); }
+
+void Net::BackwardFromTo(int start, int end) {
+  CHECK_GE(end, 0);
+  CHECK_LT(start, static_cast<int>(layers_.size()));
+  for (int i = start; i >= end; --i) {
+    if (!layer_need_backward_[i]) continue;
+    layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+    if (debug_info_) LogBackwardDebugInfo(i);
+  }
+}
+
+void Net::Backward() {
+  BackwardFromTo(static_cast<int>(layers_.size()) - 1, 0);
+  if (!debug_info_) return;
+  double asum_data = 0, asum_diff = 0, sumsq_data = 0, sumsq_diff = 0;
+  for (const Blob* param : learnable_params_) {
+    asum_data += param->asum_data();
+    asum_diff += param->asum_diff();
+    sumsq_data += param->sumsq_data();
+    sumsq_diff += param->sumsq_diff();
+  }
+  LOG(INFO) << "    [Backward] All net params (data, diff): L1 norm = (" << asum_data << ", "
+            << asum_diff << "); L2 norm = (" << std::sqrt(sumsq_data) << ", "
+            << std::sqrt(sumsq_diff) << ")";
+}
+
+float Net::ForwardBackward() {
+  const float loss = Forward();
+  Backward();
+  return loss;
+}
+
+void Net::Reshape() {
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+}
+
+void Net::ClearParamDiffs() {
+  for (Blob* param : learnable_params_) {
+    std::fill_n(param->mutable_cpu_diff(), param->count(), 0.0f);
+  }
+}
+
+void Net::Update() {
+  for (Blob* param : learnable_params_) param->Update();
+}
+
+void Net::LogForwardDebugInfo(int layer_id) const {
+  for (size_t i = 0; i < top_vecs_[layer_id].size(); ++i) {
+    const Blob& blob = *top_vecs_[layer_id][i];
+    LOG(INFO) << "    [Forward] Layer " << layer_names_[layer_id] << ", top blob "
+              << blob_names_[top_id_vecs_[layer_id][i]]
+              << " data: " << blob.asum_data() / std::max<int64_t>(blob.count(), 1);
+  }
+  const auto& params = layers_[layer_id]->blobs();
+  for (size_t p = 0; p < params.size(); ++p) {
+    LOG(INFO) << "    [Forward] Layer " << layer_names_[layer_id] << ", param blob " << p
+              << " data: " << params[p]->asum_data() / std::max<int64_t>(params[p]->count(), 1);
+  }
+}
+
+void Net::LogBackwardDebugInfo(int layer_id) const {
+  for (size_t i = 0; i < bottom_vecs_[layer_id].size(); ++i) {
+    if (!bottom_need_backward_[layer_id][i]) continue;
+    const Blob& blob = *bottom_vecs_[layer_id][i];
+    LOG(INFO) << "    [Backward] Layer " << layer_names_[layer_id] << ", bottom blob "
+              << blob_names_[bottom_id_vecs_[layer_id][i]]
+              << " diff: " << blob.asum_diff() / std::max<int64_t>(blob.count(), 1);
+  }
+  const auto& params = layers_[layer_id]->blobs();
+  for (size_t p = 0; p < params.size(); ++p) {
+    if (!layers_[layer_id]->param_propagate_down(static_cast<int>(p))) continue;
+    LOG(INFO) << "    [Backward] Layer " << layer_names_[layer_id] << ", param blob " << p
+              << " diff: " << params[p]->asum_diff() / std::max<int64_t>(params[p]->count(), 1);
+  }
+}
+
+void Net::ShareTrainedLayersWith(const Net& other) {
+  for (size_t i = 0; i < other.layers_.size(); ++i) {
+    const std::string& name = other.layer_names_[i];
+    if (!has_layer(name)) continue;
+    auto& target = layers_[layer_index_.at(name)]->blobs();
+    const auto& source = other.layers_[i]->blobs();
+    DEMI_CHECK(target.size() == source.size(), "layer '", name, "' has ", target.size(),
+               " params here but ", source.size(), " in the net it shares with");
+    for (size_t j = 0; j < target.size(); ++j) {
+      DEMI_CHECK(target[j]->shape() == source[j]->shape(), "cannot share param ", j,
+                 " of layer '", name, "': shape ", target[j]->shape_string(), " here vs ",
+                 source[j]->shape_string(), " in the source net");
+      target[j]->ShareData(*source[j]);
+    }
+  }
+}
+
+void Net::CopyTrainedLayersFrom(const NetParameter& param) {
+  std::set<std::string> copied;
+  for (const LayerParameter& source : param.layer()) {
+    if (!has_layer(source.name())) {
+      VLOG(1) << "Ignoring source layer " << source.name();
+      continue;
+    }
+    auto& target = layers_[layer_index_.at(source.name())]->blobs();
+    DEMI_CHECK(static_cast<int>(target.size()) == source.blobs_size(), "layer '", source.name(),
+               "' has ", target.size(), " params but the weights file holds ",
+               source.blobs_size());
+    for (size_t j = 0; j < target.size(); ++j) {
+      DEMI_CHECK(target[j]->ShapeEquals(source.blobs(static_cast<int>(j))),
+                 "cannot copy param ", j, " of layer '", source.name(),
+                 "': the weights file has shape ",
+                 ShapeString(ShapeFromProto(source.blobs(static_cast<int>(j)))),
+                 ", the net has shape ", target[j]->shape_string());
+      target[j]->FromProto(source.blobs(static_cast<int>(j)), false);
+    }
+    copied.insert(source.name());
+  }
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (!layers_[i]->blobs().empty() && !copied.count(layer_names_[i])) {
+      LOG(INFO) << "Layer " << layer_names_[i]
+                << " is not in the weights; keeping its initial values";
+    }
+  }
+}
+
+void Net::CopyTrainedLayersFrom(const std::string& path) {
+  NetParameter param;
+  ReadNetParamsFromBinaryFile(path, &param);
+  LOG(INFO) << "Copying weights from " << path;
+  CopyTrainedLayersFrom(param);
+}
+
+void Net::ToProto(NetParameter* param, bool write_diff) const {
+  param->Clear();
+  param->set_name(name_);
+  for (const auto& layer : layers_) {
+    // Inserted splits are an implementation detail of this net, not the model.
+    if (inserted_split_.count(layer->layer_param().name())) continue;
+    layer->ToProto(param->add_layer(), write_diff);
+  }
+}
+
+std::shared_ptr<Blob> Net::blob_by_name(const std::string& name) const {
+  auto it = blob_index_.find(name);
+  if (it == blob_index_.end()) {
+    std::string known;
+    for (const std::string& blob : blob_names_) known += (known.empty() ? "" : ", ") + blob;
+    ThrowError(StrCat("net '", name_, "' has no blob '", name, "'; blobs: ", known));
+  }
+  return blobs_[it->second];
+}
+
+std::shared_ptr<Layer> Net::layer_by_name(const std::string& name) const {
+  return layers_[layer_index(name)];
+}
+
+int Net::layer_index(const std::string& name) const {
+  auto it = layer_index_.find(name);
+  DEMI_CHECK(it != layer_index_.end(), "net '", name_, "' has no layer '", name, "'");
+  return it->second;
+}
+
+}  // namespace demi

@@ -1,0 +1,121 @@
+#include "demi/syncedmem.hpp"
+
+#include <cstring>
+
+#include "demi/common.hpp"
+#include "demi/memory/arena.hpp"
+#include "demi/util/device.hpp"
+
+namespace demi {
+
+SyncedMemory::~SyncedMemory() { ReleaseOwned(); }
+
+void SyncedMemory::ReleaseOwned() {
+  if (owns_host_) HostFree(cpu_ptr_);
+  if (owns_device_) DeviceFree(gpu_ptr_);
+  cpu_ptr_ = gpu_ptr_ = nullptr;
+  owns_host_ = owns_device_ = false;
+}
+
+void SyncedMemory::Resize(size_t size) {
+  if (size <= capacity_) {
+    size_ = size;
+    return;
+  }
+  CHECK(!is_view()) << "a view of " << capacity_ << " bytes cannot grow to "
+                    << size << "; the planner must rebind it";
+  ReleaseOwned();
+  size_ = capacity_ = size;
+  head_ = UNINITIALIZED;
+}
+
+void SyncedMemory::BindToArena(Arena* arena, size_t offset, size_t size) {
+  CHECK(arena != nullptr);
+  CHECK_LE(offset + size, arena->capacity()) << "view past the arena's end";
+  ReleaseOwned();
+  arena_ = arena;
+  offset_ = offset;
+  size_ = capacity_ = size;
+  head_ = UNINITIALIZED;
+}
+
+void SyncedMemory::Unbind() {
+  if (!is_view()) return;
+  arena_ = nullptr;
+  offset_ = 0;
+  head_ = UNINITIALIZED;
+}
+
+uint8_t* SyncedMemory::HostPointer() {
+  if (is_view()) return arena_->host_base() + offset_;
+  if (cpu_ptr_ == nullptr && capacity_ > 0) {
+    cpu_ptr_ = static_cast<uint8_t*>(HostMalloc(capacity_));
+    owns_host_ = true;
+  }
+  return cpu_ptr_;
+}
+
+uint8_t* SyncedMemory::DevicePointer() {
+  if (is_view()) return arena_->device_base() + offset_;
+  if (gpu_ptr_ == nullptr && capacity_ > 0) {
+    gpu_ptr_ = static_cast<uint8_t*>(DeviceMalloc(capacity_));
+    owns_device_ = true;
+  }
+  return gpu_ptr_;
+}
+
+void SyncedMemory::ToCpu() {
+  switch (head_) {
+    case UNINITIALIZED:
+      if (size_ > 0) std::memset(HostPointer(), 0, size_);
+      head_ = AT_CPU;
+      break;
+    case AT_GPU:
+      if (size_ > 0) CopyDeviceToHost(HostPointer(), DevicePointer(), size_);
+      head_ = SYNCED;
+      break;
+    case AT_CPU:
+    case SYNCED:
+      break;
+  }
+}
+
+void SyncedMemory::ToGpu() {
+  switch (head_) {
+    case UNINITIALIZED:
+      if (size_ > 0) DeviceMemset(DevicePointer(), 0, size_);
+      head_ = AT_GPU;
+      break;
+    case AT_CPU:
+      if (size_ > 0) CopyHostToDevice(DevicePointer(), HostPointer(), size_);
+      head_ = SYNCED;
+      break;
+    case AT_GPU:
+    case SYNCED:
+      break;
+  }
+}
+
+const void* SyncedMemory::cpu_data() {
+  ToCpu();
+  return HostPointer();
+}
+
+void* SyncedMemory::mutable_cpu_data() {
+  ToCpu();
+  head_ = AT_CPU;
+  return HostPointer();
+}
+
+const void* SyncedMemory::gpu_data() {
+  ToGpu();
+  return DevicePointer();
+}
+
+void* SyncedMemory::mutable_gpu_data() {
+  ToGpu();
+  head_ = AT_GPU;
+  return DevicePointer();
+}
+
+}  // namespace demi

@@ -1,0 +1,68 @@
+#include "demi/util/upgrade_proto.hpp"
+
+#include "demi/common.hpp"
+#include "demi/util/io.hpp"
+
+namespace demi {
+
+bool NetNeedsInputUpgrade(const NetParameter& param) { return param.input_size() > 0; }
+
+void UpgradeNetInput(NetParameter* param) {
+  const bool has_shape = param->input_shape_size() > 0;
+  const bool has_dim = param->input_dim_size() > 0;
+  DEMI_CHECK(!(has_shape && has_dim), "net '", param->name(),
+             "' gives both input_shape and input_dim");
+  if (has_shape) {
+    DEMI_CHECK(param->input_shape_size() == 1 || param->input_shape_size() == param->input_size(),
+               "net '", param->name(), "' has ", param->input_size(), " inputs but ",
+               param->input_shape_size(), " input_shape entries");
+  }
+  if (has_dim) {
+    DEMI_CHECK(param->input_dim_size() == 4 * param->input_size(), "net '", param->name(),
+               "' has ", param->input_size(), " inputs but ", param->input_dim_size(),
+               " input_dim values (4 per input expected)");
+  }
+  LayerParameter input;
+  input.set_name("input");
+  input.set_type("Input");
+  for (int i = 0; i < param->input_size(); ++i) {
+    input.add_top(param->input(i));
+    BlobShape* shape = input.mutable_input_param()->add_shape();
+    if (has_shape) {
+      shape->CopyFrom(param->input_shape(param->input_shape_size() == 1 ? 0 : i));
+    } else if (has_dim) {
+      for (int d = 0; d < 4; ++d) shape->add_dim(param->input_dim(4 * i + d));
+    }
+  }
+  // Prepend the Input layer.
+  NetParameter upgraded(*param);
+  upgraded.clear_layer();
+  upgraded.clear_input();
+  upgraded.clear_input_shape();
+  upgraded.clear_input_dim();
+  upgraded.add_layer()->CopyFrom(input);
+  for (const LayerParameter& layer : param->layer()) upgraded.add_layer()->CopyFrom(layer);
+  param->Swap(&upgraded);
+}
+
+bool UpgradeNetAsNeeded(const std::string& source, NetParameter* param) {
+  bool changed = false;
+  if (NetNeedsInputUpgrade(*param)) {
+    LOG(INFO) << source << ": moving legacy top-level inputs into an Input layer";
+    UpgradeNetInput(param);
+    changed = true;
+  }
+  return changed;
+}
+
+void ReadNetParamsFromTextFile(const std::string& path, NetParameter* param) {
+  ReadProtoFromTextFile(path, param);
+  UpgradeNetAsNeeded(path, param);
+}
+
+void ReadNetParamsFromBinaryFile(const std::string& path, NetParameter* param) {
+  ReadProtoFromBinaryFile(path, param);
+  UpgradeNetAsNeeded(path, param);
+}
+
+}  // namespace demi
