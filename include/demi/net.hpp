@@ -107,7 +107,7 @@ class Net {
   void AppendTop(const NetParameter& param, int layer_id, int top_id);
   void SetUpLayer(int layer_id);
   void AnalyzeBackward(const NetParameter& param);
-  void AppendParams(const NetParameter& param);
+  void AppendParams();
   void AppendParam(const LayerParameter& layer_param, int layer_id, int param_id);
   void CollectOutputs();
   std::string DescribeBottoms(int layer_id) const;

@@ -52,7 +52,7 @@ void Net::Init(const NetParameter& in_param) {
   for (const LayerParameter& layer : filtered.layer()) inserted_split_.erase(layer.name());
   CreateAndConnectLayers(param);
   AnalyzeBackward(param);
-  AppendParams(param);
+  AppendParams();
   CollectOutputs();
   LOG(INFO) << "Network initialization done.";
 }
@@ -210,8 +210,10 @@ void Net::AnalyzeBackward(const NetParameter& param) {
   layer_need_backward_.assign(num_layers, false);
   // Forward: a layer needs backward if any input needs it or a param learns.
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
-    const LayerParameter& layer_param = param.layer(layer_id);
     Layer& layer = *layers_[layer_id];
+    // The layer's own copy: a layer may add param specs (BatchNorm fixes its
+    // statistics' lr_mult at 0).
+    const LayerParameter& layer_param = layer.layer_param();
     bool need_backward = false;
     for (bool bottom_needs : bottom_need_backward_[layer_id]) need_backward |= bottom_needs;
     const int num_params = static_cast<int>(layer.blobs().size());
@@ -281,10 +283,10 @@ void Net::AnalyzeBackward(const NetParameter& param) {
   }
 }
 
-void Net::AppendParams(const NetParameter& param) {
+void Net::AppendParams() {
   for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
     for (size_t param_id = 0; param_id < layers_[layer_id]->blobs().size(); ++param_id) {
-      AppendParam(param.layer(static_cast<int>(layer_id)), static_cast<int>(layer_id),
+      AppendParam(layers_[layer_id]->layer_param(), static_cast<int>(layer_id),
                   static_cast<int>(param_id));
     }
   }
