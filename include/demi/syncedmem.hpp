@@ -21,7 +21,7 @@ class SyncedMemory {
   enum Head { UNINITIALIZED, AT_CPU, AT_GPU, SYNCED };
 
   SyncedMemory() = default;
-  explicit SyncedMemory(size_t size) : size_(size) {}
+  explicit SyncedMemory(size_t size) : size_(size), capacity_(size) {}
   ~SyncedMemory();
   SyncedMemory(const SyncedMemory&) = delete;
   SyncedMemory& operator=(const SyncedMemory&) = delete;

@@ -1,0 +1,25 @@
+#ifndef DEMI_UTIL_CLI_HPP_
+#define DEMI_UTIL_CLI_HPP_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "demi/common.hpp"
+
+namespace demi {
+
+/// Splits "a,b,,c" into {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> SplitList(const std::string& text, char separator = ',');
+
+/// Parses a --gpu value ("", "0,1", "all") into device ids. Any request on a
+/// machine without a CUDA device throws an Error saying so.
+std::vector<int> ParseGpuFlag(const std::string& gpu);
+
+/// Runs a tool's body: initializes glog and gflags, catches demi::Error
+/// (logged as one clear line) and returns the process exit code.
+int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body);
+
+}  // namespace demi
+
+#endif  // DEMI_UTIL_CLI_HPP_

@@ -1,0 +1,60 @@
+#include "demi/util/cli.hpp"
+
+#include <gflags/gflags.h>
+
+#include <sstream>
+
+#include "demi/util/device.hpp"
+
+namespace demi {
+
+std::vector<std::string> SplitList(const std::string& text, char separator) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, separator)) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+std::vector<int> ParseGpuFlag(const std::string& gpu) {
+  if (gpu.empty()) return {};
+  const int count = DeviceCount();
+  DEMI_CHECK(count > 0, "--gpu=", gpu, " was given but no CUDA device is available",
+             kBuiltWithCuda ? "" : " (this build is CPU_ONLY)",
+             "; run without --gpu to train on the CPU");
+  std::vector<int> ids;
+  if (gpu == "all") {
+    for (int i = 0; i < count; ++i) ids.push_back(i);
+    return ids;
+  }
+  for (const std::string& item : SplitList(gpu)) {
+    int id = -1;
+    try {
+      id = std::stoi(item);
+    } catch (const std::exception&) {
+      ThrowError(StrCat("--gpu: '", item, "' is not a device number"));
+    }
+    DEMI_CHECK(id >= 0 && id < count, "--gpu: device ", id, " does not exist (", count,
+               " device(s) present)");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body) {
+  FLAGS_alsologtostderr = true;
+  gflags::SetUsageMessage(usage);
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  google::InstallFailureSignalHandler();
+  try {
+    return body();
+  } catch (const Error& error) {
+    LOG(ERROR) << error.what();
+    return 1;
+  }
+}
+
+}  // namespace demi

@@ -1,0 +1,103 @@
+// Times a net's forward and backward passes, per layer, in Caffe's log style:
+//   build/tools/time --model=models/lenet/lenet_dummy.prototxt --iterations=50
+#include <gflags/gflags.h>
+
+#include <chrono>
+#include <iomanip>
+#include <vector>
+
+#include "demi/net.hpp"
+#include "demi/util/cli.hpp"
+
+DEFINE_string(model, "", "The net prototxt to time.");
+DEFINE_int32(iterations, 50, "Number of forward-backward iterations to time.");
+DEFINE_string(phase, "TRAIN", "Net phase: TRAIN (forward and backward) or TEST (forward only).");
+DEFINE_int32(level, 0, "Net state level.");
+DEFINE_string(stage, "", "Comma-separated net state stages.");
+DEFINE_string(gpu, "", "GPU ids to use (none: CPU).");
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+int TimeNet() {
+  DEMI_CHECK(!FLAGS_model.empty(), "--model is required");
+  DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive");
+  DEMI_CHECK(FLAGS_phase == "TRAIN" || FLAGS_phase == "TEST", "--phase must be TRAIN or TEST");
+  demi::Context context;
+  context.device = demi::ParseGpuFlag(FLAGS_gpu).empty() ? demi::Device::kCPU : demi::Device::kGPU;
+  const demi::Phase phase = FLAGS_phase == "TRAIN" ? demi::TRAIN : demi::TEST;
+  demi::Net net(FLAGS_model, phase, FLAGS_level, demi::SplitList(FLAGS_stage), context);
+  const bool backward = phase == demi::TRAIN;
+
+  LOG(INFO) << "Performing Forward";
+  float initial_loss = net.Forward();
+  LOG(INFO) << "Initial loss: " << initial_loss;
+  if (backward) {
+    LOG(INFO) << "Performing Backward";
+    net.Backward();
+  }
+
+  const auto& layers = net.layers();
+  const size_t num_layers = layers.size();
+  std::vector<double> forward_ms(num_layers, 0.0), backward_ms(num_layers, 0.0);
+  double total_forward = 0, total_backward = 0;
+  LOG(INFO) << "*** Benchmark begins ***";
+  LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations.";
+  const auto total_start = Clock::now();
+  for (int iter = 0; iter < FLAGS_iterations; ++iter) {
+    const auto iter_start = Clock::now();
+    auto pass_start = Clock::now();
+    for (size_t i = 0; i < num_layers; ++i) {
+      const auto start = Clock::now();
+      layers[i]->Forward(net.bottom_vecs()[i], net.top_vecs()[i]);
+      forward_ms[i] += MillisecondsSince(start);
+    }
+    total_forward += MillisecondsSince(pass_start);
+    if (backward) {
+      pass_start = Clock::now();
+      for (size_t i = num_layers; i-- > 0;) {
+        if (!net.layer_need_backward()[i]) continue;
+        const auto start = Clock::now();
+        layers[i]->Backward(net.top_vecs()[i], net.bottom_need_backward()[i],
+                            net.bottom_vecs()[i]);
+        backward_ms[i] += MillisecondsSince(start);
+      }
+      total_backward += MillisecondsSince(pass_start);
+    }
+    LOG(INFO) << "Iteration: " << iter + 1 << " forward-backward time: "
+              << MillisecondsSince(iter_start) << " ms.";
+  }
+  const double n = FLAGS_iterations;
+  LOG(INFO) << "Average time per layer: ";
+  for (size_t i = 0; i < num_layers; ++i) {
+    const std::string& name = net.layer_names()[i];
+    LOG(INFO) << std::setfill(' ') << std::setw(10) << name << "\tforward: " << forward_ms[i] / n
+              << " ms.";
+    if (backward) {
+      LOG(INFO) << std::setfill(' ') << std::setw(10) << name
+                << "\tbackward: " << backward_ms[i] / n << " ms.";
+    }
+  }
+  LOG(INFO) << "Average Forward pass: " << total_forward / n << " ms.";
+  if (backward) {
+    LOG(INFO) << "Average Backward pass: " << total_backward / n << " ms.";
+    LOG(INFO) << "Average Forward-Backward: " << (total_forward + total_backward) / n << " ms.";
+  }
+  LOG(INFO) << "Total Time: " << MillisecondsSince(total_start) << " ms.";
+  LOG(INFO) << "*** Benchmark ends ***";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return demi::RunTool(argc, argv,
+                       "Time a net's forward and backward passes.\n"
+                       "Usage: time --model=net.prototxt [--iterations=50] [--phase=TRAIN]",
+                       TimeNet);
+}
