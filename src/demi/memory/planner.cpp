@@ -1,0 +1,222 @@
+#include "demi/memory/planner.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "demi/common.hpp"
+
+namespace demi {
+
+namespace {
+
+bool LiveTogether(const TensorRequest& a, const TensorRequest& b) {
+  return a.first_step <= b.last_step && b.first_step <= a.last_step;
+}
+
+/// Larger tensors first; among equals, the longer-lived, then the earlier.
+std::vector<size_t> OrderBySize(const Problem& problem) {
+  std::vector<size_t> order(problem.tensors.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const TensorRequest& x = problem.tensors[a];
+    const TensorRequest& y = problem.tensors[b];
+    if (AlignedBytes(x.bytes) != AlignedBytes(y.bytes)) {
+      return AlignedBytes(x.bytes) > AlignedBytes(y.bytes);
+    }
+    const int span_x = x.last_step - x.first_step;
+    const int span_y = y.last_step - y.first_step;
+    if (span_x != span_y) return span_x > span_y;
+    return x.first_step < y.first_step;
+  });
+  return order;
+}
+
+Plan NonePlan(const Problem& problem) {
+  Plan plan;
+  plan.strategy = PlanStrategy::kNone;
+  size_t offset = 0;
+  for (const TensorRequest& tensor : problem.tensors) {
+    plan.offsets.push_back(offset);
+    offset += AlignedBytes(tensor.bytes);
+  }
+  plan.arena_bytes = offset;
+  return plan;
+}
+
+/// Whole-buffer sharing: each tensor, largest first, joins the slot shared
+/// by the most tensors among those it is never live together with (so the
+/// first tensor of a slot is its largest and nothing grows), or opens one.
+Plan SlotsPlan(const Problem& problem) {
+  struct Slot {
+    size_t bytes;
+    std::vector<size_t> members;
+  };
+  std::vector<Slot> slots;
+  std::vector<size_t> slot_of(problem.tensors.size());
+  for (size_t t : OrderBySize(problem)) {
+    const TensorRequest& tensor = problem.tensors[t];
+    int best = -1;
+    for (size_t s = 0; s < slots.size(); ++s) {
+      const bool free = std::none_of(slots[s].members.begin(), slots[s].members.end(),
+                                     [&](size_t m) { return LiveTogether(problem.tensors[m], tensor); });
+      if (!free) continue;
+      if (best < 0 || slots[s].members.size() > slots[best].members.size() ||
+          (slots[s].members.size() == slots[best].members.size() &&
+           slots[s].bytes < slots[best].bytes)) {
+        best = static_cast<int>(s);
+      }
+    }
+    if (best < 0) {
+      best = static_cast<int>(slots.size());
+      slots.push_back({AlignedBytes(tensor.bytes), {}});
+    }
+    slots[best].members.push_back(t);
+    slot_of[t] = static_cast<size_t>(best);
+  }
+  Plan plan;
+  plan.strategy = PlanStrategy::kSlots;
+  std::vector<size_t> slot_offset(slots.size());
+  for (size_t s = 0; s < slots.size(); ++s) {
+    slot_offset[s] = plan.arena_bytes;
+    plan.arena_bytes += slots[s].bytes;
+  }
+  for (size_t t = 0; t < problem.tensors.size(); ++t) plan.offsets.push_back(slot_offset[slot_of[t]]);
+  return plan;
+}
+
+/// Offset assignment: each tensor, largest first, takes the smallest gap
+/// between already placed tensors that are live at the same time as it and
+/// that it fits in (best fit), or goes above all of them.
+Plan GreedyArenaPlan(const Problem& problem) {
+  Plan plan;
+  plan.strategy = PlanStrategy::kArena;
+  plan.offsets.assign(problem.tensors.size(), 0);
+  std::vector<size_t> placed;
+  for (size_t t : OrderBySize(problem)) {
+    const TensorRequest& tensor = problem.tensors[t];
+    const size_t bytes = AlignedBytes(tensor.bytes);
+    // Byte ranges taken, during this tensor's life, by placed tensors.
+    std::vector<std::pair<size_t, size_t>> taken;
+    for (size_t p : placed) {
+      if (LiveTogether(problem.tensors[p], tensor)) {
+        taken.emplace_back(plan.offsets[p], plan.offsets[p] + AlignedBytes(problem.tensors[p].bytes));
+      }
+    }
+    std::sort(taken.begin(), taken.end());
+    size_t best_offset = 0;
+    size_t best_gap = SIZE_MAX;
+    size_t cursor = 0;
+    for (const auto& [begin, end] : taken) {
+      if (begin > cursor) {
+        const size_t gap = begin - cursor;
+        if (gap >= bytes && gap < best_gap) {
+          best_gap = gap;
+          best_offset = cursor;
+        }
+      }
+      cursor = std::max(cursor, end);
+    }
+    if (best_gap == SIZE_MAX) best_offset = cursor;  // above everything live
+    plan.offsets[t] = best_offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, best_offset + bytes);
+    placed.push_back(t);
+  }
+  return plan;
+}
+
+}  // namespace
+
+size_t AlignedBytes(size_t bytes) {
+  return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+}
+
+const char* PlanStrategyName(PlanStrategy strategy) {
+  switch (strategy) {
+    case PlanStrategy::kNone: return "NONE";
+    case PlanStrategy::kSlots: return "SLOTS";
+    case PlanStrategy::kArena: return "ARENA";
+  }
+  return "?";
+}
+
+size_t LowerBoundBytes(const Problem& problem) {
+  // Sweep the interval endpoints: +bytes at first_step, -bytes after last_step.
+  std::map<int, long long> delta;
+  for (const TensorRequest& tensor : problem.tensors) {
+    const long long bytes = static_cast<long long>(AlignedBytes(tensor.bytes));
+    delta[tensor.first_step] += bytes;
+    delta[tensor.last_step + 1] -= bytes;
+  }
+  long long live = 0, peak = 0;
+  for (const auto& [step, change] : delta) {
+    live += change;
+    peak = std::max(peak, live);
+  }
+  return static_cast<size_t>(peak);
+}
+
+Plan SolvePlan(const Problem& problem, PlanStrategy strategy) {
+  for (const TensorRequest& tensor : problem.tensors) {
+    DEMI_CHECK(tensor.first_step <= tensor.last_step, "tensor '", tensor.name,
+               "' has an empty live interval [", tensor.first_step, ", ", tensor.last_step, "]");
+  }
+  Plan plan;
+  switch (strategy) {
+    case PlanStrategy::kNone:
+      plan = NonePlan(problem);
+      break;
+    case PlanStrategy::kSlots:
+      plan = SlotsPlan(problem);
+      break;
+    case PlanStrategy::kArena: {
+      plan = GreedyArenaPlan(problem);
+      Plan slots = SlotsPlan(problem);
+      if (slots.arena_bytes < plan.arena_bytes) {
+        plan.offsets = slots.offsets;
+        plan.arena_bytes = slots.arena_bytes;
+      }
+      plan.strategy = PlanStrategy::kArena;
+      break;
+    }
+  }
+  for (const TensorRequest& tensor : problem.tensors) plan.naive_bytes += AlignedBytes(tensor.bytes);
+  plan.lower_bound_bytes = LowerBoundBytes(problem);
+  return plan;
+}
+
+std::string CheckPlan(const Problem& problem, const Plan& plan) {
+  const auto& tensors = problem.tensors;
+  if (plan.offsets.size() != tensors.size()) {
+    return StrCat("plan has ", plan.offsets.size(), " offsets for ", tensors.size(), " tensors");
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (plan.offsets[i] % kPlanAlignment != 0) {
+      return StrCat("tensor '", tensors[i].name, "' is at unaligned offset ", plan.offsets[i]);
+    }
+    if (plan.offsets[i] + AlignedBytes(tensors[i].bytes) > plan.arena_bytes) {
+      return StrCat("tensor '", tensors[i].name, "' ends past the arena");
+    }
+  }
+  // Sort by offset so each tensor is compared only with those that start
+  // before it ends.
+  std::vector<size_t> order(tensors.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; });
+  for (size_t i = 0; i < order.size(); ++i) {
+    const size_t a = order[i];
+    const size_t a_end = plan.offsets[a] + AlignedBytes(tensors[a].bytes);
+    for (size_t j = i + 1; j < order.size() && plan.offsets[order[j]] < a_end; ++j) {
+      const size_t b = order[j];
+      if (tensors[a].bytes == 0 || tensors[b].bytes == 0) continue;
+      if (LiveTogether(tensors[a], tensors[b])) {
+        return StrCat("tensors '", tensors[a].name, "' and '", tensors[b].name,
+                      "' are live together and overlap at bytes ", plan.offsets[b]);
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace demi
