@@ -34,7 +34,10 @@ struct LayerBuffer {
 /// weight is stored in the top's diff, so a loss layer's Backward reads it from
 /// `top[0]->cpu_diff()[0]`.
 ///
-/// Memory planning: each layer declares what its Backward reads
+/// Memory planning: Forward must write every element of its tops and
+/// Backward every element of the bottom gradients it computes, because a
+/// planned activation shares its bytes with other tensors between uses; and
+/// each layer declares what its Backward reads
 /// (BackwardReadsBottomData / BackwardReadsTopData, conservatively true by
 /// default) and registers its internal buffers with their lifetimes.
 class Layer {

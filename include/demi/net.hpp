@@ -10,6 +10,8 @@
 #include "demi/blob.hpp"
 #include "demi/common.hpp"
 #include "demi/layer.hpp"
+#include "demi/memory/arena.hpp"
+#include "demi/memory/planner.hpp"
 #include "demi/proto/demi.pb.h"
 
 namespace demi {
@@ -24,7 +26,11 @@ namespace demi {
 /// checks).
 class Net {
  public:
-  explicit Net(const NetParameter& param, const Context& context = Context());
+  /// `arena`: where planned tensors live; nets that never run at the same
+  /// time (a solver's train and test nets) pass the same one. A net without
+  /// one makes its own.
+  explicit Net(const NetParameter& param, const Context& context = Context(),
+               std::shared_ptr<Arena> arena = nullptr);
   /// Reads `path` (a net prototxt) and builds it for `phase`, `level` and
   /// `stages`.
   Net(const std::string& path, Phase phase, int level = 0,
@@ -40,7 +46,9 @@ class Net {
   void Backward();
   void BackwardFromTo(int start, int end);
   float ForwardBackward();
-  /// Re-runs every layer's Reshape (after an input changed shape).
+  /// Re-runs every layer's Reshape (after an input changed shape) and
+  /// re-plans memory when any tensor's size changed. Layers do not reshape
+  /// inside Forward: shape changes go through here.
   void Reshape();
   void ClearParamDiffs();
   /// data -= diff for every learnable param (after the solver scaled diffs).
@@ -97,6 +105,12 @@ class Net {
   bool has_layer(const std::string& name) const { return layer_index_.count(name) > 0; }
   std::shared_ptr<Layer> layer_by_name(const std::string& name) const;
   int layer_index(const std::string& name) const;
+  /// The current memory plan (its naive, planned and lower-bound bytes) and
+  /// the bytes kept out of it.
+  const Plan& memory_plan() const { return plan_; }
+  size_t persistent_bytes() const { return persistent_bytes_; }
+  MemoryOptimization memory_optimization() const { return strategy_; }
+  const std::shared_ptr<Arena>& arena() const { return arena_; }
   bool debug_info() const { return debug_info_; }
   void set_debug_info(bool value) { debug_info_ = value; }
 
@@ -110,6 +124,9 @@ class Net {
   void AppendParams();
   void AppendParam(const LayerParameter& layer_param, int layer_id, int param_id);
   void CollectOutputs();
+  /// Plans activations, gradients and layer buffers into the arena (unless
+  /// the strategy is NONE) when their sizes differ from the last plan.
+  void PlanMemory();
   std::string DescribeBottoms(int layer_id) const;
   void LogForwardDebugInfo(int layer_id) const;
   void LogBackwardDebugInfo(int layer_id) const;
@@ -149,6 +166,13 @@ class Net {
   std::vector<int> learnable_param_ids_;
   std::vector<float> params_lr_;
   std::vector<float> params_weight_decay_;
+
+  MemoryOptimization strategy_ = ARENA;
+  std::set<std::string> keep_blobs_;
+  std::shared_ptr<Arena> arena_;
+  Plan plan_;
+  std::vector<size_t> planned_sizes_;
+  size_t persistent_bytes_ = 0;
 
   std::vector<Blob*> net_input_blobs_;
   std::vector<Blob*> net_output_blobs_;

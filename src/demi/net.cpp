@@ -5,6 +5,7 @@
 #include <set>
 
 #include "demi/layer_registry.hpp"
+#include "demi/memory/liveness.hpp"
 #include "demi/util/insert_splits.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/upgrade_proto.hpp"
@@ -23,7 +24,10 @@ uint32_t LayerSeed(uint32_t net_seed, int layer_id) {
 
 }  // namespace
 
-Net::Net(const NetParameter& param, const Context& context) : context_(context) { Init(param); }
+Net::Net(const NetParameter& param, const Context& context, std::shared_ptr<Arena> arena)
+    : context_(context), arena_(std::move(arena)) {
+  Init(param);
+}
 
 Net::Net(const std::string& path, Phase phase, int level, const std::vector<std::string>& stages,
          const Context& context)
@@ -54,6 +58,10 @@ void Net::Init(const NetParameter& in_param) {
   AnalyzeBackward(param);
   AppendParams();
   CollectOutputs();
+  strategy_ = param.memory_optimization();
+  keep_blobs_.insert(param.keep_blob().begin(), param.keep_blob().end());
+  if (!arena_) arena_ = std::make_shared<Arena>();
+  PlanMemory();
   LOG(INFO) << "Network initialization done.";
 }
 
@@ -390,6 +398,38 @@ float Net::ForwardBackward() {
 
 void Net::Reshape() {
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+  PlanMemory();
+}
+
+void Net::PlanMemory() {
+  NetLiveness liveness = AnalyzeLiveness(*this, phase_ == TRAIN, keep_blobs_);
+  std::vector<size_t> sizes;
+  for (const TensorRequest& tensor : liveness.problem.tensors) sizes.push_back(tensor.bytes);
+  if (!planned_sizes_.empty() && sizes == planned_sizes_) return;
+  planned_sizes_ = sizes;
+  const PlanStrategy strategy = strategy_ == NONE    ? PlanStrategy::kNone
+                                : strategy_ == SLOTS ? PlanStrategy::kSlots
+                                                     : PlanStrategy::kArena;
+  plan_ = SolvePlan(liveness.problem, strategy);
+  persistent_bytes_ = liveness.persistent_bytes;
+  const double mib = 1024.0 * 1024.0;
+  LOG(INFO) << "Memory plan (" << PlanStrategyName(strategy) << ") for net '" << name_ << "' ("
+            << (phase_ == TRAIN ? "TRAIN" : "TEST") << "): naive " << plan_.naive_bytes / mib
+            << " MiB, planned " << plan_.arena_bytes / mib << " MiB, lower bound "
+            << plan_.lower_bound_bytes / mib << " MiB, persistent " << persistent_bytes_ / mib
+            << " MiB";
+  if (strategy == PlanStrategy::kNone) return;  // every tensor keeps its own memory
+  arena_->Reserve(plan_.arena_bytes);
+  for (size_t i = 0; i < liveness.memories.size(); ++i) {
+    liveness.memories[i]->BindToArena(arena_.get(), plan_.offsets[i],
+                                      liveness.problem.tensors[i].bytes);
+  }
+  if (!liveness.scratch_memories.empty()) {
+    const size_t scratch_offset = plan_.offsets.back();
+    for (SyncedMemory* memory : liveness.scratch_memories) {
+      memory->BindToArena(arena_.get(), scratch_offset, memory->size());
+    }
+  }
 }
 
 void Net::ClearParamDiffs() {

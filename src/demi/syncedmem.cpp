@@ -22,8 +22,9 @@ void SyncedMemory::Resize(size_t size) {
     size_ = size;
     return;
   }
-  CHECK(!is_view()) << "a view of " << capacity_ << " bytes cannot grow to "
-                    << size << "; the planner must rebind it";
+  // A view that must grow leaves the arena and owns its bytes until the net
+  // re-plans (Net::Reshape) and binds it again.
+  if (is_view()) Unbind();
   ReleaseOwned();
   size_ = capacity_ = size;
   head_ = UNINITIALIZED;

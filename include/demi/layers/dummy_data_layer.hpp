@@ -13,8 +13,8 @@ namespace demi {
 ///
 /// dummy_data_param gives one shape (or legacy num/channels/height/width) and
 /// one data_filler for all tops or one per top; the default filler is
-/// constant 0. Tops whose fillers are constant are filled once; others are
-/// refilled on every Forward.
+/// constant 0. Every Forward refills every top: a planned top shares its
+/// bytes with other tensors between iterations.
 class DummyDataLayer : public Layer {
  public:
   using Layer::Layer;
@@ -32,7 +32,6 @@ class DummyDataLayer : public Layer {
 
  private:
   std::vector<std::unique_ptr<Filler>> fillers_;
-  std::vector<bool> refill_;
 };
 
 }  // namespace demi

@@ -1,0 +1,41 @@
+#ifndef DEMI_MEMORY_LIVENESS_HPP_
+#define DEMI_MEMORY_LIVENESS_HPP_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "demi/memory/planner.hpp"
+#include "demi/syncedmem.hpp"
+
+namespace demi {
+
+class Net;
+
+/// A net's memory as the planner sees it: one request per plannable
+/// SyncedMemory (blobs sharing a memory — in place, Split, Flatten — are one
+/// tensor), parallel to `memories`.
+struct NetLiveness {
+  Problem problem;
+  std::vector<SyncedMemory*> memories;
+  /// Per-call scratch buffers of all layers: only one layer runs at a time,
+  /// so they share one region of `scratch_bytes`, the last tensor of the
+  /// problem (absent when no layer has scratch).
+  std::vector<SyncedMemory*> scratch_memories;
+  size_t scratch_bytes = 0;
+  /// Bytes kept out of the plan: params and their gradients, net inputs and
+  /// outputs, kept blobs, and memories read before anything writes them.
+  size_t persistent_bytes = 0;
+  int num_steps = 0;
+};
+
+/// Walks `net`'s schedule — forward steps in layer order, then (with
+/// `backward`) backward steps in reverse — and records every use of every
+/// activation's data and diff and of every layer buffer, using the layers'
+/// declarations of what their Backward reads. `keep` names blobs that stay
+/// persistent.
+NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::string>& keep);
+
+}  // namespace demi
+
+#endif  // DEMI_MEMORY_LIVENESS_HPP_
