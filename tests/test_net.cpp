@@ -170,6 +170,25 @@ TEST(NetTest, BackwardOnlyWhereNeeded) {
   EXPECT_FALSE(net->bottom_need_backward()[net->layer_index("learned")][0]);
 }
 
+TEST(NetTest, GradientsReachTheFirstLearnableLayerWithoutForceBackward) {
+  auto net = MakeNet(R"(
+    layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 } } }
+    layer { name: "ip1" type: "InnerProduct" bottom: "x" top: "h"
+            inner_product_param { num_output: 4 weight_filler { type: "gaussian" } } }
+    layer { name: "relu" type: "ReLU" bottom: "h" top: "h" }
+    layer { name: "ip2" type: "InnerProduct" bottom: "h" top: "y" loss_weight: 1
+            inner_product_param { num_output: 2 weight_filler { type: "gaussian" } } }
+  )");
+  FillValues(net->input_blobs()[0], {1, 2, 3, -1, 0.5, 2});
+  net->ClearParamDiffs();
+  net->ForwardBackward();
+  EXPECT_TRUE(net->layer_need_backward()[net->layer_index("ip1")]);
+  EXPECT_TRUE(net->layer_need_backward()[net->layer_index("relu")]);
+  EXPECT_FALSE(net->bottom_need_backward()[net->layer_index("ip1")][0]);  // input needs none
+  EXPECT_GT(net->layer_by_name("ip1")->blobs()[0]->asum_diff(), 0.0);
+  EXPECT_GT(net->layer_by_name("ip1")->blobs()[1]->asum_diff(), 0.0);
+}
+
 TEST(NetTest, LegacyInputFieldsBecomeAnInputLayer) {
   auto net = MakeNet(R"(
     input: "data" input_dim: 2 input_dim: 3 input_dim: 4 input_dim: 5

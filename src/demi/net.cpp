@@ -142,9 +142,7 @@ void Net::AppendBottom(const NetParameter& param, int layer_id, int bottom_id) {
   const int blob_id = it->second;
   bottom_vecs_[layer_id].push_back(blobs_[blob_id].get());
   bottom_id_vecs_[layer_id].push_back(blob_id);
-  bool need_backward = blob_need_backward_[blob_id];
-  if (layer_param.propagate_down_size() > 0) need_backward = layer_param.propagate_down(bottom_id);
-  bottom_need_backward_[layer_id].push_back(need_backward);
+  bottom_need_backward_[layer_id].push_back(false);  // decided by AnalyzeBackward
   available_blobs_.erase(it);
 }
 
@@ -223,7 +221,14 @@ void Net::AnalyzeBackward(const NetParameter& param) {
     // statistics' lr_mult at 0).
     const LayerParameter& layer_param = layer.layer_param();
     bool need_backward = false;
-    for (bool bottom_needs : bottom_need_backward_[layer_id]) need_backward |= bottom_needs;
+    for (size_t b = 0; b < bottom_id_vecs_[layer_id].size(); ++b) {
+      bool bottom_needs = blob_need_backward_[bottom_id_vecs_[layer_id][b]];
+      if (layer_param.propagate_down_size() > 0) {
+        bottom_needs = layer_param.propagate_down(static_cast<int>(b));
+      }
+      bottom_need_backward_[layer_id][b] = bottom_needs;
+      need_backward |= bottom_needs;
+    }
     const int num_params = static_cast<int>(layer.blobs().size());
     DEMI_CHECK(layer_param.param_size() <= num_params, "layer '", layer_param.name(),
                "' gives ", layer_param.param_size(), " param specs but has ", num_params,
