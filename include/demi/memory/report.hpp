@@ -1,0 +1,42 @@
+#ifndef DEMI_MEMORY_REPORT_HPP_
+#define DEMI_MEMORY_REPORT_HPP_
+
+#include <string>
+#include <vector>
+
+#include "demi/memory/liveness.hpp"
+#include "demi/memory/planner.hpp"
+
+namespace demi {
+
+class Net;
+
+/// Every strategy's bytes for one net, and what is live at its peak.
+struct NetMemoryReport {
+  std::string net;
+  std::string phase;
+  int64_t batch = 0;
+  size_t none_bytes = 0;
+  size_t slots_bytes = 0;
+  size_t arena_bytes = 0;
+  size_t lower_bound_bytes = 0;
+  size_t persistent_bytes = 0;  ///< params, gradients, inputs, outputs, kept blobs
+  int peak_step = 0;
+  std::vector<TensorRequest> largest_at_peak;  ///< up to ten, largest first
+  /// Live bytes at every step of the schedule.
+  std::vector<size_t> live_bytes;
+};
+
+NetMemoryReport ReportNetMemory(const Net& net, int64_t batch);
+
+/// A human-readable table of one report.
+std::string FormatMemoryReport(const NetMemoryReport& report);
+/// One JSON object on one line.
+std::string MemoryReportJson(const NetMemoryReport& report);
+/// An SVG chart of live bytes over the schedule: NONE's constant total, the
+/// ARENA plan's size, and the live bytes (the lower bound's curve).
+std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports);
+
+}  // namespace demi
+
+#endif  // DEMI_MEMORY_REPORT_HPP_

@@ -1,0 +1,132 @@
+#include "demi/memory/report.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+#include "demi/net.hpp"
+
+namespace demi {
+
+namespace {
+
+double MiB(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+}  // namespace
+
+NetMemoryReport ReportNetMemory(const Net& net, int64_t batch) {
+  NetLiveness liveness = AnalyzeLiveness(net, net.phase() == TRAIN, {});
+  const Problem& problem = liveness.problem;
+  NetMemoryReport report;
+  report.net = net.name();
+  report.phase = net.phase() == TRAIN ? "TRAIN" : "TEST";
+  report.batch = batch;
+  report.none_bytes = SolvePlan(problem, PlanStrategy::kNone).arena_bytes;
+  report.slots_bytes = SolvePlan(problem, PlanStrategy::kSlots).arena_bytes;
+  const Plan arena = SolvePlan(problem, PlanStrategy::kArena);
+  report.arena_bytes = arena.arena_bytes;
+  report.lower_bound_bytes = arena.lower_bound_bytes;
+  report.persistent_bytes = liveness.persistent_bytes;
+  report.live_bytes.assign(static_cast<size_t>(std::max(liveness.num_steps, 1)), 0);
+  for (const TensorRequest& tensor : problem.tensors) {
+    for (int step = tensor.first_step; step <= tensor.last_step; ++step) {
+      report.live_bytes[step] += AlignedBytes(tensor.bytes);
+    }
+  }
+  report.peak_step = static_cast<int>(
+      std::max_element(report.live_bytes.begin(), report.live_bytes.end()) - report.live_bytes.begin());
+  for (const TensorRequest& tensor : problem.tensors) {
+    if (tensor.first_step <= report.peak_step && report.peak_step <= tensor.last_step) {
+      report.largest_at_peak.push_back(tensor);
+    }
+  }
+  std::sort(report.largest_at_peak.begin(), report.largest_at_peak.end(),
+            [](const TensorRequest& a, const TensorRequest& b) { return a.bytes > b.bytes; });
+  if (report.largest_at_peak.size() > 10) report.largest_at_peak.resize(10);
+  return report;
+}
+
+std::string FormatMemoryReport(const NetMemoryReport& r) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1);
+  out << "net " << r.net << " (" << r.phase << ", batch " << r.batch << ")\n";
+  out << "  activations, gradients and layer buffers:\n";
+  auto row = [&](const char* name, size_t bytes) {
+    out << "    " << std::left << std::setw(12) << name << std::right << std::setw(10) << MiB(bytes)
+        << " MiB  " << std::setw(6) << std::setprecision(3)
+        << (r.none_bytes ? static_cast<double>(bytes) / r.none_bytes : 0.0) << " x NONE  "
+        << std::setw(6)
+        << (r.lower_bound_bytes ? static_cast<double>(bytes) / r.lower_bound_bytes : 0.0)
+        << " x bound\n"
+        << std::setprecision(1);
+  };
+  row("NONE", r.none_bytes);
+  row("SLOTS", r.slots_bytes);
+  row("ARENA", r.arena_bytes);
+  row("lower bound", r.lower_bound_bytes);
+  out << "  persistent (params, gradients, inputs, outputs): " << MiB(r.persistent_bytes) << " MiB\n";
+  out << "  largest tensors live at the peak (step " << r.peak_step << "):\n";
+  for (const TensorRequest& tensor : r.largest_at_peak) {
+    out << "    " << std::setw(10) << MiB(tensor.bytes) << " MiB  " << tensor.name << " [steps "
+        << tensor.first_step << ".." << tensor.last_step << "]\n";
+  }
+  return out.str();
+}
+
+std::string MemoryReportJson(const NetMemoryReport& r) {
+  std::ostringstream out;
+  auto quoted = [](const std::string& text) {
+    std::string escaped;
+    for (char c : text) {
+      if (c == '"' || c == '\\') escaped += '\\';
+      escaped += c;
+    }
+    return "\"" + escaped + "\"";
+  };
+  out << "{\"net\": " << quoted(r.net) << ", \"phase\": " << quoted(r.phase)
+      << ", \"batch\": " << r.batch << ", \"naive_bytes\": " << r.none_bytes
+      << ", \"slots_bytes\": " << r.slots_bytes << ", \"arena_bytes\": " << r.arena_bytes
+      << ", \"lower_bound_bytes\": " << r.lower_bound_bytes
+      << ", \"persistent_bytes\": " << r.persistent_bytes << ", \"peak_step\": " << r.peak_step
+      << "}";
+  return out.str();
+}
+
+std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports) {
+  const int width = 800, height = 240, margin = 50;
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\""
+      << height * reports.size() << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  for (size_t n = 0; n < reports.size(); ++n) {
+    const NetMemoryReport& r = reports[n];
+    const int top = static_cast<int>(n) * height;
+    const double max_bytes = std::max<double>(r.none_bytes, 1);
+    const size_t steps = r.live_bytes.size();
+    auto x = [&](size_t step) {
+      return margin + (width - 2.0 * margin) * step / std::max<size_t>(steps, 1);
+    };
+    auto y = [&](double bytes) { return top + height - margin - (height - 2.0 * margin) * bytes / max_bytes; };
+    svg << "<text x=\"" << margin << "\" y=\"" << top + 20 << "\">" << r.net << " (" << r.phase
+        << ", batch " << r.batch << "): live bytes over the schedule, MiB</text>\n";
+    svg << "<line x1=\"" << x(0) << "\" y1=\"" << y(r.none_bytes) << "\" x2=\"" << x(steps)
+        << "\" y2=\"" << y(r.none_bytes) << "\" stroke=\"#c33\"/><text x=\"" << x(steps) - 160
+        << "\" y=\"" << y(r.none_bytes) - 4 << "\" fill=\"#c33\">NONE " << std::fixed
+        << std::setprecision(1) << MiB(r.none_bytes) << "</text>\n";
+    svg << "<line x1=\"" << x(0) << "\" y1=\"" << y(r.arena_bytes) << "\" x2=\"" << x(steps)
+        << "\" y2=\"" << y(r.arena_bytes) << "\" stroke=\"#36c\" stroke-dasharray=\"4\"/><text x=\""
+        << x(steps) - 160 << "\" y=\"" << y(r.arena_bytes) - 4 << "\" fill=\"#36c\">ARENA "
+        << MiB(r.arena_bytes) << "</text>\n";
+    svg << "<polyline fill=\"none\" stroke=\"#393\" points=\"";
+    for (size_t step = 0; step < steps; ++step) {
+      svg << x(step) << "," << y(r.live_bytes[step]) << " " << x(step + 1) << ","
+          << y(r.live_bytes[step]) << " ";
+    }
+    svg << "\"/><text x=\"" << margin << "\" y=\"" << top + height - 20
+        << "\" fill=\"#393\">live bytes (peak = lower bound " << MiB(r.lower_bound_bytes)
+        << "); forward steps, then backward</text>\n";
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+}  // namespace demi

@@ -1,0 +1,187 @@
+// Reports how much memory a net's activations, gradients and layer buffers
+// take under each planning strategy, and finds the largest batch that fits:
+//   build/tools/memory --model=models/lenet/lenet_dummy.prototxt [--batch=32] [--phase=TRAIN]
+//   build/tools/memory --solver=solver.prototxt --fit=16GiB [--json] [--timeline=plan.svg]
+#include <gflags/gflags.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "demi/memory/report.hpp"
+#include "demi/net.hpp"
+#include "demi/util/batch_size.hpp"
+#include "demi/util/cli.hpp"
+#include "demi/util/io.hpp"
+#include "demi/util/upgrade_proto.hpp"
+
+DEFINE_string(model, "", "Net prototxt to report on.");
+DEFINE_string(solver, "", "Solver prototxt: reports its train and test nets.");
+DEFINE_string(phase, "", "TRAIN or TEST (with --model; default: both).");
+DEFINE_int64(batch, 0, "Override the batch size of every input layer (0: as written).");
+DEFINE_string(fit, "", "Find the largest batch whose planned bytes, with params, gradients and "
+              "solver history, fit this budget (e.g. 16GiB, 512MiB).");
+DEFINE_string(strategy, "ARENA", "Strategy used by --fit: NONE, SLOTS or ARENA.");
+DEFINE_string(timeline, "", "Write an SVG chart of live bytes over the schedule to this file.");
+DEFINE_bool(json, false, "Print one JSON object per net per line instead of tables.");
+DEFINE_int32(level, 0, "Net state level.");
+DEFINE_string(stage, "", "Comma-separated net state stages.");
+
+namespace {
+
+struct NetSpec {
+  demi::NetParameter param;  ///< with its state set
+};
+
+size_t ParseBytes(const std::string& text) {
+  size_t end = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &end);
+  } catch (const std::exception&) {
+    demi::ThrowError(demi::StrCat("--fit: cannot read a size from '", text, "'"));
+  }
+  const std::string unit = text.substr(end);
+  double scale = 1;
+  if (unit == "KiB" || unit == "K" || unit == "KB") scale = 1024.0;
+  else if (unit == "MiB" || unit == "M" || unit == "MB") scale = 1024.0 * 1024;
+  else if (unit == "GiB" || unit == "G" || unit == "GB") scale = 1024.0 * 1024 * 1024;
+  else DEMI_CHECK(unit.empty() || unit == "B", "--fit: unknown unit '", unit, "' in '", text, "'");
+  return static_cast<size_t>(value * scale);
+}
+
+demi::NetState StateFor(demi::Phase phase, const demi::NetState* base) {
+  demi::NetState state;
+  if (base) state = *base;
+  state.set_phase(phase);
+  if (!base) {
+    state.set_level(FLAGS_level);
+    for (const std::string& stage : demi::SplitList(FLAGS_stage)) state.add_stage(stage);
+  }
+  return state;
+}
+
+/// The nets to report on, each with its state, and the number of history
+/// blobs per param the solver keeps (for --fit).
+std::vector<NetSpec> CollectNets(int* history_per_param) {
+  std::vector<NetSpec> nets;
+  *history_per_param = 1;  // SGD with momentum, unless a solver says otherwise
+  if (!FLAGS_model.empty()) {
+    demi::NetParameter param;
+    demi::ReadNetParamsFromTextFile(FLAGS_model, &param);
+    std::vector<demi::Phase> phases;
+    if (FLAGS_phase.empty() || FLAGS_phase == "TRAIN") phases.push_back(demi::TRAIN);
+    if (FLAGS_phase.empty() || FLAGS_phase == "TEST") phases.push_back(demi::TEST);
+    DEMI_CHECK(!phases.empty(), "--phase must be TRAIN or TEST");
+    for (demi::Phase phase : phases) {
+      NetSpec spec{param};
+      *spec.param.mutable_state() = StateFor(phase, nullptr);
+      nets.push_back(spec);
+    }
+    return nets;
+  }
+  DEMI_CHECK(!FLAGS_solver.empty(), "give --model or --solver");
+  demi::SolverParameter solver;
+  demi::ReadProtoFromTextFile(FLAGS_solver, &solver);
+  const std::string type = solver.type();
+  *history_per_param = (type == "Adam" || type == "AdaDelta") ? 2 : 1;
+  demi::NetParameter param;
+  if (solver.has_net_param()) {
+    param = solver.net_param();
+  } else if (solver.has_train_net_param()) {
+    param = solver.train_net_param();
+  } else {
+    const std::string path = solver.has_net() ? solver.net() : solver.train_net();
+    DEMI_CHECK(!path.empty(), FLAGS_solver, " names no net (net, net_param, train_net)");
+    demi::ReadNetParamsFromTextFile(path, &param);
+  }
+  NetSpec train{param};
+  *train.param.mutable_state() =
+      StateFor(demi::TRAIN, solver.has_train_state() ? &solver.train_state() : nullptr);
+  nets.push_back(train);
+  const int num_tests = std::max(solver.test_iter_size(), solver.test_state_size());
+  for (int i = 0; i < num_tests; ++i) {
+    NetSpec test{param};
+    *test.param.mutable_state() =
+        StateFor(demi::TEST, i < solver.test_state_size() ? &solver.test_state(i) : nullptr);
+    nets.push_back(test);
+  }
+  return nets;
+}
+
+demi::NetMemoryReport Report(const NetSpec& spec, int64_t batch) {
+  demi::NetParameter param = spec.param;
+  param.set_memory_optimization(demi::NONE);  // measure only: bind nothing
+  if (batch > 0) demi::SetBatchSize(&param, batch);
+  demi::Net net(param);
+  // The batch as written: the first axis of the first blob (an input).
+  const bool has_batch_axis = !net.blobs().empty() && net.blobs()[0]->num_axes() > 0;
+  const int64_t actual = batch > 0 ? batch : (has_batch_axis ? net.blobs()[0]->shape(0) : 0);
+  return demi::ReportNetMemory(net, actual);
+}
+
+size_t Needed(const demi::NetMemoryReport& report, size_t param_bytes, int history) {
+  const size_t planned = FLAGS_strategy == "NONE"    ? report.none_bytes
+                         : FLAGS_strategy == "SLOTS" ? report.slots_bytes
+                                                     : report.arena_bytes;
+  // persistent already holds params and their gradients; add solver history.
+  return planned + report.persistent_bytes + param_bytes * history;
+}
+
+size_t ParamBytes(const NetSpec& spec) {
+  demi::NetParameter param = spec.param;
+  param.set_memory_optimization(demi::NONE);
+  demi::SetBatchSize(&param, 1);
+  demi::Net net(param);
+  size_t bytes = 0;
+  for (const demi::Blob* blob : net.learnable_params()) bytes += blob->count() * sizeof(float);
+  return bytes;
+}
+
+int FitBatch(const NetSpec& train, int history) {
+  const size_t budget = ParseBytes(FLAGS_fit);
+  const size_t param_bytes = ParamBytes(train);
+  auto fits = [&](int64_t batch) { return Needed(Report(train, batch), param_bytes, history) <= budget; };
+  DEMI_CHECK(fits(1), "not even batch 1 fits in ", FLAGS_fit, " (needs ",
+             Needed(Report(train, 1), param_bytes, history), " bytes)");
+  int64_t lo = 1, hi = 2;
+  while (fits(hi) && hi < (int64_t{1} << 20)) lo = hi, hi *= 2;
+  while (hi - lo > 1) {
+    const int64_t mid = (lo + hi) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  const demi::NetMemoryReport best = Report(train, lo);
+  std::cout << "Largest batch that fits " << FLAGS_fit << " with " << FLAGS_strategy << ": " << lo
+            << " (" << Needed(best, param_bytes, history) / (1024.0 * 1024.0)
+            << " MiB: planned activations and gradients, params, gradients and " << history
+            << " history blob(s) per param)\n";
+  return 0;
+}
+
+int Run() {
+  int history = 1;
+  std::vector<NetSpec> nets = CollectNets(&history);
+  if (!FLAGS_fit.empty()) return FitBatch(nets.front(), history);
+  std::vector<demi::NetMemoryReport> reports;
+  for (const NetSpec& spec : nets) reports.push_back(Report(spec, FLAGS_batch));
+  for (const auto& report : reports) {
+    std::cout << (FLAGS_json ? demi::MemoryReportJson(report) : demi::FormatMemoryReport(report))
+              << "\n";
+  }
+  if (!FLAGS_timeline.empty()) {
+    demi::WriteFileAtomically(FLAGS_timeline, demi::MemoryTimelineSvg(reports));
+    std::cerr << "Wrote " << FLAGS_timeline << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  FLAGS_minloglevel = google::WARNING;
+  return demi::RunTool(argc, argv,
+                       "Report a net's planned memory.\n"
+                       "Usage: memory --model=net.prototxt | --solver=solver.prototxt "
+                       "[--phase] [--batch=N] [--fit=16GiB] [--json] [--timeline=plan.svg]",
+                       Run);
+}
