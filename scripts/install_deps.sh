@@ -2,6 +2,8 @@
 # Installs every build and run dependency of Demitasse from Debian's packages.
 # Idempotent: packages already present are left alone, and apt is not touched at all
 # when nothing is missing. Needs root (or sudo) when something has to be installed.
+#   scripts/install_deps.sh          build, test and example dependencies
+#   scripts/install_deps.sh --bench  also the benchmark peer (PyTorch)
 set -euo pipefail
 
 packages=(
@@ -13,7 +15,13 @@ packages=(
   libopencv-dev
   libopenblas-dev
   clang-format
+  # Real data for tests and examples: JPEG/PNG images and Fashion-MNIST.
+  opencv-doc
+  dataset-fashion-mnist
 )
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-torch)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
