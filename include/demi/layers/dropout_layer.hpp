@@ -1,0 +1,39 @@
+#ifndef DEMI_LAYERS_DROPOUT_LAYER_HPP_
+#define DEMI_LAYERS_DROPOUT_LAYER_HPP_
+
+#include "demi/layers/neuron_layer.hpp"
+
+namespace demi {
+
+/// @brief Inverted dropout, as in Caffe: in the TRAIN phase
+/// y = x * m / (1 - p) with m ~ Bernoulli(1 - p) drawn per element from the
+/// layer's random stream, p = dropout_param.dropout_ratio in [0, 1); in the
+/// TEST phase y = x.
+///
+/// Shapes: bottom and top alike (in place allowed). In TRAIN, Forward keeps
+/// the scaled mask m / (1 - p) in a buffer for Backward (dx = dy * mask); in
+/// TEST the buffer stays empty and dx = dy. Backward reads neither bottom nor
+/// top data.
+class DropoutLayer : public NeuronLayer {
+ public:
+  using NeuronLayer::NeuronLayer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "Dropout"; }
+  bool BackwardReadsBottomData(int) const override { return false; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  float ratio_ = 0.5f;  ///< probability of dropping an element
+  float scale_ = 2.0f;  ///< 1 / (1 - ratio_)
+  Blob mask_;           ///< 0 or scale_ per element (TRAIN only), saved for backward
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_DROPOUT_LAYER_HPP_

@@ -1,0 +1,27 @@
+#ifndef DEMI_LAYERS_SIGMOID_LAYER_HPP_
+#define DEMI_LAYERS_SIGMOID_LAYER_HPP_
+
+#include "demi/layers/neuron_layer.hpp"
+
+namespace demi {
+
+/// @brief Logistic sigmoid: y = 1 / (1 + exp(-x)), element-wise.
+///
+/// Shapes: bottom and top alike (in place allowed). Backward reads the top
+/// only: dx = dy * y * (1 - y); it reads no bottom data.
+class SigmoidLayer : public NeuronLayer {
+ public:
+  using NeuronLayer::NeuronLayer;
+  const char* type() const override { return "Sigmoid"; }
+  bool BackwardReadsBottomData(int) const override { return false; }
+  bool BackwardReadsTopData(int) const override { return true; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_SIGMOID_LAYER_HPP_

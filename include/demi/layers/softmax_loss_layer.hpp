@@ -1,0 +1,63 @@
+#ifndef DEMI_LAYERS_SOFTMAX_LOSS_LAYER_HPP_
+#define DEMI_LAYERS_SOFTMAX_LOSS_LAYER_HPP_
+
+#include <memory>
+#include <vector>
+
+#include "demi/layers/loss_layer.hpp"
+
+namespace demi {
+
+/// @brief Multinomial logistic loss of a softmax, as in Caffe:
+/// p = softmax of the scores over softmax_param.axis,
+/// loss = -sum over (i, j) of log p[i, label[i, j], j] / normalizer,
+/// the sum taken over outer indices i and inner positions j whose label is
+/// not loss_param.ignore_label.
+///
+/// Bottoms: scores (outer x C x inner around the softmax axis) and labels,
+/// outer * inner integer values in [0, C) (e.g. N x C x H x W scores on
+/// axis 1 take N * H * W labels). Tops: the scalar loss and, optionally, the
+/// probabilities (the scores' shape). The normalizer follows
+/// loss_param.normalization: FULL = outer * inner, VALID (the default) = the
+/// labels not ignored, BATCH_SIZE = outer, NONE = 1, never below 1; the legacy
+/// `normalize: false` means BATCH_SIZE when normalization is not given.
+///
+/// The softmax runs in an internal Softmax layer into a probabilities buffer,
+/// which Forward then turns into the unscaled gradient p - onehot(label)
+/// (zero at ignored positions) and keeps for Backward. Backward therefore
+/// reads neither bottom nor top data; it writes the gradient of the scores
+/// scaled by loss weight / normalizer, and cannot backpropagate to the labels.
+class SoftmaxWithLossLayer : public LossLayer {
+ public:
+  using LossLayer::LossLayer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "SoftmaxWithLoss"; }
+  int ExactNumTopBlobs() const override { return -1; }
+  int MinTopBlobs() const override { return 1; }
+  int MaxTopBlobs() const override { return 2; }
+  bool BackwardReadsBottomData(int) const override { return false; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  std::unique_ptr<Layer> softmax_;
+  std::vector<Blob*> softmax_bottom_;
+  std::vector<Blob*> softmax_top_;
+  Blob prob_;  ///< probabilities, then p - onehot(label); saved for backward
+  LossParameter::NormalizationMode normalization_ = LossParameter::VALID;
+  bool has_ignore_label_ = false;
+  int64_t ignore_label_ = 0;
+  int64_t outer_num_ = 0;
+  int64_t channels_ = 0;
+  int64_t inner_num_ = 0;
+  float normalizer_ = 1.0f;  ///< of the last Forward, used by Backward
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_SOFTMAX_LOSS_LAYER_HPP_

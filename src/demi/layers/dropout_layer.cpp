@@ -1,0 +1,48 @@
+#include "demi/layers/dropout_layer.hpp"
+
+#include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+void DropoutLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  ratio_ = layer_param_.dropout_param().dropout_ratio();
+  DEMI_CHECK(ratio_ >= 0.0f && ratio_ < 1.0f, "Dropout layer '", layer_param_.name(),
+             "' needs dropout_ratio in [0, 1), got ", ratio_);
+  scale_ = 1.0f / (1.0f - ratio_);
+  RegisterBuffer("mask", &mask_, BufferLifetime::kSavedForBackward);
+}
+
+void DropoutLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  NeuronLayer::Reshape(bottom, top);
+  if (phase_ == TRAIN) mask_.ReshapeLike(*bottom[0]);
+}
+
+void DropoutLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const int64_t count = bottom[0]->count();
+  if (phase_ != TRAIN) {
+    if (top[0] != bottom[0]) Copy(count, bottom[0]->cpu_data(), top[0]->mutable_cpu_data());
+    return;
+  }
+  // Keeping u >= p for u uniform in [0, 1) is a Bernoulli(1 - p) draw.
+  float* mask = mask_.mutable_cpu_data();
+  RngUniform(count, 0.0f, 1.0f, mask, rng());
+  for (int64_t i = 0; i < count; ++i) mask[i] = mask[i] >= ratio_ ? scale_ : 0.0f;
+  Mul(count, bottom[0]->cpu_data(), mask, top[0]->mutable_cpu_data());
+}
+
+void DropoutLayer::Backward_cpu(const std::vector<Blob*>& top,
+                                const std::vector<bool>& propagate_down,
+                                const std::vector<Blob*>& bottom) {
+  if (!propagate_down[0]) return;
+  const int64_t count = top[0]->count();
+  if (phase_ != TRAIN) {
+    if (top[0] != bottom[0]) Copy(count, top[0]->cpu_diff(), bottom[0]->mutable_cpu_diff());
+    return;
+  }
+  Mul(count, top[0]->cpu_diff(), mask_.cpu_data(), bottom[0]->mutable_cpu_diff());
+}
+
+DEMI_REGISTER_LAYER(Dropout);
+
+}  // namespace demi

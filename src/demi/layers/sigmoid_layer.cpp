@@ -1,0 +1,32 @@
+#include "demi/layers/sigmoid_layer.hpp"
+
+#include <cmath>
+
+#include "demi/layer_registry.hpp"
+
+namespace demi {
+
+void SigmoidLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const float* x = bottom[0]->cpu_data();
+  float* y = top[0]->mutable_cpu_data();
+  // 1 / (1 + exp(-x)) == (1 + tanh(x / 2)) / 2, which never overflows.
+  for (int64_t i = 0; i < bottom[0]->count(); ++i) {
+    y[i] = 0.5f * std::tanh(0.5f * x[i]) + 0.5f;
+  }
+}
+
+void SigmoidLayer::Backward_cpu(const std::vector<Blob*>& top,
+                                const std::vector<bool>& propagate_down,
+                                const std::vector<Blob*>& bottom) {
+  if (!propagate_down[0]) return;
+  const float* y = top[0]->cpu_data();
+  const float* dy = top[0]->cpu_diff();
+  float* dx = bottom[0]->mutable_cpu_diff();
+  for (int64_t i = 0; i < top[0]->count(); ++i) {
+    dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+  }
+}
+
+DEMI_REGISTER_LAYER(Sigmoid);
+
+}  // namespace demi
