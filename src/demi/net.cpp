@@ -430,9 +430,10 @@ void Net::PlanMemory() {
                                       liveness.problem.tensors[i].bytes);
   }
   if (!liveness.scratch_memories.empty()) {
-    const size_t scratch_offset = plan_.offsets.back();
-    for (SyncedMemory* memory : liveness.scratch_memories) {
-      memory->BindToArena(arena_.get(), scratch_offset, memory->size());
+    const size_t region = plan_.offsets.back();
+    for (size_t i = 0; i < liveness.scratch_memories.size(); ++i) {
+      SyncedMemory* memory = liveness.scratch_memories[i];
+      memory->BindToArena(arena_.get(), region + liveness.scratch_offsets[i], memory->size());
     }
   }
 }

@@ -18,10 +18,12 @@ class Net;
 struct NetLiveness {
   Problem problem;
   std::vector<SyncedMemory*> memories;
-  /// Per-call scratch buffers of all layers: only one layer runs at a time,
-  /// so they share one region of `scratch_bytes`, the last tensor of the
-  /// problem (absent when no layer has scratch).
+  /// Per-call scratch buffers: only one layer runs at a time, so the layers
+  /// share one region of `scratch_bytes` (the last tensor of the problem,
+  /// absent when no layer has scratch). Inside it, one layer's buffers sit
+  /// side by side at `scratch_offsets`, since a layer may use them together.
   std::vector<SyncedMemory*> scratch_memories;
+  std::vector<size_t> scratch_offsets;
   size_t scratch_bytes = 0;
   /// Bytes kept out of the plan: params and their gradients, net inputs and
   /// outputs, kept blobs, and memories read before anything writes them.

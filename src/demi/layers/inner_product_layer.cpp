@@ -16,6 +16,7 @@ void InnerProductLayer::LayerSetUp(const std::vector<Blob*>& bottom,
   transpose_ = param.transpose();
   const int axis = bottom[0]->CanonicalAxisIndex(param.axis());
   k_ = bottom[0]->count(axis);
+  param_propagate_down_.assign(bias_term_ ? 2 : 1, true);
   if (!blobs_.empty()) {
     LOG(INFO) << "Skipping parameter initialization of " << layer_param_.name();
     return;
@@ -28,7 +29,6 @@ void InnerProductLayer::LayerSetUp(const std::vector<Blob*>& bottom,
     blobs_.push_back(std::make_shared<Blob>(std::vector<int64_t>{n_}));
     GetFiller(param.bias_filler())->Fill(blobs_[1].get(), rng());
   }
-  param_propagate_down_.assign(blobs_.size(), true);
 }
 
 void InnerProductLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {

@@ -131,11 +131,14 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
     result.memories.push_back(memory);
   }
   for (const auto& layer : layers) {
+    size_t layer_bytes = 0;
     for (const LayerBuffer& buffer : layer->buffers()) {
       if (buffer.lifetime != BufferLifetime::kScratch) continue;
       result.scratch_memories.push_back(buffer.blob->data().get());
-      result.scratch_bytes = std::max(result.scratch_bytes, buffer.blob->data()->size());
+      result.scratch_offsets.push_back(layer_bytes);
+      layer_bytes += AlignedBytes(buffer.blob->data()->size());
     }
+    result.scratch_bytes = std::max(result.scratch_bytes, layer_bytes);
   }
   if (!result.scratch_memories.empty()) {
     result.problem.tensors.push_back({"scratch", result.scratch_bytes, 0,

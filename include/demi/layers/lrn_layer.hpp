@@ -1,0 +1,57 @@
+#ifndef DEMI_LAYERS_LRN_LAYER_HPP_
+#define DEMI_LAYERS_LRN_LAYER_HPP_
+
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief Local response normalization, as in Caffe: y = x * scale^-beta.
+///
+/// With n = local_size (odd) and a window centred on each element:
+/// - ACROSS_CHANNELS: scale = k + alpha / n * sum of x^2 over the n
+///   neighbouring channels at the same (h, w), channels past the ends
+///   counting as zero;
+/// - WITHIN_CHANNEL: scale = 1 + alpha / n^2 * sum of x^2 over the n x n
+///   spatial window in the same channel, zero padded. As in Caffe the
+///   constant is 1 here, and `k` is ignored.
+///
+/// Bottom and top: N x C x H x W (not in place). scale is saved for
+/// backward, which is analytic:
+///   dx_i = dy_i scale_i^-beta
+///          - 2 beta alpha' x_i * sum over j whose window holds i of
+///            dy_j x_j scale_j^(-beta - 1),
+/// with alpha' = alpha / n (across) or alpha / n^2 (within). Backward reads
+/// the bottom data and not the top; the per-image ratio buffer is scratch.
+class LRNLayer : public Layer {
+ public:
+  using Layer::Layer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "LRN"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+  bool BackwardReadsBottomData(int) const override { return true; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  /// Sum of `image` (one C x H x W image) over the window centred on (c, h, w).
+  double WindowSum(const float* image, int64_t c, int64_t h, int64_t w) const;
+
+  bool across_ = true;
+  int64_t half_ = 0;        ///< (local_size - 1) / 2
+  float alpha_over_n_ = 0;  ///< alpha / n (across) or alpha / n^2 (within)
+  float beta_ = 0;
+  float shift_ = 1;  ///< k (across) or 1 (within)
+  int64_t num_ = 0, channels_ = 0, height_ = 0, width_ = 0;
+  Blob scale_;  ///< saved for backward, shaped like the bottom
+  Blob ratio_;  ///< scratch, one C x H x W image
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_LRN_LAYER_HPP_

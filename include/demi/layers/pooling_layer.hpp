@@ -1,0 +1,65 @@
+#ifndef DEMI_LAYERS_POOLING_LAYER_HPP_
+#define DEMI_LAYERS_POOLING_LAYER_HPP_
+
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief 2-D max or average pooling, as in Caffe.
+///
+/// Bottom: N x C x H x W. Top: N x C x out_h x out_w with, per dimension,
+/// out = ceil((in + 2 pad - kernel) / stride) + 1 (round_mode CEIL, the
+/// default) or floor(...) + 1 (FLOOR); and, when either pad is non-zero, a
+/// last window that would start at or beyond in + pad is dropped (out - 1).
+/// global_pooling takes the kernel from the bottom's H x W (pad 0, stride 1).
+/// The window of output (oh, ow) covers rows [oh stride - pad, + kernel) and
+/// likewise columns.
+/// - MAX: y = the largest bottom value in the window clipped to the image
+///   (padding never wins). The argmax (index within the H x W plane) is kept
+///   in a buffer saved for backward; an optional second top receives the
+///   same indexes as floats (Caffe's "mask" top).
+/// - AVE: y = sum over the window clipped to the image, divided by the
+///   window's size clipped to [-pad, in + pad) only: padding cells count in
+///   the divisor, as in Caffe.
+/// A window lying wholly outside the image (possible only in CEIL mode with
+/// stride > kernel and no pad) gives 0, with argmax -1, and no gradient.
+/// STOCHASTIC pooling is rejected at set-up: this CPU implementation has
+/// neither Caffe's sampling (TRAIN) nor its weighted-average (TEST) forms.
+///
+/// Backward reads neither the bottom nor the top data: MAX routes dy to the
+/// saved argmax, AVE spreads dy / window size over the window.
+class PoolingLayer : public Layer {
+ public:
+  using Layer::Layer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "Pooling"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int MinTopBlobs() const override { return 1; }
+  /// MAX may give a second top: the argmax mask.
+  int MaxTopBlobs() const override {
+    return layer_param_.pooling_param().pool() == PoolingParameter::MAX ? 2 : 1;
+  }
+  bool BackwardReadsBottomData(int) const override { return false; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  PoolingParameter::PoolMethod method_ = PoolingParameter::MAX;
+  bool global_ = false;
+  int64_t kernel_h_ = 0, kernel_w_ = 0;
+  int64_t pad_h_ = 0, pad_w_ = 0;
+  int64_t stride_h_ = 1, stride_w_ = 1;
+  int64_t height_ = 0, width_ = 0;       ///< bottom plane
+  int64_t pooled_h_ = 0, pooled_w_ = 0;  ///< top plane
+  int64_t planes_ = 0;                   ///< N * C
+  Blob argmax_;  ///< MAX only: index of the max within its H x W plane, saved for backward
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_POOLING_LAYER_HPP_
