@@ -14,16 +14,29 @@ bool LiveTogether(const TensorRequest& a, const TensorRequest& b) {
   return a.first_step <= b.last_step && b.first_step <= a.last_step;
 }
 
-/// Larger tensors first; among equals, the longer-lived, then the earlier.
-std::vector<size_t> OrderBySize(const Problem& problem) {
+/// Orders in which the greedy arena places tensors. Which one packs best
+/// depends on the graph, so the planner tries each and keeps the smallest.
+enum class PlacementOrder { kSize, kSizeTimesSpan, kSpan, kFirstUse };
+
+/// Larger keys first; ties go to the longer-lived, then the earlier tensor.
+std::vector<size_t> OrderTensors(const Problem& problem, PlacementOrder order_by) {
+  auto key = [&](const TensorRequest& t) -> double {
+    const double bytes = static_cast<double>(AlignedBytes(t.bytes));
+    const double span = t.last_step - t.first_step + 1;
+    switch (order_by) {
+      case PlacementOrder::kSize: return bytes;
+      case PlacementOrder::kSizeTimesSpan: return bytes * span;
+      case PlacementOrder::kSpan: return span * 1e12 + bytes;  // span, then size
+      case PlacementOrder::kFirstUse: return -t.first_step * 1e12 + bytes;
+    }
+    return bytes;
+  };
   std::vector<size_t> order(problem.tensors.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const TensorRequest& x = problem.tensors[a];
     const TensorRequest& y = problem.tensors[b];
-    if (AlignedBytes(x.bytes) != AlignedBytes(y.bytes)) {
-      return AlignedBytes(x.bytes) > AlignedBytes(y.bytes);
-    }
+    if (key(x) != key(y)) return key(x) > key(y);
     const int span_x = x.last_step - x.first_step;
     const int span_y = y.last_step - y.first_step;
     if (span_x != span_y) return span_x > span_y;
@@ -54,7 +67,7 @@ Plan SlotsPlan(const Problem& problem) {
   };
   std::vector<Slot> slots;
   std::vector<size_t> slot_of(problem.tensors.size());
-  for (size_t t : OrderBySize(problem)) {
+  for (size_t t : OrderTensors(problem, PlacementOrder::kSize)) {
     const TensorRequest& tensor = problem.tensors[t];
     int best = -1;
     for (size_t s = 0; s < slots.size(); ++s) {
@@ -85,15 +98,16 @@ Plan SlotsPlan(const Problem& problem) {
   return plan;
 }
 
-/// Offset assignment: each tensor, largest first, takes the smallest gap
-/// between already placed tensors that are live at the same time as it and
-/// that it fits in (best fit), or goes above all of them.
-Plan GreedyArenaPlan(const Problem& problem) {
+/// Offset assignment: each tensor, in `order_by` order, takes a gap between
+/// already placed tensors that are live at the same time as it and that it
+/// fits in — the smallest such gap (best fit) or the lowest (first fit) — or
+/// goes above all of them.
+Plan GreedyArenaPlan(const Problem& problem, PlacementOrder order_by, bool best_fit) {
   Plan plan;
   plan.strategy = PlanStrategy::kArena;
   plan.offsets.assign(problem.tensors.size(), 0);
   std::vector<size_t> placed;
-  for (size_t t : OrderBySize(problem)) {
+  for (size_t t : OrderTensors(problem, order_by)) {
     const TensorRequest& tensor = problem.tensors[t];
     const size_t bytes = AlignedBytes(tensor.bytes);
     // Byte ranges taken, during this tensor's life, by placed tensors.
@@ -110,7 +124,7 @@ Plan GreedyArenaPlan(const Problem& problem) {
     for (const auto& [begin, end] : taken) {
       if (begin > cursor) {
         const size_t gap = begin - cursor;
-        if (gap >= bytes && gap < best_gap) {
+        if (gap >= bytes && gap < best_gap && (best_fit || best_gap == SIZE_MAX)) {
           best_gap = gap;
           best_offset = cursor;
         }
@@ -170,11 +184,15 @@ Plan SolvePlan(const Problem& problem, PlanStrategy strategy) {
       plan = SlotsPlan(problem);
       break;
     case PlanStrategy::kArena: {
-      plan = GreedyArenaPlan(problem);
-      Plan slots = SlotsPlan(problem);
-      if (slots.arena_bytes < plan.arena_bytes) {
-        plan.offsets = slots.offsets;
-        plan.arena_bytes = slots.arena_bytes;
+      // The best of several greedy orders and fits, and of SLOTS (a valid
+      // arena plan too), so ARENA is never worse than SLOTS.
+      plan = SlotsPlan(problem);
+      for (PlacementOrder order : {PlacementOrder::kSize, PlacementOrder::kSizeTimesSpan,
+                                   PlacementOrder::kSpan, PlacementOrder::kFirstUse}) {
+        for (bool best_fit : {true, false}) {
+          Plan candidate = GreedyArenaPlan(problem, order, best_fit);
+          if (candidate.arena_bytes < plan.arena_bytes) plan = candidate;
+        }
       }
       plan.strategy = PlanStrategy::kArena;
       break;
