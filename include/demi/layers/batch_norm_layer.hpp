@@ -1,0 +1,70 @@
+#ifndef DEMI_LAYERS_BATCH_NORM_LAYER_HPP_
+#define DEMI_LAYERS_BATCH_NORM_LAYER_HPP_
+
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief Batch normalization without the affine part (a Scale layer follows
+/// it), as in Caffe: per channel c,
+///   y = (x - mean_c) / sqrt(var_c + eps).
+///
+/// Bottom: N x C or N x C x H x W (any N x C x ... blob; the statistics run
+/// over N and every axis after C, m = N * H * W values a channel). Top: the
+/// same shape; in place allowed.
+///
+/// With batch statistics (use_global_stats false, the default in TRAIN),
+/// mean and var are the batch's (var biased, over m), and Forward updates
+/// the running sums, Caffe's three param blobs: with f =
+/// moving_average_fraction,
+///   blobs[2] (shape {1}) = f blobs[2] + 1,
+///   blobs[0] (C)         = f blobs[0] + mean,
+///   blobs[1] (C)         = f blobs[1] + var * m / (m - 1)  (unbiased; m = 1: var).
+/// With global statistics (the default in TEST), mean = blobs[0] / blobs[2]
+/// and var = blobs[1] / blobs[2] (0 when blobs[2] is 0), and nothing updates.
+/// The blobs are statistics, not learned: the layer sets lr_mult and
+/// decay_mult of its three param specs to 0.
+///
+/// Backward: with batch statistics
+///   dx = (dy - mean(dy) - y mean(dy y)) / sqrt(var + eps),
+/// means over the channel's m values; with global statistics
+///   dx = dy / sqrt(var + eps).
+/// The per-channel 1 / sqrt(var + eps) is kept (saved for backward). Backward
+/// reads the top's data (y) and not the bottom's; in place, where a later
+/// in-place layer may overwrite y, Forward keeps a copy of y (saved for
+/// backward) and Backward reads that. The per-channel mean is scratch.
+class BatchNormLayer : public Layer {
+ public:
+  explicit BatchNormLayer(const LayerParameter& param);
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "BatchNorm"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+  bool BackwardReadsBottomData(int) const override { return false; }
+  bool BackwardReadsTopData(int) const override { return true; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  /// Whether Backward needs the copy of y: in place with batch statistics.
+  bool keeps_x_norm() const { return in_place_ && !use_global_stats_; }
+
+  bool use_global_stats_ = false;
+  float moving_average_fraction_ = 0.999f;
+  float eps_ = 1e-5f;
+  bool in_place_ = false;
+  int64_t channels_ = 0;
+  int64_t num_ = 0;      ///< N
+  int64_t spatial_ = 0;  ///< product of the axes after C
+  Blob mean_;            ///< C, scratch
+  Blob inv_std_;         ///< C: 1 / sqrt(var + eps), saved for backward
+  Blob x_norm_;          ///< copy of y, in place with batch statistics only; saved for backward
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_BATCH_NORM_LAYER_HPP_

@@ -1,0 +1,42 @@
+#ifndef DEMI_LAYERS_CONCAT_LAYER_HPP_
+#define DEMI_LAYERS_CONCAT_LAYER_HPP_
+
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief Joins its bottoms along one axis, as in Caffe.
+///
+/// Bottoms: K blobs with the same number of axes and the same dimensions
+/// except along concat_param.axis (default 1, negative counts from the end;
+/// the legacy concat_dim gives a non-negative axis, and only one of the two
+/// may be set). Top: that shape with the axis' dimension the sum of the
+/// bottoms', bottom 0 first. With one bottom the top shares its data and diff.
+///
+/// Backward splits the top's gradient back into the bottoms; it reads no
+/// data.
+class ConcatLayer : public Layer {
+ public:
+  using Layer::Layer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "Concat"; }
+  int MinBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+  bool BackwardReadsBottomData(int) const override { return false; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  int axis_ = 1;
+  int64_t num_concats_ = 0;  ///< product of the axes before `axis`
+  int64_t inner_size_ = 0;   ///< product of the axes after `axis`
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_CONCAT_LAYER_HPP_

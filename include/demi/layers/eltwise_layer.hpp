@@ -1,0 +1,54 @@
+#ifndef DEMI_LAYERS_ELTWISE_LAYER_HPP_
+#define DEMI_LAYERS_ELTWISE_LAYER_HPP_
+
+#include <vector>
+
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief Element-wise combination of K >= 2 bottoms of one shape, as in
+/// Caffe. eltwise_param.operation:
+/// - SUM (default): y = sum_k coeff_k x_k, with one coeff per bottom
+///   (default all 1); dx_k = coeff_k dy.
+/// - PROD: y = prod_k x_k; dx_k = dy prod_{j != k} x_j, recomputed from the
+///   other bottoms with stable_prod_grad (the default), else dy y / x_k.
+/// - MAX: y = max_k x_k, ties going to the later of the first two bottoms and
+///   to the earlier of the rest (Caffe's order); the index of the winning
+///   bottom is kept in an argmax buffer saved for backward, and
+///   dx_k = dy where bottom k won, else 0.
+///
+/// Top: the bottoms' shape (not in place). Backward reads: SUM nothing; MAX
+/// only its argmax; PROD every bottom's data, and the top's only without
+/// stable_prod_grad.
+class EltwiseLayer : public Layer {
+ public:
+  using Layer::Layer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "Eltwise"; }
+  int MinBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+  bool BackwardReadsBottomData(int) const override {
+    return layer_param_.eltwise_param().operation() == EltwiseParameter::PROD;
+  }
+  bool BackwardReadsTopData(int) const override {
+    const EltwiseParameter& param = layer_param_.eltwise_param();
+    return param.operation() == EltwiseParameter::PROD && !param.stable_prod_grad();
+  }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  EltwiseParameter::EltwiseOp op_ = EltwiseParameter::SUM;
+  std::vector<float> coeffs_;  ///< SUM: one per bottom
+  bool stable_prod_grad_ = true;
+  Blob argmax_;  ///< MAX only: index of the winning bottom, as a float; saved for backward
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_ELTWISE_LAYER_HPP_

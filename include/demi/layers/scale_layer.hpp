@@ -1,0 +1,56 @@
+#ifndef DEMI_LAYERS_SCALE_LAYER_HPP_
+#define DEMI_LAYERS_SCALE_LAYER_HPP_
+
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief Multiplies the bottom by a scale broadcast over it, plus an
+/// optional bias, as in Caffe: y = x * s (+ b).
+///
+/// s has the shape of bottom 0's axes [axis, axis + num_axes) and multiplies
+/// every slice of x along the other axes. It is either
+/// - a learned param (one bottom), of shape bottom.shape[axis : axis +
+///   num_axes] from scale_param (axis default 1, negative counts from the
+///   end; num_axes default 1, -1 to the end, 0 for a scalar), filled by
+///   scale_param.filler (default constant 1); or
+/// - bottom 1 (two bottoms), whose whole shape must match bottom 0's from
+///   `axis` on (a scalar bottom 1 applies from axis 0); its gradient flows.
+/// With bias_term, a learned b of s's shape (filled by bias_filler, default
+/// constant 0) is added; it is the last param blob (blobs[1] with one bottom,
+/// blobs[0] with two). Top: bottom 0's shape; in place allowed (ResNet's
+/// BatchNorm + Scale).
+///
+/// Backward: dx = dy * s, ds = the sum of dy * x over the broadcast axes,
+/// db = the sum of dy. It reads the bottoms' data (x for ds, bottom 1 for dx)
+/// and not the top's; in place, where y has overwritten x, Forward keeps a
+/// copy of x (saved for backward) and Backward reads that.
+class ScaleLayer : public Layer {
+ public:
+  using Layer::Layer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "Scale"; }
+  int MinBottomBlobs() const override { return 1; }
+  int MaxBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+  bool BackwardReadsBottomData(int) const override { return true; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  bool in_place_ = false;
+  int bias_index_ = -1;    ///< index of b in blobs_, or -1 without bias_term
+  int64_t outer_ = 0;      ///< product of bottom 0's axes before `axis`
+  int64_t scale_dim_ = 0;  ///< count of s
+  int64_t inner_ = 0;      ///< product of bottom 0's axes after s's
+  Blob input_;             ///< in place only: copy of x, saved for backward
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_SCALE_LAYER_HPP_

@@ -1,0 +1,168 @@
+#include "demi/layers/batch_norm_layer.hpp"
+
+#include <cmath>
+
+#include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+namespace {
+
+constexpr int kNumStatBlobs = 3;  // mean sum, variance sum, moving-average factor
+
+}  // namespace
+
+BatchNormLayer::BatchNormLayer(const LayerParameter& param) : Layer(param) {
+  // The three blobs are statistics that Forward computes: keep the solver off
+  // them. The net reads the specs from this layer's own parameter.
+  for (int i = 0; i < kNumStatBlobs; ++i) {
+    if (i >= layer_param_.param_size()) {
+      ParamSpec* spec = layer_param_.add_param();
+      spec->set_lr_mult(0.0f);
+      spec->set_decay_mult(0.0f);
+      continue;
+    }
+    ParamSpec* spec = layer_param_.mutable_param(i);
+    if (spec->lr_mult() != 0.0f) {
+      LOG(WARNING) << "BatchNorm layer '" << layer_param_.name() << "': param " << i
+                   << " is a computed statistic, not learned; setting its lr_mult "
+                   << spec->lr_mult() << " to 0";
+      spec->set_lr_mult(0.0f);
+    }
+    spec->set_decay_mult(0.0f);
+  }
+}
+
+void BatchNormLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const BatchNormParameter& param = layer_param_.batch_norm_param();
+  const std::string& name = layer_param_.name();
+  use_global_stats_ = param.has_use_global_stats() ? param.use_global_stats() : phase_ == TEST;
+  moving_average_fraction_ = param.moving_average_fraction();
+  eps_ = param.eps();
+  in_place_ = top[0] == bottom[0];
+  DEMI_CHECK(bottom[0]->num_axes() >= 2, "BatchNorm layer '", name,
+             "' needs a bottom of shape N x C or N x C x ..., got ", bottom[0]->shape_string());
+  channels_ = bottom[0]->shape(1);
+  if (blobs_.empty()) {
+    blobs_.push_back(std::make_shared<Blob>(std::vector<int64_t>{channels_}));
+    blobs_.push_back(std::make_shared<Blob>(std::vector<int64_t>{channels_}));
+    blobs_.push_back(std::make_shared<Blob>(std::vector<int64_t>{1}));
+    for (auto& blob : blobs_) Set(blob->count(), 0.0f, blob->mutable_cpu_data());
+  } else {
+    DEMI_CHECK(blobs_.size() == static_cast<size_t>(kNumStatBlobs) &&
+                   blobs_[0]->count() == channels_ && blobs_[1]->count() == channels_ &&
+                   blobs_[2]->count() == 1,
+               "BatchNorm layer '", name, "' was given ", blobs_.size(),
+               " blobs that do not fit bottom shape ", bottom[0]->shape_string(),
+               "; it needs 3: ", channels_, " means, ", channels_, " variances and 1 factor");
+  }
+  RegisterBuffer("mean", &mean_, BufferLifetime::kScratch);
+  RegisterBuffer("inv_std", &inv_std_, BufferLifetime::kSavedForBackward);
+  if (keeps_x_norm()) RegisterBuffer("x_norm", &x_norm_, BufferLifetime::kSavedForBackward);
+}
+
+void BatchNormLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  DEMI_CHECK(bottom[0]->num_axes() >= 2 && bottom[0]->shape(1) == channels_, "BatchNorm layer '",
+             layer_param_.name(), "' was set up for ", channels_,
+             " channels (axis 1), but bottom shape is ", bottom[0]->shape_string());
+  num_ = bottom[0]->shape(0);
+  spatial_ = bottom[0]->count(2);
+  top[0]->ReshapeLike(*bottom[0]);
+  mean_.Reshape(std::vector<int64_t>{channels_});
+  inv_std_.Reshape(std::vector<int64_t>{channels_});
+  if (keeps_x_norm()) x_norm_.ReshapeLike(*bottom[0]);
+}
+
+void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const float* x = bottom[0]->cpu_data();
+  float* mean = mean_.mutable_cpu_data();
+  float* inv_std = inv_std_.mutable_cpu_data();  // holds the variance until the end
+  const int64_t stride = channels_ * spatial_;   // between images
+  if (use_global_stats_) {
+    const float factor = blobs_[2]->cpu_data()[0];
+    const float scale = factor == 0.0f ? 0.0f : 1.0f / factor;
+    for (int64_t c = 0; c < channels_; ++c) {
+      mean[c] = blobs_[0]->cpu_data()[c] * scale;
+      inv_std[c] = blobs_[1]->cpu_data()[c] * scale;
+    }
+  } else {
+    const int64_t m = num_ * spatial_;
+    for (int64_t c = 0; c < channels_; ++c) {
+      double sum = 0;
+      for (int64_t n = 0; n < num_; ++n) {
+        const float* row = x + n * stride + c * spatial_;
+        for (int64_t s = 0; s < spatial_; ++s) sum += row[s];
+      }
+      const double mu = m > 0 ? sum / m : 0.0;
+      double sumsq = 0;
+      for (int64_t n = 0; n < num_; ++n) {
+        const float* row = x + n * stride + c * spatial_;
+        for (int64_t s = 0; s < spatial_; ++s) sumsq += (row[s] - mu) * (row[s] - mu);
+      }
+      mean[c] = static_cast<float>(mu);
+      inv_std[c] = m > 0 ? static_cast<float>(sumsq / m) : 0.0f;
+    }
+    // Running sums: blobs = f * blobs + batch statistics (variance unbiased).
+    const float f = moving_average_fraction_;
+    const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.0f;
+    float* factor = blobs_[2]->mutable_cpu_data();
+    factor[0] = factor[0] * f + 1.0f;
+    Axpby(channels_, 1.0f, mean, f, blobs_[0]->mutable_cpu_data());
+    Axpby(channels_, correction, inv_std, f, blobs_[1]->mutable_cpu_data());
+  }
+  for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.0f / std::sqrt(inv_std[c] + eps_);
+
+  float* y = top[0]->mutable_cpu_data();
+  for (int64_t n = 0; n < num_; ++n) {
+    for (int64_t c = 0; c < channels_; ++c) {
+      const int64_t at = n * stride + c * spatial_;
+      for (int64_t s = 0; s < spatial_; ++s) y[at + s] = (x[at + s] - mean[c]) * inv_std[c];
+    }
+  }
+  if (keeps_x_norm()) Copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+}
+
+void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
+                                  const std::vector<bool>& propagate_down,
+                                  const std::vector<Blob*>& bottom) {
+  if (!propagate_down[0]) return;
+  const float* dy = top[0]->cpu_diff();
+  float* dx = bottom[0]->mutable_cpu_diff();  // may be dy (in place)
+  const float* inv_std = inv_std_.cpu_data();
+  const int64_t stride = channels_ * spatial_;
+  if (use_global_stats_) {
+    // mean and var are constants: the layer is affine in x.
+    for (int64_t n = 0; n < num_; ++n) {
+      for (int64_t c = 0; c < channels_; ++c) {
+        const int64_t at = n * stride + c * spatial_;
+        for (int64_t s = 0; s < spatial_; ++s) dx[at + s] = dy[at + s] * inv_std[c];
+      }
+    }
+    return;
+  }
+  const float* y = keeps_x_norm() ? x_norm_.cpu_data() : top[0]->cpu_data();
+  const int64_t m = num_ * spatial_;
+  for (int64_t c = 0; c < channels_; ++c) {
+    double sum_dy = 0, sum_dy_y = 0;
+    for (int64_t n = 0; n < num_; ++n) {
+      const int64_t at = n * stride + c * spatial_;
+      for (int64_t s = 0; s < spatial_; ++s) {
+        sum_dy += dy[at + s];
+        sum_dy_y += double(dy[at + s]) * y[at + s];
+      }
+    }
+    const float mean_dy = static_cast<float>(sum_dy / m);
+    const float mean_dy_y = static_cast<float>(sum_dy_y / m);
+    for (int64_t n = 0; n < num_; ++n) {
+      const int64_t at = n * stride + c * spatial_;
+      for (int64_t s = 0; s < spatial_; ++s) {
+        dx[at + s] = inv_std[c] * (dy[at + s] - mean_dy - y[at + s] * mean_dy_y);
+      }
+    }
+  }
+}
+
+DEMI_REGISTER_LAYER(BatchNorm);
+
+}  // namespace demi

@@ -1,0 +1,102 @@
+#include "demi/layers/bias_layer.hpp"
+
+#include "demi/filler.hpp"
+#include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+namespace {
+
+/// Maps bias_param.axis to [0, num_axes) of `bottom`, or throws an Error
+/// naming the layer and the bottom's shape.
+int CanonicalAxis(const Blob& bottom, int axis, const std::string& layer) {
+  const int num_axes = bottom.num_axes();
+  DEMI_CHECK(axis >= -num_axes && axis < num_axes, "Bias layer '", layer, "': bias_param.axis ",
+             axis, " is out of range for bottom 0 of shape ", bottom.shape_string());
+  return axis < 0 ? axis + num_axes : axis;
+}
+
+}  // namespace
+
+void BiasLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const BiasParameter& param = layer_param_.bias_param();
+  const std::string& name = layer_param_.name();
+  if (bottom.size() == 2) {
+    DEMI_CHECK(blobs_.empty(), "Bias layer '", name,
+               "' takes its bias from bottom 1, but was given ", blobs_.size(), " param blobs");
+    return;
+  }
+  if (!blobs_.empty()) {
+    DEMI_CHECK(blobs_.size() == 1, "Bias layer '", name, "' has one param blob, but was given ",
+               blobs_.size());
+  } else {
+    const int axis = CanonicalAxis(*bottom[0], param.axis(), name);
+    const int num_axes = param.num_axes();
+    DEMI_CHECK(num_axes >= -1, "Bias layer '", name, "': bias_param.num_axes ", num_axes,
+               " must be >= 0, or -1 for all axes from `axis` on");
+    const int end = num_axes == -1 ? bottom[0]->num_axes() : axis + num_axes;
+    DEMI_CHECK(end <= bottom[0]->num_axes(), "Bias layer '", name, "': axis ", param.axis(),
+               " + num_axes ", num_axes, " reaches past the end of bottom 0 of shape ",
+               bottom[0]->shape_string());
+    const std::vector<int64_t>& shape = bottom[0]->shape();
+    blobs_.push_back(
+        std::make_shared<Blob>(std::vector<int64_t>(shape.begin() + axis, shape.begin() + end)));
+    GetFiller(param.filler())->Fill(blobs_[0].get(), rng());
+  }
+  param_propagate_down_.assign(blobs_.size(), true);
+}
+
+void BiasLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const Blob& bias = bottom.size() == 2 ? *bottom[1] : *blobs_[0];
+  // A scalar bias applies from axis 0, whatever bias_param.axis says.
+  const int axis =
+      bias.num_axes() == 0
+          ? 0
+          : CanonicalAxis(*bottom[0], layer_param_.bias_param().axis(), layer_param_.name());
+  bool match = axis + bias.num_axes() <= bottom[0]->num_axes();
+  for (int i = 0; match && i < bias.num_axes(); ++i) {
+    match = bottom[0]->shape(axis + i) == bias.shape(i);
+  }
+  DEMI_CHECK(match, "Bias layer '", layer_param_.name(), "': bias of shape ", bias.shape_string(),
+             bottom.size() == 2 ? " (bottom 1)" : " (param)", " does not match bottom 0 of shape ",
+             bottom[0]->shape_string(), " from axis ", axis);
+  outer_ = bottom[0]->count(0, axis);
+  bias_dim_ = bias.count();
+  inner_ = bottom[0]->count(axis + bias.num_axes());
+  top[0]->ReshapeLike(*bottom[0]);
+}
+
+void BiasLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const float* b = (bottom.size() == 2 ? bottom[1] : blobs_[0].get())->cpu_data();
+  float* y = top[0]->mutable_cpu_data();
+  Copy(top[0]->count(), bottom[0]->cpu_data(), y);  // nothing to do in place
+  for (int64_t o = 0; o < outer_; ++o) {
+    for (int64_t d = 0; d < bias_dim_; ++d) {
+      AddScalar(inner_, b[d], y + (o * bias_dim_ + d) * inner_);
+    }
+  }
+}
+
+void BiasLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                             const std::vector<Blob*>& bottom) {
+  const float* dy = top[0]->cpu_diff();
+  if (propagate_down[0]) Copy(top[0]->count(), dy, bottom[0]->mutable_cpu_diff());
+  const bool bias_is_param = bottom.size() == 1;
+  if (bias_is_param ? !param_propagate_down(0) : !propagate_down[1]) return;
+  // A param gradient accumulates; bottom 1's gradient is written.
+  float* db = (bias_is_param ? blobs_[0].get() : bottom[1])->mutable_cpu_diff();
+  if (!bias_is_param) Set(bias_dim_, 0.0f, db);
+  for (int64_t o = 0; o < outer_; ++o) {
+    for (int64_t d = 0; d < bias_dim_; ++d) {
+      const float* row = dy + (o * bias_dim_ + d) * inner_;
+      double sum = 0;
+      for (int64_t j = 0; j < inner_; ++j) sum += row[j];
+      db[d] += static_cast<float>(sum);
+    }
+  }
+}
+
+DEMI_REGISTER_LAYER(Bias);
+
+}  // namespace demi

@@ -1,0 +1,84 @@
+#include "demi/layers/concat_layer.hpp"
+
+#include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+void ConcatLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const ConcatParameter& param = layer_param_.concat_param();
+  DEMI_CHECK(!(param.has_axis() && param.has_concat_dim()), "Concat layer '", layer_param_.name(),
+             "' sets both concat_param.axis and the legacy concat_dim; ", "give only one");
+}
+
+void ConcatLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const std::string& name = layer_param_.name();
+  const ConcatParameter& param = layer_param_.concat_param();
+  const int num_axes = bottom[0]->num_axes();
+  // concat_dim is unsigned and counts from the front only.
+  const int64_t axis = param.has_concat_dim() ? static_cast<int64_t>(param.concat_dim())
+                                              : static_cast<int64_t>(param.axis());
+  DEMI_CHECK(axis >= (param.has_concat_dim() ? 0 : -num_axes) && axis < num_axes, "Concat layer '",
+             name, "': concat_param.", param.has_concat_dim() ? "concat_dim " : "axis ", axis,
+             " is out of range for bottom 0 of shape ", bottom[0]->shape_string());
+  axis_ = static_cast<int>(axis < 0 ? axis + num_axes : axis);
+  std::vector<int64_t> top_shape = bottom[0]->shape();
+  for (size_t i = 1; i < bottom.size(); ++i) {
+    bool match = bottom[i]->num_axes() == num_axes;
+    for (int j = 0; match && j < num_axes; ++j) {
+      match = j == axis_ || bottom[i]->shape(j) == top_shape[j];
+    }
+    DEMI_CHECK(match, "Concat layer '", name, "': bottom ", i, " of shape ",
+               bottom[i]->shape_string(), " does not match bottom 0 of shape ",
+               bottom[0]->shape_string(), " on the axes other than the concat axis ", axis_);
+    top_shape[axis_] += bottom[i]->shape(axis_);
+  }
+  for (const Blob* blob : bottom) {
+    DEMI_CHECK(blob != top[0], "Concat layer '", name, "' cannot run in place");
+  }
+  num_concats_ = bottom[0]->count(0, axis_);
+  inner_size_ = bottom[0]->count(axis_ + 1);
+  top[0]->Reshape(top_shape);
+  if (bottom.size() == 1) {
+    top[0]->ShareData(*bottom[0]);
+    top[0]->ShareDiff(*bottom[0]);
+  }
+}
+
+void ConcatLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (bottom.size() == 1) return;  // the top is a view of the bottom
+  float* y = top[0]->mutable_cpu_data();
+  const int64_t top_block = top[0]->shape(axis_) * inner_size_;
+  int64_t offset = 0;  // of this bottom's block within a top block
+  for (const Blob* blob : bottom) {
+    const float* x = blob->cpu_data();
+    const int64_t block = blob->shape(axis_) * inner_size_;
+    for (int64_t n = 0; n < num_concats_; ++n) {
+      Copy(block, x + n * block, y + n * top_block + offset);
+    }
+    offset += block;
+  }
+}
+
+void ConcatLayer::Backward_cpu(const std::vector<Blob*>& top,
+                               const std::vector<bool>& propagate_down,
+                               const std::vector<Blob*>& bottom) {
+  if (bottom.size() == 1) return;  // the bottom's diff is the top's
+  const float* dy = top[0]->cpu_diff();
+  const int64_t top_block = top[0]->shape(axis_) * inner_size_;
+  int64_t offset = 0;
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    const int64_t block = bottom[i]->shape(axis_) * inner_size_;
+    if (propagate_down[i]) {
+      float* dx = bottom[i]->mutable_cpu_diff();
+      for (int64_t n = 0; n < num_concats_; ++n) {
+        Copy(block, dy + n * top_block + offset, dx + n * block);
+      }
+    }
+    offset += block;
+  }
+}
+
+DEMI_REGISTER_LAYER(Concat);
+
+}  // namespace demi

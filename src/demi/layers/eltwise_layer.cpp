@@ -1,0 +1,115 @@
+#include "demi/layers/eltwise_layer.hpp"
+
+#include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+void EltwiseLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const EltwiseParameter& param = layer_param_.eltwise_param();
+  op_ = param.operation();
+  stable_prod_grad_ = param.stable_prod_grad();
+  DEMI_CHECK(param.coeff_size() == 0 || op_ == EltwiseParameter::SUM, "Eltwise layer '",
+             layer_param_.name(), "' takes coeff only for operation SUM");
+  DEMI_CHECK(param.coeff_size() == 0 || param.coeff_size() == static_cast<int>(bottom.size()),
+             "Eltwise layer '", layer_param_.name(), "' has ", param.coeff_size(),
+             " coeff values for ", bottom.size(), " bottoms; give one per bottom");
+  coeffs_.assign(bottom.size(), 1.0f);
+  for (int i = 0; i < param.coeff_size(); ++i) coeffs_[i] = param.coeff(i);
+  if (op_ == EltwiseParameter::MAX) {
+    RegisterBuffer("argmax", &argmax_, BufferLifetime::kSavedForBackward);
+  }
+}
+
+void EltwiseLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const std::string& name = layer_param_.name();
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    DEMI_CHECK(bottom[i]->shape() == bottom[0]->shape(), "Eltwise layer '", name, "': bottom ", i,
+               " has shape ", bottom[i]->shape_string(), " but bottom 0 has ",
+               bottom[0]->shape_string(), "; all bottoms must have one shape");
+    DEMI_CHECK(bottom[i] != top[0], "Eltwise layer '", name, "' cannot run in place");
+  }
+  top[0]->ReshapeLike(*bottom[0]);
+  if (op_ == EltwiseParameter::MAX) argmax_.ReshapeLike(*bottom[0]);
+}
+
+void EltwiseLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const int64_t count = top[0]->count();
+  float* y = top[0]->mutable_cpu_data();
+  switch (op_) {
+    case EltwiseParameter::PROD:
+      Mul(count, bottom[0]->cpu_data(), bottom[1]->cpu_data(), y);
+      for (size_t k = 2; k < bottom.size(); ++k) Mul(count, y, bottom[k]->cpu_data(), y);
+      break;
+    case EltwiseParameter::SUM:
+      Set(count, 0.0f, y);
+      for (size_t k = 0; k < bottom.size(); ++k) Axpy(count, coeffs_[k], bottom[k]->cpu_data(), y);
+      break;
+    case EltwiseParameter::MAX: {
+      float* argmax = argmax_.mutable_cpu_data();
+      const float* a = bottom[0]->cpu_data();
+      const float* b = bottom[1]->cpu_data();
+      for (int64_t i = 0; i < count; ++i) {
+        // Caffe's order: bottom 0 wins over bottom 1 only when strictly larger.
+        const bool first = a[i] > b[i];
+        y[i] = first ? a[i] : b[i];
+        argmax[i] = first ? 0.0f : 1.0f;
+      }
+      for (size_t k = 2; k < bottom.size(); ++k) {
+        const float* x = bottom[k]->cpu_data();
+        for (int64_t i = 0; i < count; ++i) {
+          if (x[i] > y[i]) {
+            y[i] = x[i];
+            argmax[i] = static_cast<float>(k);
+          }
+        }
+      }
+      break;
+    }
+  }
+}
+
+void EltwiseLayer::Backward_cpu(const std::vector<Blob*>& top,
+                                const std::vector<bool>& propagate_down,
+                                const std::vector<Blob*>& bottom) {
+  const int64_t count = top[0]->count();
+  const float* dy = top[0]->cpu_diff();
+  for (size_t k = 0; k < bottom.size(); ++k) {
+    if (!propagate_down[k]) continue;
+    float* dx = bottom[k]->mutable_cpu_diff();
+    switch (op_) {
+      case EltwiseParameter::PROD:
+        if (stable_prod_grad_) {
+          // Product of the other bottoms, so a zero in x_k does no harm.
+          bool started = false;
+          for (size_t j = 0; j < bottom.size(); ++j) {
+            if (j == k) continue;
+            if (started) {
+              Mul(count, dx, bottom[j]->cpu_data(), dx);
+            } else {
+              Copy(count, bottom[j]->cpu_data(), dx);
+              started = true;
+            }
+          }
+        } else {
+          Div(count, top[0]->cpu_data(), bottom[k]->cpu_data(), dx);
+        }
+        Mul(count, dx, dy, dx);
+        break;
+      case EltwiseParameter::SUM:
+        Copy(count, dy, dx);
+        if (coeffs_[k] != 1.0f) Scal(count, coeffs_[k], dx);
+        break;
+      case EltwiseParameter::MAX: {
+        const float* argmax = argmax_.cpu_data();
+        const float winner = static_cast<float>(k);
+        for (int64_t i = 0; i < count; ++i) dx[i] = argmax[i] == winner ? dy[i] : 0.0f;
+        break;
+      }
+    }
+  }
+}
+
+DEMI_REGISTER_LAYER(Eltwise);
+
+}  // namespace demi

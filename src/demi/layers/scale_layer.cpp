@@ -1,0 +1,149 @@
+#include "demi/layers/scale_layer.hpp"
+
+#include "demi/filler.hpp"
+#include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+namespace {
+
+/// Maps scale_param.axis to [0, num_axes) of `bottom`, or throws an Error
+/// naming the layer and the bottom's shape.
+int CanonicalAxis(const Blob& bottom, int axis, const std::string& layer) {
+  const int num_axes = bottom.num_axes();
+  DEMI_CHECK(axis >= -num_axes && axis < num_axes, "Scale layer '", layer, "': scale_param.axis ",
+             axis, " is out of range for bottom 0 of shape ", bottom.shape_string());
+  return axis < 0 ? axis + num_axes : axis;
+}
+
+}  // namespace
+
+void ScaleLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const ScaleParameter& param = layer_param_.scale_param();
+  const std::string& name = layer_param_.name();
+  const bool scale_is_param = bottom.size() == 1;
+  const size_t expected = (scale_is_param ? 1 : 0) + (param.bias_term() ? 1 : 0);
+  bias_index_ = param.bias_term() ? static_cast<int>(expected) - 1 : -1;
+  in_place_ = top[0] == bottom[0];
+  if (!blobs_.empty()) {
+    DEMI_CHECK(blobs_.size() == expected, "Scale layer '", name, "' has ", expected,
+               " param blobs (scale from ", scale_is_param ? "a param" : "bottom 1",
+               param.bias_term() ? ", a bias" : ", no bias", "), but was given ", blobs_.size());
+  } else {
+    std::vector<int64_t> shape;
+    if (scale_is_param) {
+      const int axis = CanonicalAxis(*bottom[0], param.axis(), name);
+      const int num_axes = param.num_axes();
+      DEMI_CHECK(num_axes >= -1, "Scale layer '", name, "': scale_param.num_axes ", num_axes,
+                 " must be >= 0, or -1 for all axes from `axis` on");
+      const int end = num_axes == -1 ? bottom[0]->num_axes() : axis + num_axes;
+      DEMI_CHECK(end <= bottom[0]->num_axes(), "Scale layer '", name, "': axis ", param.axis(),
+                 " + num_axes ", num_axes, " reaches past the end of bottom 0 of shape ",
+                 bottom[0]->shape_string());
+      shape.assign(bottom[0]->shape().begin() + axis, bottom[0]->shape().begin() + end);
+      blobs_.push_back(std::make_shared<Blob>(shape));
+      FillerParameter unit;
+      unit.set_type("constant");
+      unit.set_value(1.0f);
+      GetFiller(param.has_filler() ? param.filler() : unit)->Fill(blobs_[0].get(), rng());
+    } else {
+      shape = bottom[1]->shape();
+    }
+    if (param.bias_term()) {
+      blobs_.push_back(std::make_shared<Blob>(shape));
+      GetFiller(param.bias_filler())->Fill(blobs_.back().get(), rng());
+    }
+  }
+  param_propagate_down_.assign(blobs_.size(), true);
+  if (in_place_) RegisterBuffer("input", &input_, BufferLifetime::kSavedForBackward);
+}
+
+void ScaleLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const std::string& name = layer_param_.name();
+  const Blob& scale = bottom.size() == 2 ? *bottom[1] : *blobs_[0];
+  // A scalar scale applies from axis 0, whatever scale_param.axis says.
+  const int axis = scale.num_axes() == 0
+                       ? 0
+                       : CanonicalAxis(*bottom[0], layer_param_.scale_param().axis(), name);
+  bool match = axis + scale.num_axes() <= bottom[0]->num_axes();
+  for (int i = 0; match && i < scale.num_axes(); ++i) {
+    match = bottom[0]->shape(axis + i) == scale.shape(i);
+  }
+  DEMI_CHECK(match, "Scale layer '", name, "': scale of shape ", scale.shape_string(),
+             bottom.size() == 2 ? " (bottom 1)" : " (param)", " does not match bottom 0 of shape ",
+             bottom[0]->shape_string(), " from axis ", axis);
+  if (bias_index_ >= 0) {
+    const Blob& bias = *blobs_[bias_index_];
+    DEMI_CHECK(bias.shape() == scale.shape(), "Scale layer '", name, "': bias of shape ",
+               bias.shape_string(), " differs from scale of shape ", scale.shape_string());
+  }
+  outer_ = bottom[0]->count(0, axis);
+  scale_dim_ = scale.count();
+  inner_ = bottom[0]->count(axis + scale.num_axes());
+  top[0]->ReshapeLike(*bottom[0]);
+  if (in_place_) input_.ReshapeLike(*bottom[0]);
+}
+
+void ScaleLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const float* x = bottom[0]->cpu_data();
+  if (in_place_) {
+    // y overwrites x, and Backward needs x for ds.
+    Copy(bottom[0]->count(), x, input_.mutable_cpu_data());
+  }
+  const float* s = (bottom.size() == 2 ? bottom[1] : blobs_[0].get())->cpu_data();
+  const float* b = bias_index_ >= 0 ? blobs_[bias_index_]->cpu_data() : nullptr;
+  float* y = top[0]->mutable_cpu_data();
+  for (int64_t o = 0; o < outer_; ++o) {
+    for (int64_t d = 0; d < scale_dim_; ++d) {
+      const int64_t at = (o * scale_dim_ + d) * inner_;
+      const float shift = b ? b[d] : 0.0f;
+      for (int64_t j = 0; j < inner_; ++j) y[at + j] = x[at + j] * s[d] + shift;
+    }
+  }
+}
+
+void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
+                              const std::vector<bool>& propagate_down,
+                              const std::vector<Blob*>& bottom) {
+  const float* dy = top[0]->cpu_diff();
+  const bool scale_is_param = bottom.size() == 1;
+  if (bias_index_ >= 0 && param_propagate_down(bias_index_)) {
+    float* db = blobs_[bias_index_]->mutable_cpu_diff();
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (int64_t d = 0; d < scale_dim_; ++d) {
+        const float* row = dy + (o * scale_dim_ + d) * inner_;
+        double sum = 0;
+        for (int64_t j = 0; j < inner_; ++j) sum += row[j];
+        db[d] += static_cast<float>(sum);
+      }
+    }
+  }
+  if (scale_is_param ? param_propagate_down(0) : propagate_down[1]) {
+    // Before dx: in place, dx overwrites dy. A param gradient accumulates;
+    // bottom 1's gradient is written.
+    const float* x = in_place_ ? input_.cpu_data() : bottom[0]->cpu_data();
+    float* ds = (scale_is_param ? blobs_[0].get() : bottom[1])->mutable_cpu_diff();
+    if (!scale_is_param) Set(scale_dim_, 0.0f, ds);
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (int64_t d = 0; d < scale_dim_; ++d) {
+        const int64_t at = (o * scale_dim_ + d) * inner_;
+        ds[d] += static_cast<float>(Dot(inner_, dy + at, x + at));
+      }
+    }
+  }
+  if (propagate_down[0]) {
+    const float* s = (scale_is_param ? blobs_[0].get() : bottom[1])->cpu_data();
+    float* dx = bottom[0]->mutable_cpu_diff();
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (int64_t d = 0; d < scale_dim_; ++d) {
+        const int64_t at = (o * scale_dim_ + d) * inner_;
+        for (int64_t j = 0; j < inner_; ++j) dx[at + j] = dy[at + j] * s[d];
+      }
+    }
+  }
+}
+
+DEMI_REGISTER_LAYER(Scale);
+
+}  // namespace demi

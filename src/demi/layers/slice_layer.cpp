@@ -1,0 +1,97 @@
+#include "demi/layers/slice_layer.hpp"
+
+#include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+void SliceLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const SliceParameter& param = layer_param_.slice_param();
+  DEMI_CHECK(!(param.has_axis() && param.has_slice_dim()), "Slice layer '", layer_param_.name(),
+             "' sets both slice_param.axis and the legacy slice_dim; give only one");
+  DEMI_CHECK(
+      param.slice_point_size() == 0 || param.slice_point_size() == static_cast<int>(top.size()) - 1,
+      "Slice layer '", layer_param_.name(), "' has ", param.slice_point_size(),
+      " slice_point values for ", top.size(), " tops; it needs ", top.size() - 1);
+}
+
+void SliceLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const std::string& name = layer_param_.name();
+  const SliceParameter& param = layer_param_.slice_param();
+  const int num_axes = bottom[0]->num_axes();
+  // slice_dim is unsigned and counts from the front only.
+  const int64_t axis = param.has_slice_dim() ? static_cast<int64_t>(param.slice_dim())
+                                             : static_cast<int64_t>(param.axis());
+  DEMI_CHECK(axis >= (param.has_slice_dim() ? 0 : -num_axes) && axis < num_axes, "Slice layer '",
+             name, "': slice_param.", param.has_slice_dim() ? "slice_dim " : "axis ", axis,
+             " is out of range for bottom shape ", bottom[0]->shape_string());
+  axis_ = static_cast<int>(axis < 0 ? axis + num_axes : axis);
+  for (const Blob* blob : top) {
+    DEMI_CHECK(blob != bottom[0], "Slice layer '", name, "' cannot run in place");
+  }
+  const int64_t dim = bottom[0]->shape(axis_);
+  const int64_t num_tops = static_cast<int64_t>(top.size());
+  num_slices_ = bottom[0]->count(0, axis_);
+  inner_size_ = bottom[0]->count(axis_ + 1);
+  std::vector<int64_t> top_shape = bottom[0]->shape();
+  if (param.slice_point_size() == 0) {
+    DEMI_CHECK(dim % num_tops == 0, "Slice layer '", name, "': ", num_tops,
+               " tops do not evenly divide axis ", axis_, " of bottom shape ",
+               bottom[0]->shape_string(), "; give slice_point");
+    top_shape[axis_] = dim / num_tops;
+    for (Blob* blob : top) blob->Reshape(top_shape);
+  } else {
+    int64_t previous = 0;
+    for (int i = 0; i <= param.slice_point_size(); ++i) {
+      const bool last = i == param.slice_point_size();
+      const int64_t point = last ? dim : static_cast<int64_t>(param.slice_point(i));
+      DEMI_CHECK(last || (point > previous && point <= dim), "Slice layer '", name,
+                 "': slice_point ", i, " = ", point, " must exceed the previous cut ", previous,
+                 " and not pass ", dim, ", the size of axis ", axis_, " of bottom shape ",
+                 bottom[0]->shape_string());
+      top_shape[axis_] = point - previous;
+      top[i]->Reshape(top_shape);
+      previous = point;
+    }
+  }
+  if (top.size() == 1) {
+    top[0]->ShareData(*bottom[0]);
+    top[0]->ShareDiff(*bottom[0]);
+  }
+}
+
+void SliceLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (top.size() == 1) return;  // the top is a view of the bottom
+  const float* x = bottom[0]->cpu_data();
+  const int64_t bottom_block = bottom[0]->shape(axis_) * inner_size_;
+  int64_t offset = 0;  // of this top's block within a bottom block
+  for (Blob* blob : top) {
+    float* y = blob->mutable_cpu_data();
+    const int64_t block = blob->shape(axis_) * inner_size_;
+    for (int64_t n = 0; n < num_slices_; ++n) {
+      Copy(block, x + n * bottom_block + offset, y + n * block);
+    }
+    offset += block;
+  }
+}
+
+void SliceLayer::Backward_cpu(const std::vector<Blob*>& top,
+                              const std::vector<bool>& propagate_down,
+                              const std::vector<Blob*>& bottom) {
+  if (!propagate_down[0] || top.size() == 1) return;  // one top: the diff is shared
+  float* dx = bottom[0]->mutable_cpu_diff();
+  const int64_t bottom_block = bottom[0]->shape(axis_) * inner_size_;
+  int64_t offset = 0;
+  for (const Blob* blob : top) {
+    const float* dy = blob->cpu_diff();
+    const int64_t block = blob->shape(axis_) * inner_size_;
+    for (int64_t n = 0; n < num_slices_; ++n) {
+      Copy(block, dy + n * block, dx + n * bottom_block + offset);
+    }
+    offset += block;
+  }
+}
+
+DEMI_REGISTER_LAYER(Slice);
+
+}  // namespace demi
