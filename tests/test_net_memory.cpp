@@ -2,6 +2,8 @@
 // memory.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "demi/net.hpp"
 #include "test_util.hpp"
 
@@ -142,6 +144,85 @@ TEST(NetMemoryTest, TwoNetsShareOneArena) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(Train(train.get(), 1), Train(reference.get(), 1));
     EXPECT_EQ(test->Forward(), reference_test->Forward());
+  }
+}
+
+}  // namespace
+}  // namespace demi
+
+namespace demi {
+namespace {
+
+// ResNet's conv -> BatchNorm -> Scale chain, in place. A smooth Sigmoid
+// stands in for the ReLU so finite differences do not straddle kinks.
+const char* kBatchNormBlock = R"(
+  force_backward: true
+  layer { name: "in" type: "Input" top: "x" top: "target"
+          input_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } shape { dim: 2 dim: 3 } } }
+  layer { name: "conv" type: "Convolution" bottom: "x" top: "c"
+          convolution_param { num_output: 4 kernel_size: 3 pad: 1 bias_term: false
+                              weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "bn" type: "BatchNorm" bottom: "c" top: "c" }
+  layer { name: "scale" type: "Scale" bottom: "c" top: "c"
+          scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 }
+                        bias_filler { type: "uniform" min: -0.2 max: 0.2 } } }
+  layer { name: "sigmoid" type: "Sigmoid" bottom: "c" top: "c" }
+  layer { name: "ip" type: "InnerProduct" bottom: "c" top: "y"
+          inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "loss" type: "EuclideanLoss" bottom: "y" bottom: "target" top: "loss" }
+)";
+
+TEST(LeanBuffersTest, InPlaceScaleReadsBatchNormsSavedOutput) {
+  auto net = MakeNet(kBatchNormBlock, ARENA, TRAIN);
+  const Layer& bn = *net->layer_by_name("bn");
+  const Layer& scale = *net->layer_by_name("scale");
+  ASSERT_EQ(bn.buffers().size(), 3u);  // mean (scratch), inv_std, x_norm
+  const Blob* x_norm = nullptr;
+  for (const LayerBuffer& buffer : bn.buffers()) {
+    if (buffer.name == "x_norm") x_norm = buffer.blob;
+  }
+  ASSERT_NE(x_norm, nullptr);
+  ASSERT_EQ(scale.buffers().size(), 1u);
+  EXPECT_EQ(scale.buffers()[0].blob->data(), x_norm->data());  // one memory, not two copies
+  EXPECT_FALSE(scale.BackwardReadsBottomData(0));
+  EXPECT_FALSE(bn.BackwardReadsTopData(0));
+}
+
+TEST(LeanBuffersTest, SharedBufferGivesTheTrueGradient) {
+  // Finite differences through the whole block, input and conv weights.
+  auto net = MakeNet(kBatchNormBlock, ARENA, TRAIN);
+  FillGaussian(net->input_blobs()[0], 21);
+  FillGaussian(net->input_blobs()[1], 22);
+  net->ClearParamDiffs();
+  net->ForwardBackward();
+  Blob* x = net->input_blobs()[0];
+  Blob* w = net->layer_by_name("conv")->blobs()[0].get();
+  for (Blob* blob : {x, w}) {
+    const std::vector<float> analytic = DiffOf(*blob);
+    for (int64_t i = 0; i < blob->count(); i += 5) {
+      const float original = blob->cpu_data()[i];
+      const float h = 1e-2f;
+      blob->mutable_cpu_data()[i] = original + h;
+      const double plus = net->Forward();
+      blob->mutable_cpu_data()[i] = original - h;
+      const double minus = net->Forward();
+      blob->mutable_cpu_data()[i] = original;
+      const double numeric = (plus - minus) / (2 * h);
+      EXPECT_NEAR(analytic[i], numeric, 2e-3 * std::max(1.0, std::fabs(numeric))) << "element " << i;
+    }
+  }
+}
+
+TEST(LeanBuffersTest, PlannedBlockTrainsBitIdenticalToNone) {
+  auto none = MakeNet(kBatchNormBlock, NONE, TRAIN);
+  auto planned = MakeNet(kBatchNormBlock, ARENA, TRAIN);
+  for (Net* net : {none.get(), planned.get()}) {
+    FillGaussian(net->input_blobs()[0], 31);
+    FillGaussian(net->input_blobs()[1], 32);
+  }
+  EXPECT_EQ(Train(planned.get(), 4), Train(none.get(), 4));
+  for (size_t p = 0; p < none->params().size(); ++p) {
+    EXPECT_EQ(DataOf(*planned->params()[p]), DataOf(*none->params()[p])) << "param " << p;
   }
 }
 

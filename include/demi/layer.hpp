@@ -94,6 +94,13 @@ class Layer {
   /// Whether Backward reads top `index`'s data.
   virtual bool BackwardReadsTopData(int top_index) const { return true; }
   const std::vector<LayerBuffer>& buffers() const { return buffers_; }
+  /// A buffer holding a copy of this layer's top 0 as Forward wrote it, saved
+  /// for Backward (BatchNorm's normalized output when in place), or nullptr.
+  virtual Blob* SavedOutputCopy() { return nullptr; }
+  /// Offers a saved copy of this layer's bottom 0 (the previous in-place
+  /// layer's SavedOutputCopy) so the layer can read it in Backward instead of
+  /// keeping its own copy; returns whether it took it. The net links them.
+  virtual bool ShareSavedInput(Blob* saved) { return false; }
 
   void set_context(const Context& context) { context_ = context; }
   const Context& context() const { return context_; }

@@ -23,7 +23,7 @@ namespace demi {
 /// layers and connect their blobs (in-place layers reuse their bottom) →
 /// backward analysis (which layers and blobs need gradients, which
 /// contribute to the loss) → collect params (sharing by name, with shape
-/// checks).
+/// checks) → link saved buffers of consecutive in-place layers → plan memory.
 class Net {
  public:
   /// `arena`: where planned tensors live; nets that never run at the same
@@ -124,6 +124,9 @@ class Net {
   void AppendParams();
   void AppendParam(const LayerParameter& layer_param, int layer_id, int param_id);
   void CollectOutputs();
+  /// Lets an in-place layer read the previous in-place layer's saved copy of
+  /// their shared blob instead of keeping its own (BatchNorm then Scale).
+  void LinkSavedBuffers();
   /// Plans activations, gradients and layer buffers into the arena (unless
   /// the strategy is NONE) when their sizes differ from the last plan.
   void PlanMemory();

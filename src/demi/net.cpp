@@ -58,6 +58,7 @@ void Net::Init(const NetParameter& in_param) {
   AnalyzeBackward(param);
   AppendParams();
   CollectOutputs();
+  LinkSavedBuffers();
   strategy_ = param.memory_optimization();
   keep_blobs_.insert(param.keep_blob().begin(), param.keep_blob().end());
   if (!arena_) arena_ = std::make_shared<Arena>();
@@ -354,6 +355,23 @@ void Net::CollectOutputs() {
     LOG(INFO) << "This network produces output " << name;
     net_output_blobs_.push_back(blobs_[blob_id].get());
     net_output_blob_indices_.push_back(blob_id);
+  }
+}
+
+void Net::LinkSavedBuffers() {
+  for (size_t i = 0; i + 1 < layers_.size(); ++i) {
+    Blob* saved = layers_[i]->SavedOutputCopy();
+    if (saved == nullptr) continue;
+    const auto& tops = top_vecs_[i];
+    const auto& next_bottoms = bottom_vecs_[i + 1];
+    const auto& next_tops = top_vecs_[i + 1];
+    // The next layer reads this layer's output in place: its bottom 0 still
+    // holds exactly what `saved` copied.
+    const bool in_place_chain = !tops.empty() && !next_bottoms.empty() && !next_tops.empty() &&
+                                next_bottoms[0] == tops[0] && next_tops[0] == tops[0];
+    if (in_place_chain && layers_[i + 1]->ShareSavedInput(saved)) {
+      VLOG(1) << layer_names_[i + 1] << " reads the saved output of " << layer_names_[i];
+    }
   }
 }
 

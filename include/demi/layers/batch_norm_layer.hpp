@@ -29,10 +29,12 @@ namespace demi {
 ///   dx = (dy - mean(dy) - y mean(dy y)) / sqrt(var + eps),
 /// means over the channel's m values; with global statistics
 ///   dx = dy / sqrt(var + eps).
-/// The per-channel 1 / sqrt(var + eps) is kept (saved for backward). Backward
-/// reads the top's data (y) and not the bottom's; in place, where a later
-/// in-place layer may overwrite y, Forward keeps a copy of y (saved for
-/// backward) and Backward reads that. The per-channel mean is scratch.
+/// The per-channel 1 / sqrt(var + eps) is kept (saved for backward). With
+/// batch statistics Backward reads the top's data (y) and not the bottom's;
+/// in place, where a later in-place layer may overwrite y, Forward keeps a
+/// copy of y (saved for backward, and offered to a following in-place Scale
+/// as its saved input) and Backward reads that. With global statistics it
+/// reads no data. The per-channel mean is scratch.
 class BatchNormLayer : public Layer {
  public:
   explicit BatchNormLayer(const LayerParameter& param);
@@ -42,7 +44,9 @@ class BatchNormLayer : public Layer {
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }
-  bool BackwardReadsTopData(int) const override { return true; }
+  /// Only with batch statistics, and not in place (where it reads its copy).
+  bool BackwardReadsTopData(int) const override { return !use_global_stats_ && !in_place_; }
+  Blob* SavedOutputCopy() override { return keeps_x_norm() ? &x_norm_ : nullptr; }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

@@ -24,7 +24,8 @@ namespace demi {
 /// Backward: dx = dy * s, ds = the sum of dy * x over the broadcast axes,
 /// db = the sum of dy. It reads the bottoms' data (x for ds, bottom 1 for dx)
 /// and not the top's; in place, where y has overwritten x, Forward keeps a
-/// copy of x (saved for backward) and Backward reads that.
+/// copy of x (saved for backward) and Backward reads that — or, after an
+/// in-place BatchNorm, reads BatchNorm's saved output, which is x.
 class ScaleLayer : public Layer {
  public:
   using Layer::Layer;
@@ -34,8 +35,12 @@ class ScaleLayer : public Layer {
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
-  bool BackwardReadsBottomData(int) const override { return true; }
+  /// x for ds (from the saved copy when in place) and bottom 1 for dx.
+  bool BackwardReadsBottomData(int index) const override { return index == 1 || !in_place_; }
   bool BackwardReadsTopData(int) const override { return false; }
+  /// In place after an in-place BatchNorm, x is BatchNorm's saved output:
+  /// Scale reads that copy instead of keeping its own.
+  bool ShareSavedInput(Blob* saved) override;
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -49,6 +54,7 @@ class ScaleLayer : public Layer {
   int64_t scale_dim_ = 0;  ///< count of s
   int64_t inner_ = 0;      ///< product of bottom 0's axes after s's
   Blob input_;             ///< in place only: copy of x, saved for backward
+  bool input_shared_ = false;  ///< input_ is a view of the previous layer's saved output
 };
 
 }  // namespace demi

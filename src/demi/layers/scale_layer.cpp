@@ -85,9 +85,16 @@ void ScaleLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blo
   if (in_place_) input_.ReshapeLike(*bottom[0]);
 }
 
+bool ScaleLayer::ShareSavedInput(Blob* saved) {
+  if (!in_place_ || saved->count() != input_.count()) return false;
+  input_.ShareData(*saved);
+  input_shared_ = true;
+  return true;
+}
+
 void ScaleLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const float* x = bottom[0]->cpu_data();
-  if (in_place_) {
+  if (in_place_ && !input_shared_) {
     // y overwrites x, and Backward needs x for ds.
     Copy(bottom[0]->count(), x, input_.mutable_cpu_data());
   }
