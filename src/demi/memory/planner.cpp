@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <random>
 
 #include "demi/common.hpp"
 
@@ -15,7 +16,8 @@ bool LiveTogether(const TensorRequest& a, const TensorRequest& b) {
 }
 
 /// Orders in which the greedy arena places tensors. Which one packs best
-/// depends on the graph, so the planner tries each and keeps the smallest.
+/// depends on the graph, so the planner tries each, keeps the smallest, and
+/// then improves that order by local search.
 enum class PlacementOrder { kSize, kSizeTimesSpan, kSpan, kFirstUse };
 
 /// Larger keys first; ties go to the longer-lived, then the earlier tensor.
@@ -102,12 +104,12 @@ Plan SlotsPlan(const Problem& problem) {
 /// already placed tensors that are live at the same time as it and that it
 /// fits in — the smallest such gap (best fit) or the lowest (first fit) — or
 /// goes above all of them.
-Plan GreedyArenaPlan(const Problem& problem, PlacementOrder order_by, bool best_fit) {
+Plan GreedyArenaPlan(const Problem& problem, const std::vector<size_t>& order, bool best_fit) {
   Plan plan;
   plan.strategy = PlanStrategy::kArena;
   plan.offsets.assign(problem.tensors.size(), 0);
   std::vector<size_t> placed;
-  for (size_t t : OrderTensors(problem, order_by)) {
+  for (size_t t : order) {
     const TensorRequest& tensor = problem.tensors[t];
     const size_t bytes = AlignedBytes(tensor.bytes);
     // Byte ranges taken, during this tensor's life, by placed tensors.
@@ -137,6 +139,31 @@ Plan GreedyArenaPlan(const Problem& problem, PlacementOrder order_by, bool best_
     placed.push_back(t);
   }
   return plan;
+}
+
+/// Local search over placement orders: swap two tensors in the order and
+/// keep the swap when the greedy plan gets no larger. Stops at the lower
+/// bound or after a budget of evaluations that shrinks with the problem's
+/// size (each evaluation costs about n^2). Deterministic.
+Plan ImproveBySwaps(const Problem& problem, std::vector<size_t> order, bool best_fit,
+                    size_t bound, Plan best) {
+  const size_t n = order.size();
+  if (n < 2) return best;
+  const size_t budget = std::clamp<size_t>(2000000 / (n * n), 8, 200);
+  std::mt19937 rng(12345);
+  std::uniform_int_distribution<size_t> pick(0, n - 1);
+  for (size_t round = 0; round < budget && best.arena_bytes > bound; ++round) {
+    const size_t i = pick(rng), j = pick(rng);
+    if (i == j) continue;
+    std::swap(order[i], order[j]);
+    Plan candidate = GreedyArenaPlan(problem, order, best_fit);
+    if (candidate.arena_bytes <= best.arena_bytes) {
+      best = std::move(candidate);
+    } else {
+      std::swap(order[i], order[j]);
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -186,14 +213,27 @@ Plan SolvePlan(const Problem& problem, PlanStrategy strategy) {
     case PlanStrategy::kArena: {
       // The best of several greedy orders and fits, and of SLOTS (a valid
       // arena plan too), so ARENA is never worse than SLOTS.
-      plan = SlotsPlan(problem);
-      for (PlacementOrder order : {PlacementOrder::kSize, PlacementOrder::kSizeTimesSpan,
-                                   PlacementOrder::kSpan, PlacementOrder::kFirstUse}) {
+      const size_t bound = LowerBoundBytes(problem);
+      std::vector<size_t> best_order;
+      bool best_fit_of_best = true;
+      for (PlacementOrder order_by : {PlacementOrder::kSize, PlacementOrder::kSizeTimesSpan,
+                                      PlacementOrder::kSpan, PlacementOrder::kFirstUse}) {
+        const std::vector<size_t> order = OrderTensors(problem, order_by);
         for (bool best_fit : {true, false}) {
           Plan candidate = GreedyArenaPlan(problem, order, best_fit);
-          if (candidate.arena_bytes < plan.arena_bytes) plan = candidate;
+          if (best_order.empty() || candidate.arena_bytes < plan.arena_bytes) {
+            plan = std::move(candidate);
+            best_order = order;
+            best_fit_of_best = best_fit;
+          }
         }
       }
+      if (plan.arena_bytes > bound) {
+        plan = ImproveBySwaps(problem, std::move(best_order), best_fit_of_best, bound, plan);
+      }
+      // SLOTS is a valid arena plan too: ARENA is never worse than SLOTS.
+      Plan slots = SlotsPlan(problem);
+      if (slots.arena_bytes < plan.arena_bytes) plan = std::move(slots);
       plan.strategy = PlanStrategy::kArena;
       break;
     }
