@@ -2,6 +2,7 @@
 
 #include "demi/common.hpp"
 #include "demi/util/io.hpp"
+#include "demi/util/upgrade_v1.hpp"
 
 namespace demi {
 
@@ -47,6 +48,11 @@ void UpgradeNetInput(NetParameter* param) {
 
 bool UpgradeNetAsNeeded(const std::string& source, NetParameter* param) {
   bool changed = false;
+  if (NetNeedsV1Upgrade(*param)) {
+    LOG(INFO) << source << ": upgrading legacy V1 layers to the current format";
+    UpgradeV1Net(*param, param);
+    changed = true;
+  }
   if (NetNeedsInputUpgrade(*param)) {
     LOG(INFO) << source << ": moving legacy top-level inputs into an Input layer";
     UpgradeNetInput(param);

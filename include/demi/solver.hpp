@@ -1,0 +1,154 @@
+#ifndef DEMI_SOLVER_HPP_
+#define DEMI_SOLVER_HPP_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "demi/blob.hpp"
+#include "demi/common.hpp"
+#include "demi/net.hpp"
+#include "demi/proto/demi.pb.h"
+#include "demi/solver_param.hpp"
+#include "demi/util/signal.hpp"
+
+namespace demi {
+
+/// @brief Trains a net: the loop, testing, display, snapshots, signals,
+/// gradient accumulation (iter_size), clipping, regularization and learning
+/// rate policies live here; subclasses (solvers/*.hpp) only turn a param's
+/// regularized gradient into the step that Net::Update subtracts.
+///
+/// One iteration: clear param diffs; test if due; iter_size times
+/// ForwardBackward; divide the diffs by iter_size; clip them to a global L2
+/// norm of clip_gradients (after the division, unlike Caffe, so that
+/// iter_size k at batch b matches batch k * b); add weight decay (L2:
+/// wd * decay_mult * w; L1: wd * decay_mult * sign(w)); ComputeUpdateValue
+/// (param, lr); Net::Update (data -= diff); poll for signals; snapshot if
+/// due.
+///
+/// A NaN or infinite loss stops training with an Error naming the iteration.
+/// With debug_info the forward pass runs layer by layer and the Error also
+/// names the first layer whose top held a non-finite value.
+///
+/// Test nets share the train net's params (ShareTrainedLayersWith) and its
+/// memory arena. Snapshots write `<prefix>_iter_<N>.caffemodel` (the train
+/// net with its params, BatchNorm statistics included) and
+/// `<prefix>_iter_<N>.solverstate` (iteration, lr step, the model's path,
+/// history blobs, and the text state of every layer's random engine: the
+/// train net's layers in order, then each test net's), each written to a
+/// temporary file and renamed. Restoring both makes a resumed run
+/// bit-identical to an uninterrupted one.
+class Solver {
+ public:
+  /// Hooks into the loop (replication uses them to all-reduce gradients).
+  class Callback {
+   public:
+    virtual ~Callback() = default;
+    /// Before the forward passes of an iteration.
+    virtual void OnStart() {}
+    /// After the backward passes, before the update.
+    virtual void OnGradientsReady() {}
+  };
+
+  virtual ~Solver() = default;
+  Solver(const Solver&) = delete;
+  Solver& operator=(const Solver&) = delete;
+
+  /// Trains until max_iter (resuming from `resume_file`, a .solverstate, if
+  /// given), snapshots if snapshot_after_train, then shows and tests the
+  /// final state as Caffe does.
+  void Solve(const std::string& resume_file = "");
+  /// Runs `iters` iterations, or fewer if a stop is requested.
+  void Step(int iters);
+  /// Runs every test net; returns each net's mean outputs (Test's result).
+  std::vector<std::vector<float>> TestAll();
+  /// Runs test net `test_net_id` for its test_iter batches and logs the mean
+  /// of every output element; returns those means (empty if interrupted).
+  std::vector<float> Test(int test_net_id);
+  /// Writes the .caffemodel and .solverstate of the current iteration.
+  void Snapshot();
+  /// Loads a .solverstate and the .caffemodel it names.
+  void Restore(const std::string& state_file);
+  /// Copies params by layer name from .caffemodel files into the train and
+  /// test nets (`paths` is a comma-separated list, applied in order).
+  void CopyWeights(const std::string& paths);
+
+  /// Where the solver gets stop and snapshot requests (signals); polled once
+  /// per iteration and per test batch.
+  void SetActionFunction(std::function<SolverAction()> function) {
+    action_function_ = std::move(function);
+  }
+  void AddCallback(Callback* callback) { callbacks_.push_back(callback); }
+
+  /// The snapshot file name for the current iteration and `extension`.
+  std::string SnapshotFilename(const std::string& extension) const;
+
+  virtual const char* type() const = 0;
+  const SolverParameter& param() const { return param_; }
+  const Context& context() const { return context_; }
+  Net& net() { return *net_; }
+  const Net& net() const { return *net_; }
+  const std::vector<std::unique_ptr<Net>>& test_nets() const { return test_nets_; }
+  int iter() const { return iter_; }
+  float smoothed_loss() const { return smoothed_loss_; }
+  bool requested_early_exit() const { return requested_early_exit_; }
+  /// History blobs: set s of param p at s * learnable_params().size() + p.
+  const std::vector<std::shared_ptr<Blob>>& history() const { return history_; }
+
+ protected:
+  /// Builds the train and test nets. `history_sets`: how many history blobs
+  /// the update rule keeps per learnable param (momentum; Adam's two moments).
+  Solver(const SolverParameter& param, const Context& context, int history_sets);
+
+  /// Replaces the diff of learnable param `param_id` (already averaged,
+  /// clipped and regularized) with the step to subtract, at learning rate
+  /// `rate` (before the param's lr_mult).
+  virtual void ComputeUpdateValue(int param_id, float rate) = 0;
+
+  Blob& history(int set, int param_id);
+  Blob& learnable_param(int param_id) { return *net_->learnable_params()[param_id]; }
+  /// rate * the param's lr_mult.
+  float LocalRate(int param_id, float rate) const { return rate * net_->params_lr()[param_id]; }
+
+  SolverParameter param_;
+
+ private:
+  void InitTrainNet();
+  void InitTestNets();
+  void CheckSnapshotPrefix() const;
+  /// Runs iter_size forward-backward passes; returns their mean loss.
+  float ForwardBackwardAll();
+  float CheckedForwardBackward();
+  void ApplyUpdate();
+  void Normalize(int param_id);
+  void ClipGradients();
+  void Regularize(int param_id);
+  void UpdateSmoothedLoss(float loss, int start_iter);
+  void DisplayTrainOutputs();
+  void DisplayProgress();
+  SolverAction RequestedAction();
+  void SnapshotSolverState(const std::string& model_filename);
+  std::vector<RandomEngine*> RandomEngines();
+
+  Context context_;
+  int history_sets_;
+  std::unique_ptr<Net> net_;
+  std::vector<std::unique_ptr<Net>> test_nets_;
+  std::vector<std::shared_ptr<Blob>> history_;
+  int iter_ = 0;
+  int current_step_ = 0;
+  std::vector<float> losses_;
+  float smoothed_loss_ = 0;
+  bool requested_early_exit_ = false;
+  std::function<SolverAction()> action_function_;
+  std::vector<Callback*> callbacks_;
+  std::chrono::steady_clock::time_point display_start_;
+  int display_start_iter_ = 0;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_SOLVER_HPP_

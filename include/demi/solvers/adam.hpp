@@ -1,0 +1,24 @@
+#ifndef DEMI_SOLVERS_ADAM_HPP_
+#define DEMI_SOLVERS_ADAM_HPP_
+
+#include "demi/solver.hpp"
+
+namespace demi {
+
+/// @brief Adam (Kingma and Ba, 2014) with Caffe's bias correction, beta1 =
+/// momentum, beta2 = momentum2, eps = delta, t = iteration + 1:
+///   m <- beta1 * m + (1 - beta1) * g;   v <- beta2 * v + (1 - beta2) * g^2
+///   w <- w - lr * sqrt(1 - beta2^t) / (1 - beta1^t) * m / (sqrt(v) + eps)
+/// History: m (set 0) and v (set 1). beta1 and beta2 in [0, 1).
+class AdamSolver : public Solver {
+ public:
+  explicit AdamSolver(const SolverParameter& param, const Context& context = Context());
+  const char* type() const override { return "Adam"; }
+
+ protected:
+  void ComputeUpdateValue(int param_id, float rate) override;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_SOLVERS_ADAM_HPP_

@@ -1,0 +1,625 @@
+#include "demi/solver.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <random>
+#include <sstream>
+
+#include "demi/util/cli.hpp"
+#include "demi/util/io.hpp"
+#include "demi/util/math.hpp"
+#include "demi/util/upgrade_proto.hpp"
+
+namespace demi {
+
+namespace {
+
+/// Reads a .caffemodel (legacy formats are upgraded on the way in).
+NetParameter ReadWeights(const std::string& path) {
+  NetParameter param;
+  ReadNetParamsFromBinaryFile(path, &param);
+  return param;
+}
+
+/// A seed for the nets' random streams: random_seed when given, else one
+/// from the clock and the system's entropy source.
+uint32_t ChooseSeed(const SolverParameter& param) {
+  if (param.random_seed() >= 0) return static_cast<uint32_t>(param.random_seed());
+  std::random_device entropy;
+  const auto ticks = std::chrono::high_resolution_clock::now().time_since_epoch().count();
+  return entropy() ^ static_cast<uint32_t>(ticks) ^ static_cast<uint32_t>(ticks >> 32);
+}
+
+/// A seed for test net `index`, distinct from the train net's, so that a
+/// test net's data layers do not replay the train net's random draws.
+uint32_t TestNetSeed(uint32_t seed, int index) {
+  std::seed_seq seq{seed, static_cast<uint32_t>(index) + 1u, 0x74657374u};
+  uint32_t derived = 0;
+  seq.generate(&derived, &derived + 1);
+  return derived;
+}
+
+/// "1h02m03s", "4m05s" or "6.7s".
+std::string FormatDuration(double seconds) {
+  std::ostringstream out;
+  if (!std::isfinite(seconds) || seconds < 0) return "unknown";
+  const int64_t total = static_cast<int64_t>(seconds + 0.5);
+  if (total >= 3600) {
+    out << total / 3600 << "h" << std::setw(2) << std::setfill('0') << total % 3600 / 60 << "m"
+        << std::setw(2) << total % 60 << "s";
+  } else if (total >= 60) {
+    out << total / 60 << "m" << std::setw(2) << std::setfill('0') << total % 60 << "s";
+  } else {
+    out << std::fixed << std::setprecision(1) << seconds << "s";
+  }
+  return out.str();
+}
+
+/// Index of the first top of `layer_id` holding a NaN or an infinity, or -1.
+int FirstNonFiniteTop(const Net& net, int layer_id) {
+  const auto& tops = net.top_vecs()[layer_id];
+  for (size_t i = 0; i < tops.size(); ++i) {
+    const float* data = tops[i]->cpu_data();
+    for (int64_t k = 0; k < tops[i]->count(); ++k) {
+      if (!std::isfinite(data[k])) return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+// ---- construction ----
+
+Solver::Solver(const SolverParameter& param, const Context& context, int history_sets)
+    : param_(param), context_(context), history_sets_(history_sets) {
+  UpgradeSolverAsNeeded("solver parameters", &param_);
+  LOG(INFO) << "Initializing solver from parameters:\n" << param_.DebugString();
+  DEMI_CHECK(param_.iter_size() >= 1, "iter_size must be at least 1, got ", param_.iter_size());
+  DEMI_CHECK(param_.average_loss() >= 1, "average_loss must be at least 1, got ",
+             param_.average_loss());
+  DEMI_CHECK(param_.regularization_type() == "L2" || param_.regularization_type() == "L1",
+             "unknown regularization_type \"", param_.regularization_type(), "\"; use L1 or L2");
+  DEMI_CHECK(param_.snapshot_format() == SolverParameter::BINARYPROTO,
+             "snapshot_format HDF5 is not supported; use BINARYPROTO");
+  DEMI_CHECK(param_.snapshot() >= 0, "snapshot must not be negative, got ", param_.snapshot());
+  GetLearningRate(param_, 0);  // reports a bad lr policy now, not at the first update
+  context_.seed = ChooseSeed(param_);
+  LOG(INFO) << "Random seed " << context_.seed
+            << (param_.random_seed() >= 0 ? "" : " (from the clock; set random_seed to repeat)");
+  CheckSnapshotPrefix();
+  InitTrainNet();
+  InitTestNets();
+  const int num_params = static_cast<int>(net_->learnable_params().size());
+  for (int set = 0; set < history_sets_; ++set) {
+    for (int p = 0; p < num_params; ++p) {
+      auto blob = std::make_shared<Blob>(net_->learnable_params()[p]->shape());
+      Set(blob->count(), 0.0f, blob->mutable_cpu_data());
+      history_.push_back(blob);
+    }
+  }
+  for (const std::string& weights : param_.weights()) CopyWeights(weights);
+  LOG(INFO) << "Solver scaffolding done.";
+}
+
+void Solver::CheckSnapshotPrefix() const {
+  const std::string& prefix = param_.snapshot_prefix();
+  DEMI_CHECK(param_.snapshot() == 0 || !prefix.empty(), "snapshot is ", param_.snapshot(),
+             " but snapshot_prefix is not set");
+  if (prefix.empty()) {
+    if (param_.snapshot_after_train()) {
+      LOG(WARNING) << "snapshot_prefix is not set: no snapshot will be written after training";
+    }
+    return;
+  }
+  if (param_.snapshot() == 0 && !param_.snapshot_after_train()) return;
+  const std::string probe = SnapshotFilename(".probe");
+  std::ofstream out(probe);
+  DEMI_CHECK(out.good(), "cannot write snapshots with snapshot_prefix '", prefix, "' (tried '",
+             probe, "'); make sure the directory exists and is writable");
+  out.close();
+  std::remove(probe.c_str());
+}
+
+void Solver::InitTrainNet() {
+  const int num_train_nets = param_.has_net() + param_.has_net_param() + param_.has_train_net() +
+                             param_.has_train_net_param();
+  const char* fields = "net, net_param, train_net, train_net_param";
+  DEMI_CHECK(num_train_nets >= 1, "the solver must give a train net in one of: ", fields);
+  DEMI_CHECK(num_train_nets <= 1, "the solver gives ", num_train_nets,
+             " train nets; use only one of: ", fields);
+  NetParameter net_param;
+  if (param_.has_train_net_param()) {
+    LOG(INFO) << "Creating training net specified in train_net_param.";
+    net_param.CopyFrom(param_.train_net_param());
+  } else if (param_.has_train_net()) {
+    LOG(INFO) << "Creating training net from train_net file: " << param_.train_net();
+    ReadNetParamsFromTextFile(param_.train_net(), &net_param);
+  } else if (param_.has_net_param()) {
+    LOG(INFO) << "Creating training net specified in net_param.";
+    net_param.CopyFrom(param_.net_param());
+  } else {
+    LOG(INFO) << "Creating training net from net file: " << param_.net();
+    ReadNetParamsFromTextFile(param_.net(), &net_param);
+  }
+  // The net's own state, then the solver's train_state, over phase TRAIN.
+  NetState state;
+  state.set_phase(TRAIN);
+  state.MergeFrom(net_param.state());
+  state.MergeFrom(param_.train_state());
+  net_param.mutable_state()->CopyFrom(state);
+  if (param_.has_memory_optimization()) {
+    net_param.set_memory_optimization(param_.memory_optimization());
+  }
+  net_ = std::make_unique<Net>(net_param, context_);
+}
+
+void Solver::InitTestNets() {
+  const bool has_net_param = param_.has_net_param();
+  const bool has_net_file = param_.has_net();
+  DEMI_CHECK(!(has_net_param && has_net_file), "the solver gives both net and net_param");
+  const int num_generic = has_net_param + has_net_file;
+  const int num_specific = param_.test_net_param_size() + param_.test_net_size();
+  if (num_generic > 0) {
+    DEMI_CHECK(param_.test_iter_size() >= num_specific, "the solver has ", num_specific,
+               " test nets but ", param_.test_iter_size(),
+               " test_iter values; give one per test net");
+  } else {
+    DEMI_CHECK(param_.test_iter_size() == num_specific, "the solver has ", num_specific,
+               " test nets but ", param_.test_iter_size(),
+               " test_iter values; give one per test net");
+  }
+  // With a generic net, every test_iter beyond the specific test nets is
+  // one more test instance of the generic net.
+  const int num_instances = param_.test_iter_size();
+  DEMI_CHECK(param_.test_state_size() == 0 || param_.test_state_size() == num_instances,
+             "the solver has ", num_instances, " test nets but ", param_.test_state_size(),
+             " test_state values; give none or one per test net");
+  if (num_instances > 0) {
+    DEMI_CHECK(param_.test_interval() > 0, "the solver has test nets but test_interval is ",
+               param_.test_interval(), "; give a positive test_interval");
+  }
+  for (int i = 0; i < num_instances; ++i) {
+    DEMI_CHECK(param_.test_iter(i) > 0, "test_iter ", i, " must be positive, got ",
+               param_.test_iter(i));
+  }
+  std::vector<NetParameter> net_params;
+  std::vector<std::string> sources;
+  for (const NetParameter& test_param : param_.test_net_param()) {
+    net_params.push_back(test_param);
+    sources.push_back("test_net_param");
+  }
+  for (const std::string& path : param_.test_net()) {
+    net_params.emplace_back();
+    ReadNetParamsFromTextFile(path, &net_params.back());
+    sources.push_back(StrCat("test_net file ", path));
+  }
+  if (num_instances > num_specific) {
+    NetParameter generic;
+    if (has_net_param) {
+      generic.CopyFrom(param_.net_param());
+    } else {
+      ReadNetParamsFromTextFile(param_.net(), &generic);
+    }
+    for (int i = num_specific; i < num_instances; ++i) {
+      net_params.push_back(generic);
+      sources.push_back(has_net_param ? "net_param" : StrCat("net file ", param_.net()));
+    }
+  }
+  for (int i = 0; i < num_instances; ++i) {
+    NetState state;
+    state.set_phase(TEST);
+    state.MergeFrom(net_params[i].state());
+    if (param_.test_state_size() > 0) state.MergeFrom(param_.test_state(i));
+    net_params[i].mutable_state()->CopyFrom(state);
+    if (param_.has_memory_optimization()) {
+      net_params[i].set_memory_optimization(param_.memory_optimization());
+    }
+    LOG(INFO) << "Creating test net (#" << i << ") specified by " << sources[i];
+    Context test_context = context_;
+    test_context.seed = TestNetSeed(context_.seed, i);
+    // Test nets never run while the train net does: they share its arena.
+    test_nets_.push_back(std::make_unique<Net>(net_params[i], test_context, net_->arena()));
+    test_nets_.back()->ShareTrainedLayersWith(*net_);
+  }
+}
+
+void Solver::CopyWeights(const std::string& paths) {
+  for (const std::string& path : SplitList(paths)) {
+    const NetParameter weights = ReadWeights(path);
+    LOG(INFO) << "Copying weights from " << path;
+    try {
+      net_->CopyTrainedLayersFrom(weights);
+      for (auto& test_net : test_nets_) test_net->CopyTrainedLayersFrom(weights);
+    } catch (const Error& error) {
+      ThrowError(StrCat("cannot copy weights from '", path, "': ", error.what()));
+    }
+  }
+}
+
+Blob& Solver::history(int set, int param_id) {
+  const int num_params = static_cast<int>(net_->learnable_params().size());
+  CHECK(set >= 0 && set < history_sets_ && param_id >= 0 && param_id < num_params);
+  return *history_[static_cast<size_t>(set) * num_params + param_id];
+}
+
+// ---- the loop ----
+
+void Solver::Solve(const std::string& resume_file) {
+  LOG(INFO) << "Solving " << net_->name();
+  LOG(INFO) << "Learning Rate Policy: " << param_.lr_policy();
+  requested_early_exit_ = false;
+  if (!resume_file.empty()) {
+    LOG(INFO) << "Restoring previous solver status from " << resume_file;
+    Restore(resume_file);
+  }
+  const int start_iter = iter_;
+  Step(param_.max_iter() - iter_);
+  // A stopped run snapshots too, so that it can be resumed.
+  if (param_.snapshot_after_train() && (param_.snapshot() == 0 || iter_ % param_.snapshot() != 0)) {
+    Snapshot();
+  }
+  if (requested_early_exit_) {
+    LOG(INFO) << "Optimization stopped early.";
+    return;
+  }
+  // As Caffe: show the loss and test the final params.
+  if (param_.display() && iter_ % param_.display() == 0) {
+    const float loss = net_->Forward();
+    UpdateSmoothedLoss(loss, start_iter);
+    LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
+  }
+  if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
+  LOG(INFO) << "Optimization Done.";
+}
+
+void Solver::Step(int iters) {
+  const int start_iter = iter_;
+  const int stop_iter = iter_ + iters;
+  losses_.clear();
+  smoothed_loss_ = 0;
+  display_start_ = std::chrono::steady_clock::now();
+  display_start_iter_ = iter_;
+  while (iter_ < stop_iter) {
+    net_->ClearParamDiffs();
+    if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
+        (iter_ > 0 || param_.test_initialization())) {
+      TestAll();
+      if (requested_early_exit_) break;
+    }
+    for (Callback* callback : callbacks_) callback->OnStart();
+    const bool display = param_.display() && iter_ % param_.display() == 0;
+    net_->set_debug_info(display && param_.debug_info());
+    const float loss = ForwardBackwardAll();
+    UpdateSmoothedLoss(loss, start_iter);
+    if (display) {
+      LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
+      DisplayTrainOutputs();
+      DisplayProgress();
+    }
+    for (Callback* callback : callbacks_) callback->OnGradientsReady();
+    ApplyUpdate();
+    ++iter_;
+    const SolverAction request = RequestedAction();
+    if ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
+        request == SolverAction::kSnapshot) {
+      Snapshot();
+    }
+    if (request == SolverAction::kStop) {
+      requested_early_exit_ = true;
+      break;
+    }
+  }
+}
+
+float Solver::ForwardBackwardAll() {
+  float loss = 0;
+  for (int i = 0; i < param_.iter_size(); ++i) loss += CheckedForwardBackward();
+  return loss / param_.iter_size();
+}
+
+float Solver::CheckedForwardBackward() {
+  float loss = 0;
+  std::string where;
+  if (!param_.debug_info()) {
+    loss = net_->Forward();
+    where = "; set debug_info: true in the solver to find the layer where it first appears";
+  } else {
+    // Layer by layer, so that the first non-finite top is seen while it is
+    // still valid (a planned net reuses activation memory).
+    const int num_layers = static_cast<int>(net_->layers().size());
+    for (int i = 0; i < num_layers; ++i) {
+      loss += net_->ForwardFromTo(i, i);
+      const int top = where.empty() ? FirstNonFiniteTop(*net_, i) : -1;
+      if (top >= 0) {
+        where = StrCat("; the first non-finite value appeared in top '",
+                       net_->blob_names()[net_->top_id_vecs()[i][top]], "' of layer '",
+                       net_->layer_names()[i], "' (", net_->layers()[i]->type(), ")");
+      }
+    }
+    if (where.empty()) where = "; no layer's top holds a non-finite value";
+  }
+  DEMI_CHECK(std::isfinite(loss), "loss is ", std::isnan(loss) ? "NaN" : "infinite",
+             " at iteration ", iter_, where);
+  net_->Backward();
+  return loss;
+}
+
+void Solver::UpdateSmoothedLoss(float loss, int start_iter) {
+  const int average_loss = param_.average_loss();
+  if (static_cast<int>(losses_.size()) < average_loss) {
+    losses_.push_back(loss);
+    const int size = static_cast<int>(losses_.size());
+    smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
+  } else {
+    const int index = (iter_ - start_iter) % average_loss;
+    smoothed_loss_ += (loss - losses_[index]) / average_loss;
+    losses_[index] = loss;
+  }
+}
+
+void Solver::DisplayTrainOutputs() {
+  const auto& outputs = net_->output_blobs();
+  int score_index = 0;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const int blob_id = net_->output_blob_indices()[j];
+    const std::string& name = net_->blob_names()[blob_id];
+    const float weight = net_->blob_loss_weights()[blob_id];
+    const float* values = outputs[j]->cpu_data();
+    for (int64_t k = 0; k < outputs[j]->count(); ++k) {
+      LOG(INFO) << "    Train net output #" << score_index++ << ": " << name << " = " << values[k]
+                << (weight != 0 ? StrCat(" (* ", weight, " = ", weight * values[k], " loss)")
+                                : std::string());
+    }
+  }
+}
+
+void Solver::DisplayProgress() {
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - display_start_).count();
+  const int done = iter_ - display_start_iter_;
+  if (done > 0 && seconds > 0) {
+    const double per_second = done / seconds;
+    const int remaining = std::max(0, param_.max_iter() - iter_);
+    LOG(INFO) << "Speed: " << per_second << " iter/s (" << seconds / done * 1000 << " ms/iter), "
+              << iter_ << "/" << param_.max_iter() << " iterations, ETA "
+              << FormatDuration(remaining / per_second);
+  }
+  display_start_ = now;
+  display_start_iter_ = iter_;
+}
+
+void Solver::ApplyUpdate() {
+  const float rate = GetLearningRate(param_, iter_);
+  const int step = CurrentStep(param_, iter_);
+  if (param_.lr_policy() == "multistep" && step != current_step_) {
+    LOG(INFO) << "MultiStep Status: Iteration " << iter_ << ", step = " << step;
+  }
+  current_step_ = step;
+  if (param_.display() && iter_ % param_.display() == 0) {
+    LOG(INFO) << "Iteration " << iter_ << ", lr = " << rate;
+  }
+  const int num_params = static_cast<int>(net_->learnable_params().size());
+  for (int p = 0; p < num_params; ++p) Normalize(p);
+  ClipGradients();
+  for (int p = 0; p < num_params; ++p) {
+    Regularize(p);
+    ComputeUpdateValue(p, rate);
+  }
+  net_->Update();
+}
+
+void Solver::Normalize(int param_id) {
+  if (param_.iter_size() == 1) return;
+  learnable_param(param_id).scale_diff(1.0f / param_.iter_size());
+}
+
+void Solver::ClipGradients() {
+  const float clip = param_.clip_gradients();
+  if (clip < 0) return;
+  double sumsq = 0;
+  for (const Blob* param : net_->learnable_params()) sumsq += param->sumsq_diff();
+  const double norm = std::sqrt(sumsq);
+  if (norm <= clip) return;
+  const float scale = static_cast<float>(clip / norm);
+  LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > " << clip
+            << ") by scale factor " << scale;
+  for (Blob* param : net_->learnable_params()) param->scale_diff(scale);
+}
+
+void Solver::Regularize(int param_id) {
+  const float decay = param_.weight_decay() * net_->params_weight_decay()[param_id];
+  if (decay == 0) return;
+  Blob& param = learnable_param(param_id);
+  const float* data = param.cpu_data();
+  float* diff = param.mutable_cpu_diff();
+  if (param_.regularization_type() == "L2") {
+    Axpy(param.count(), decay, data, diff);
+  } else {
+    for (int64_t i = 0; i < param.count(); ++i) {
+      diff[i] += decay * static_cast<float>((data[i] > 0) - (data[i] < 0));
+    }
+  }
+}
+
+SolverAction Solver::RequestedAction() {
+  return action_function_ ? action_function_() : SolverAction::kNone;
+}
+
+// ---- testing ----
+
+std::vector<std::vector<float>> Solver::TestAll() {
+  std::vector<std::vector<float>> results;
+  for (size_t i = 0; i < test_nets_.size() && !requested_early_exit_; ++i) {
+    results.push_back(Test(static_cast<int>(i)));
+  }
+  return results;
+}
+
+std::vector<float> Solver::Test(int test_net_id) {
+  CHECK(test_net_id >= 0 && test_net_id < static_cast<int>(test_nets_.size()));
+  LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
+  Net& test_net = *test_nets_[test_net_id];
+  const int test_iter = param_.test_iter(test_net_id);
+  std::vector<double> sums;
+  std::vector<int> output_of;  // which output blob each score comes from
+  double loss = 0;
+  for (int i = 0; i < test_iter; ++i) {
+    for (SolverAction request = RequestedAction(); request != SolverAction::kNone;
+         request = RequestedAction()) {
+      if (request == SolverAction::kSnapshot) Snapshot();
+      if (request == SolverAction::kStop) requested_early_exit_ = true;
+    }
+    if (requested_early_exit_) break;
+    const float iter_loss = test_net.Forward();
+    if (param_.test_compute_loss()) loss += iter_loss;
+    size_t index = 0;
+    const auto& outputs = test_net.output_blobs();
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const float* values = outputs[j]->cpu_data();
+      for (int64_t k = 0; k < outputs[j]->count(); ++k, ++index) {
+        if (i == 0) {
+          sums.push_back(values[k]);
+          output_of.push_back(static_cast<int>(j));
+        } else {
+          sums[index] += values[k];
+        }
+      }
+    }
+  }
+  if (requested_early_exit_) {
+    LOG(INFO) << "Test interrupted.";
+    return {};
+  }
+  if (param_.test_compute_loss()) LOG(INFO) << "Test loss: " << loss / test_iter;
+  std::vector<float> means;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    const int blob_id = test_net.output_blob_indices()[output_of[i]];
+    const float weight = test_net.blob_loss_weights()[blob_id];
+    const float mean = static_cast<float>(sums[i] / test_iter);
+    LOG(INFO) << "    Test net output #" << i << ": " << test_net.blob_names()[blob_id] << " = "
+              << mean
+              << (weight != 0 ? StrCat(" (* ", weight, " = ", weight * mean, " loss)")
+                              : std::string());
+    means.push_back(mean);
+  }
+  return means;
+}
+
+// ---- snapshots ----
+
+std::string Solver::SnapshotFilename(const std::string& extension) const {
+  return StrCat(param_.snapshot_prefix(), "_iter_", iter_, extension);
+}
+
+std::vector<RandomEngine*> Solver::RandomEngines() {
+  std::vector<RandomEngine*> engines;
+  for (const auto& layer : net_->layers()) engines.push_back(layer->rng());
+  for (const auto& test_net : test_nets_) {
+    for (const auto& layer : test_net->layers()) engines.push_back(layer->rng());
+  }
+  return engines;
+}
+
+void Solver::Snapshot() {
+  if (param_.snapshot_prefix().empty()) {
+    LOG(WARNING) << "snapshot_prefix is not set; not snapshotting iteration " << iter_;
+    return;
+  }
+  const std::string model_filename = SnapshotFilename(".caffemodel");
+  LOG(INFO) << "Snapshotting to binary proto file " << model_filename;
+  NetParameter net_param;
+  net_->ToProto(&net_param, param_.snapshot_diff());
+  WriteProtoToBinaryFile(net_param, model_filename);
+  SnapshotSolverState(model_filename);
+}
+
+void Solver::SnapshotSolverState(const std::string& model_filename) {
+  SolverState state;
+  state.set_iter(iter_);
+  state.set_learned_net(model_filename);
+  state.set_current_step(CurrentStep(param_, iter_));
+  for (const auto& blob : history_) blob->ToProto(state.add_history());
+  for (RandomEngine* engine : RandomEngines()) {
+    std::ostringstream text;
+    text << *engine;
+    state.add_rng_state(text.str());
+  }
+  const std::string state_filename = SnapshotFilename(".solverstate");
+  LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
+  WriteProtoToBinaryFile(state, state_filename);
+}
+
+void Solver::Restore(const std::string& state_file) {
+  DEMI_CHECK(state_file.size() < 3 || state_file.compare(state_file.size() - 3, 3, ".h5") != 0, "'",
+             state_file, "' is an HDF5 solver state, which is not supported");
+  SolverState state;
+  ReadProtoFromBinaryFile(state_file, &state);
+  if (state.has_learned_net()) {
+    std::string model = state.learned_net();
+    if (!std::filesystem::exists(model)) {
+      // The snapshot files may have moved together: look beside the state.
+      namespace fs = std::filesystem;
+      const std::string beside =
+          (fs::path(state_file).parent_path() / fs::path(model).filename()).string();
+      DEMI_CHECK(std::filesystem::exists(beside), "'", state_file, "' names the model '", model,
+                 "', which exists neither there nor at '", beside, "'");
+      model = beside;
+    }
+    try {
+      net_->CopyTrainedLayersFrom(ReadWeights(model));
+    } catch (const Error& error) {
+      ThrowError(StrCat("cannot restore the model '", model, "': ", error.what()));
+    }
+  }
+  iter_ = state.iter();
+  current_step_ = CurrentStep(param_, iter_);
+  // Caffe stores the step of the last update, one iteration behind.
+  const int previous_step = iter_ > 0 ? CurrentStep(param_, iter_ - 1) : current_step_;
+  if (state.current_step() != current_step_ && state.current_step() != previous_step) {
+    LOG(WARNING) << "'" << state_file << "' was at lr step " << state.current_step()
+                 << "; this solver's lr policy puts iteration " << iter_ << " at step "
+                 << current_step_ << ", which it follows";
+  }
+  const int num_params = static_cast<int>(net_->learnable_params().size());
+  DEMI_CHECK(state.history_size() == static_cast<int>(history_.size()), "'", state_file, "' holds ",
+             state.history_size(), " history blobs, but the ", type(), " solver keeps ",
+             history_.size(), " (", history_sets_, " for each of ", num_params,
+             " learnable params)");
+  for (size_t i = 0; i < history_.size(); ++i) {
+    const BlobProto& proto = state.history(static_cast<int>(i));
+    DEMI_CHECK(history_[i]->ShapeEquals(proto), "history blob ", i, " in '", state_file,
+               "' has shape ", ShapeString(ShapeFromProto(proto)), " but learnable param ",
+               i % num_params, " has shape ", history_[i]->shape_string());
+    history_[i]->FromProto(proto, false);
+  }
+  const std::vector<RandomEngine*> engines = RandomEngines();
+  const size_t num_train = net_->layers().size();
+  const size_t num_states = static_cast<size_t>(state.rng_state_size());
+  if (num_states == 0) {
+    LOG(INFO) << "'" << state_file << "' holds no random states; random streams start afresh";
+  } else {
+    DEMI_CHECK(num_states >= num_train, "'", state_file, "' holds ", num_states,
+               " random states, but the train net has ", num_train,
+               " layers; resume with the net that wrote it");
+    // Test nets may have changed since; their streams then start afresh.
+    const size_t restore = num_states == engines.size() ? num_states : num_train;
+    if (restore < engines.size()) {
+      LOG(WARNING) << "'" << state_file << "' holds " << num_states - num_train
+                   << " random states for test net layers, but the test nets have "
+                   << engines.size() - num_train << " layers; their streams start afresh";
+    }
+    for (size_t i = 0; i < restore; ++i) {
+      std::istringstream text(state.rng_state(static_cast<int>(i)));
+      text >> *engines[i];
+      DEMI_CHECK(!text.fail(), "random state ", i, " in '", state_file, "' is corrupt");
+    }
+  }
+  LOG(INFO) << "Restored iteration " << iter_ << " from " << state_file;
+}
+
+}  // namespace demi

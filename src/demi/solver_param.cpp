@@ -1,0 +1,112 @@
+#include "demi/solver_param.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "demi/common.hpp"
+#include "demi/util/io.hpp"
+
+namespace demi {
+
+namespace {
+
+const char* const kKnownPolicies = "fixed, step, exp, inv, multistep, poly, sigmoid";
+
+}  // namespace
+
+// ---- learning rate policies ----
+
+int CurrentStep(const SolverParameter& param, int iter) {
+  const std::string& policy = param.lr_policy();
+  if (policy == "step") {
+    DEMI_CHECK(param.stepsize() > 0, "lr_policy \"step\" needs stepsize > 0, got ",
+               param.stepsize());
+    return iter / param.stepsize();
+  }
+  if (policy == "multistep") {
+    int step = 0;
+    for (int i = 0; i < param.stepvalue_size(); ++i) {
+      DEMI_CHECK(i == 0 || param.stepvalue(i) > param.stepvalue(i - 1),
+                 "lr_policy \"multistep\" needs increasing stepvalues, but stepvalue ", i, " (",
+                 param.stepvalue(i), ") follows ", param.stepvalue(i - 1));
+      if (iter >= param.stepvalue(i)) step = i + 1;
+    }
+    return step;
+  }
+  return 0;
+}
+
+float GetLearningRate(const SolverParameter& param, int iter) {
+  const std::string& policy = param.lr_policy();
+  const double base = param.base_lr();
+  const double gamma = param.gamma();
+  const double power = param.power();
+  double rate = 0;
+  if (policy == "fixed") {
+    rate = base;
+  } else if (policy == "step" || policy == "multistep") {
+    rate = base * std::pow(gamma, CurrentStep(param, iter));
+  } else if (policy == "exp") {
+    rate = base * std::pow(gamma, iter);
+  } else if (policy == "inv") {
+    rate = base * std::pow(1.0 + gamma * iter, -power);
+  } else if (policy == "poly") {
+    DEMI_CHECK(param.max_iter() > 0, "lr_policy \"poly\" needs max_iter > 0, got ",
+               param.max_iter());
+    // Past max_iter (a resumed run trained further) the rate stays 0.
+    const double remaining = std::max(0.0, 1.0 - static_cast<double>(iter) / param.max_iter());
+    rate = base * std::pow(remaining, power);
+  } else if (policy == "sigmoid") {
+    rate = base / (1.0 + std::exp(-gamma * (static_cast<double>(iter) - param.stepsize())));
+  } else if (policy.empty()) {
+    ThrowError(StrCat("the solver has no lr_policy; known policies: ", kKnownPolicies));
+  } else {
+    ThrowError(StrCat("unknown lr_policy \"", policy, "\"; known policies: ", kKnownPolicies));
+  }
+  return static_cast<float>(rate);
+}
+
+// ---- legacy solver parameters ----
+
+std::string SolverTypeName(SolverParameter::SolverType type) {
+  switch (type) {
+    case SolverParameter::SGD: return "SGD";
+    case SolverParameter::NESTEROV: return "Nesterov";
+    case SolverParameter::ADAGRAD: return "AdaGrad";
+    case SolverParameter::RMSPROP: return "RMSProp";
+    case SolverParameter::ADADELTA: return "AdaDelta";
+    case SolverParameter::ADAM: return "Adam";
+  }
+  ThrowError(StrCat("unknown solver_type value ", static_cast<int>(type)));
+}
+
+bool UpgradeSolverAsNeeded(const std::string& source, SolverParameter* param) {
+  if (!param->has_solver_type()) return false;
+  const std::string type = SolverTypeName(param->solver_type());
+  DEMI_CHECK(!param->has_type() || param->type() == type, source, ": legacy solver_type ",
+             SolverParameter::SolverType_Name(param->solver_type()), " contradicts type \"",
+             param->type(), "\"; give only type");
+  LOG(INFO) << source << ": legacy solver_type "
+            << SolverParameter::SolverType_Name(param->solver_type()) << " read as type \"" << type
+            << "\"";
+  param->set_type(type);
+  param->clear_solver_type();
+  return true;
+}
+
+void ReadSolverParamsFromTextFile(const std::string& path, SolverParameter* param) {
+  ReadProtoFromTextFile(path, param);
+  UpgradeSolverAsNeeded(path, param);
+  namespace fs = std::filesystem;
+  if (!param->has_snapshot_prefix()) {
+    param->set_snapshot_prefix(fs::path(path).replace_extension().string());
+    LOG(INFO) << "snapshot_prefix was not given; using " << param->snapshot_prefix();
+  } else if (fs::is_directory(param->snapshot_prefix())) {
+    param->set_snapshot_prefix(
+        (fs::path(param->snapshot_prefix()) / fs::path(path).stem()).string());
+    LOG(INFO) << "snapshot_prefix names a directory; using " << param->snapshot_prefix();
+  }
+}
+
+}  // namespace demi

@@ -1,0 +1,106 @@
+// SIGINT and SIGHUP become solver actions: snapshot, stop or nothing.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+
+#include "demi/util/signal.hpp"
+#include "solver_test_util.hpp"
+
+namespace demi {
+namespace {
+
+TEST(SignalTest, ParsesEffects) {
+  EXPECT_EQ(ParseSolverAction("stop"), SolverAction::kStop);
+  EXPECT_EQ(ParseSolverAction("snapshot"), SolverAction::kSnapshot);
+  EXPECT_EQ(ParseSolverAction("none"), SolverAction::kNone);
+  ExpectErrorContaining([] { ParseSolverAction("exit"); }, {"'exit'", "stop, snapshot or none"});
+}
+
+TEST(SignalTest, HandlerTurnsSignalsIntoActionsOnce) {
+  SignalHandler handler(SolverAction::kStop, SolverAction::kSnapshot);
+  EXPECT_EQ(handler.CheckForSignals(), SolverAction::kNone);
+  ::raise(SIGHUP);
+  EXPECT_EQ(handler.CheckForSignals(), SolverAction::kSnapshot);
+  EXPECT_EQ(handler.CheckForSignals(), SolverAction::kNone);
+  ::raise(SIGINT);
+  EXPECT_EQ(handler.GetActionFunction()(), SolverAction::kStop);
+  EXPECT_EQ(handler.CheckForSignals(), SolverAction::kNone);
+}
+
+const char* kNet = R"(
+  net_param {
+    layer { name: "data" type: "DummyData" top: "x"
+            dummy_data_param { shape { dim: 4 dim: 3 } data_filler { type: "gaussian" } } }
+    layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y"
+            inner_product_param { num_output: 2 weight_filler { type: "gaussian" } } }
+    layer { name: "relu" type: "ReLU" bottom: "y" top: "loss" loss_weight: 1 }
+  }
+  type: "SGD" lr_policy: "fixed" base_lr: 0.01 max_iter: 10
+)";
+
+/// Raises `signal` at the start of iteration `iter`.
+class Raiser : public Solver::Callback {
+ public:
+  Raiser(const Solver* solver, int iter, int signal)
+      : solver_(solver), iter_(iter), signal_(signal) {}
+  void OnStart() override {
+    if (solver_->iter() == iter_) ::raise(signal_);
+  }
+
+ private:
+  const Solver* solver_;
+  int iter_;
+  int signal_;
+};
+
+TEST(SignalTest, SighupSnapshotsAndSigintStops) {
+  ScratchDir dir;
+  auto solver = MakeSolver(
+      StrCat(kNet, "snapshot_after_train: true snapshot_prefix: \"", dir.file("run"), "\""));
+  SignalHandler handler(SolverAction::kStop, SolverAction::kSnapshot);
+  solver->SetActionFunction(handler.GetActionFunction());
+  Raiser hup(solver.get(), 2, SIGHUP);
+  Raiser interrupt(solver.get(), 5, SIGINT);
+  solver->AddCallback(&hup);
+  solver->AddCallback(&interrupt);
+  solver->Solve();
+  // Both act after the iteration they arrived in: the snapshot at 3, the stop
+  // at 6, which snapshot_after_train snapshots.
+  EXPECT_EQ(solver->iter(), 6);
+  EXPECT_TRUE(solver->requested_early_exit());
+  namespace fs = std::filesystem;
+  for (const char* name : {"run_iter_3.caffemodel", "run_iter_3.solverstate",
+                           "run_iter_6.caffemodel", "run_iter_6.solverstate"}) {
+    EXPECT_TRUE(fs::exists(dir.file(name))) << name;
+  }
+  EXPECT_FALSE(fs::exists(dir.file("run_iter_10.caffemodel")));
+}
+
+TEST(SignalTest, NoneIgnoresTheSignal) {
+  auto solver = MakeSolver(StrCat(kNet, "snapshot_after_train: false"));
+  SignalHandler handler(SolverAction::kNone, SolverAction::kNone);
+  solver->SetActionFunction(handler.GetActionFunction());
+  Raiser interrupt(solver.get(), 1, SIGINT);
+  solver->AddCallback(&interrupt);
+  solver->Solve();
+  EXPECT_EQ(solver->iter(), 10);
+  EXPECT_FALSE(solver->requested_early_exit());
+}
+
+TEST(SignalTest, StopDuringATestInterruptsIt) {
+  auto solver = MakeSolver(StrCat(kNet, "test_iter: 5 test_interval: 4"));
+  int polls = 0;
+  // The test at iteration 0 polls before each of its 5 batches: stop at the
+  // second.
+  solver->SetActionFunction(
+      [&] { return ++polls == 2 ? SolverAction::kStop : SolverAction::kNone; });
+  solver->Solve();
+  EXPECT_TRUE(solver->requested_early_exit());
+  EXPECT_EQ(polls, 3);  // the second request, then one more poll that drains nothing
+  EXPECT_EQ(solver->iter(), 0);
+  EXPECT_TRUE(solver->Test(0).empty());  // a stopped solver tests nothing more
+}
+
+}  // namespace
+}  // namespace demi

@@ -1,0 +1,271 @@
+// Snapshots, resuming and fine-tuning: what the files hold, bit-identical
+// resume for every update rule, a crash in the middle of a write, and copying
+// weights by layer name.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "demi/util/io.hpp"
+#include "solver_test_util.hpp"
+
+namespace demi {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Randomness everywhere a resume could lose it: gaussian data and dropout in
+// the train net, uniform data in the test net; and BatchNorm's computed
+// statistics, which the test net reads.
+const char* kRandomNet = R"(
+  name: "random"
+  layer { name: "data" type: "DummyData" top: "x"
+          dummy_data_param { shape { dim: 8 dim: 4 } data_filler { type: "gaussian" }
+                             } include { phase: TRAIN } }
+  layer { name: "test_data" type: "DummyData" top: "x"
+          dummy_data_param { shape { dim: 8 dim: 4 } data_filler { type: "uniform" min: -2 max: 2 }
+                             } include { phase: TEST } }
+  layer { name: "teacher" type: "InnerProduct" bottom: "x" top: "target"
+          param { lr_mult: 0 decay_mult: 0 } param { lr_mult: 0 decay_mult: 0 }
+          inner_product_param { num_output: 2 weight_filler { type: "gaussian" } } }
+  layer { name: "ip1" type: "InnerProduct" bottom: "x" top: "h"
+          inner_product_param { num_output: 6 weight_filler { type: "xavier" } } }
+  layer { name: "bn" type: "BatchNorm" bottom: "h" top: "h" }
+  layer { name: "relu" type: "ReLU" bottom: "h" top: "h" }
+  layer { name: "drop" type: "Dropout" bottom: "h" top: "h" dropout_param { dropout_ratio: 0.3 } }
+  layer { name: "ip2" type: "InnerProduct" bottom: "h" top: "pred"
+          inner_product_param { num_output: 2 weight_filler { type: "xavier" } } }
+  layer { name: "loss" type: "EuclideanLoss" bottom: "pred" bottom: "target" top: "loss" }
+)";
+
+std::string RandomSolver(const std::string& type, const std::string& prefix, int max_iter,
+                         const std::string& extra = "") {
+  const std::string hyper = type == "AdaGrad" || type == "RMSProp" ? "" : "momentum: 0.9";
+  return StrCat("net_param {", kRandomNet, "} type: \"", type, "\" ", hyper, R"(
+    base_lr: 0.01 lr_policy: "step" gamma: 0.5 stepsize: 3 weight_decay: 0.001
+    test_iter: 2 test_interval: 2 random_seed: 9 snapshot_prefix: ")",
+                prefix, "\" max_iter: ", max_iter, " ", extra);
+}
+
+TEST(SnapshotTest, FilesHoldParamsHistoryAndRandomState) {
+  ScratchDir dir;
+  auto solver = MakeSolver(RandomSolver("Adam", dir.file("run"), 3));
+  solver->Step(3);
+  solver->Snapshot();
+  NetParameter model;
+  ReadProtoFromBinaryFile(dir.file("run_iter_3.caffemodel"), &model);
+  const Net& net = solver->net();
+  int checked = 0;
+  for (const LayerParameter& layer : model.layer()) {
+    const auto& blobs = net.layer_by_name(layer.name())->blobs();
+    ASSERT_EQ(layer.blobs_size(), static_cast<int>(blobs.size())) << layer.name();
+    for (size_t j = 0; j < blobs.size(); ++j, ++checked) {
+      const BlobProto& proto = layer.blobs(static_cast<int>(j));
+      EXPECT_EQ(std::vector<float>(proto.data().begin(), proto.data().end()), DataOf(*blobs[j]))
+          << layer.name() << " param " << j;
+    }
+  }
+  EXPECT_EQ(checked, 9);  // teacher (not learned, still saved), ip1, bn, ip2
+  // BatchNorm's statistics: after 3 iterations the scale factor is
+  // 1 + 0.999 + 0.999^2.
+  const auto& bn = net.layer_by_name("bn")->blobs();
+  EXPECT_NEAR(bn[2]->cpu_data()[0], 1 + 0.999 + 0.999 * 0.999, 1e-5);
+  EXPECT_GT(bn[1]->asum_data(), 0);
+  SolverState state;
+  ReadProtoFromBinaryFile(dir.file("run_iter_3.solverstate"), &state);
+  EXPECT_EQ(state.iter(), 3);
+  EXPECT_EQ(state.current_step(), 1);
+  EXPECT_EQ(state.learned_net(), dir.file("run_iter_3.caffemodel"));
+  // Adam keeps two moments for each learnable param, as Caffe lays them out:
+  // those with lr_mult 0 (the teacher's, bn's) too.
+  EXPECT_EQ(state.history_size(), 18);
+  EXPECT_EQ(state.rng_state_size(),
+            static_cast<int>(net.layers().size() + solver->test_nets()[0]->layers().size()));
+}
+
+class ResumeTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ResumeTest, ResumeIsBitIdentical) {
+  const std::string type = GetParam();
+  ScratchDir dir;
+  auto straight = MakeSolver(RandomSolver(type, dir.file("straight"), 8));
+  straight->Solve();
+  auto first_half =
+      MakeSolver(RandomSolver(type, dir.file("split"), 4, "snapshot_after_train: true"));
+  first_half->Solve();
+  ASSERT_TRUE(fs::exists(dir.file("split_iter_4.solverstate")));
+  auto second_half = MakeSolver(RandomSolver(type, dir.file("split"), 8));
+  second_half->Solve(dir.file("split_iter_4.solverstate"));
+  EXPECT_EQ(second_half->iter(), 8);
+  EXPECT_EQ(AllParams(second_half->net()), AllParams(straight->net()));
+  EXPECT_EQ(AllHistory(*second_half), AllHistory(*straight));
+  EXPECT_NE(AllParams(first_half->net()), AllParams(straight->net()));
+  EXPECT_EQ(second_half->TestAll(), straight->TestAll());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryType, ResumeTest,
+                         ::testing::Values("SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta",
+                                           "Adam"));
+
+TEST(SnapshotTest, CrashMidWriteLeavesThePreviousSnapshot) {
+  ScratchDir dir;
+  const std::string text = RandomSolver("SGD", dir.file("run"), 10);
+  auto solver = MakeSolver(text);
+  solver->Step(2);
+  solver->Snapshot();
+  const std::vector<float> params_at_2 = AllParams(solver->net());
+  const std::string model_at_2 = ReadFileToString(dir.file("run_iter_2.caffemodel"));
+  const std::string state_at_2 = ReadFileToString(dir.file("run_iter_2.solverstate"));
+  solver->Step(2);
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Files may grow to 100 bytes: the write of the model dies with SIGXFSZ.
+    struct rlimit no_core = {0, 0};
+    struct rlimit small = {100, 100};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    ::signal(SIGXFSZ, SIG_DFL);
+    try {
+      solver->Snapshot();
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status))
+      << "the snapshot was not interrupted; exit status " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGXFSZ);
+  // Nothing carries the final names of iteration 4; the truncated bytes are
+  // in a temporary file.
+  EXPECT_FALSE(fs::exists(dir.file("run_iter_4.caffemodel")));
+  EXPECT_FALSE(fs::exists(dir.file("run_iter_4.solverstate")));
+  int partial = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("run_iter_4.caffemodel.", 0) == 0 && fs::file_size(entry.path()) == 100) {
+      ++partial;
+    }
+  }
+  EXPECT_EQ(partial, 1);
+  // The previous snapshot is whole and restores.
+  EXPECT_EQ(ReadFileToString(dir.file("run_iter_2.caffemodel")), model_at_2);
+  EXPECT_EQ(ReadFileToString(dir.file("run_iter_2.solverstate")), state_at_2);
+  auto resumed = MakeSolver(text);
+  resumed->Restore(dir.file("run_iter_2.solverstate"));
+  EXPECT_EQ(resumed->iter(), 2);
+  EXPECT_EQ(AllParams(resumed->net()), params_at_2);
+}
+
+TEST(SnapshotTest, RestoreFindsTheModelBesideAMovedState) {
+  ScratchDir dir;
+  const std::string text = RandomSolver("SGD", dir.file("run"), 10);
+  auto solver = MakeSolver(text);
+  solver->Step(2);
+  solver->Snapshot();
+  fs::create_directory(dir.file("moved"));
+  for (const char* name : {"run_iter_2.caffemodel", "run_iter_2.solverstate"}) {
+    fs::rename(dir.file(name), dir.file(StrCat("moved/", name)));
+  }
+  auto resumed = MakeSolver(text);
+  resumed->Restore(dir.file("moved/run_iter_2.solverstate"));
+  EXPECT_EQ(AllParams(resumed->net()), AllParams(solver->net()));
+  fs::remove(dir.file("moved/run_iter_2.caffemodel"));
+  ExpectErrorContaining([&] { resumed->Restore(dir.file("moved/run_iter_2.solverstate")); },
+                        {"names the model '" + dir.file("run_iter_2.caffemodel") + "'",
+                         dir.file("moved/run_iter_2.caffemodel")});
+}
+
+TEST(SnapshotTest, RestoreRejectsAnotherSolversHistory) {
+  ScratchDir dir;
+  auto sgd = MakeSolver(RandomSolver("SGD", dir.file("run"), 10));
+  sgd->Snapshot();
+  auto adam = MakeSolver(RandomSolver("Adam", dir.file("other"), 10));
+  ExpectErrorContaining(
+      [&] { adam->Restore(dir.file("run_iter_0.solverstate")); },
+      {"holds 9 history blobs", "Adam solver keeps 18", "2 for each of 9 learnable params"});
+  ExpectErrorContaining([&] { adam->Restore(dir.file("none.solverstate")); }, {"none.solverstate"});
+}
+
+// Fine-tuning: a source with layers a (2 -> 3) and b (3 -> 2), and a target
+// that also has c, which no file holds.
+const char* kSourceNet = R"(
+  layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 2 } } }
+  layer { name: "a" type: "InnerProduct" bottom: "x" top: "ya"
+          inner_product_param { num_output: 3 weight_filler { type: "gaussian" } } }
+  layer { name: "b" type: "InnerProduct" bottom: "ya" top: "yb" loss_weight: 1
+          inner_product_param { num_output: 2 weight_filler { type: "gaussian" } } }
+)";
+
+std::string TargetSolver(int a_outputs, const std::string& extra = "") {
+  return StrCat(R"(net_param {
+    layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 2 } } }
+    layer { name: "a" type: "InnerProduct" bottom: "x" top: "ya"
+            inner_product_param { num_output: )",
+                a_outputs, R"( weight_filler { type: "constant" value: 7 } } }
+    layer { name: "b" type: "InnerProduct" bottom: "ya" top: "yb"
+            inner_product_param { num_output: 2 weight_filler { type: "constant" value: 7 } } }
+    layer { name: "c" type: "InnerProduct" bottom: "yb" top: "yc" loss_weight: 1
+            inner_product_param { num_output: 1 weight_filler { type: "constant" value: 7 } } }
+  } lr_policy: "fixed" )",
+                extra);
+}
+
+TEST(FineTuneTest, CopiesByLayerNameInOrder) {
+  ScratchDir dir;
+  Net source(ParseText<NetParameter>(kSourceNet));
+  NetParameter source_weights;
+  source.ToProto(&source_weights);
+  WriteProtoToBinaryFile(source_weights, dir.file("source.caffemodel"));
+  // A second file with only layer b, whose values win because it comes later.
+  NetParameter b_only;
+  LayerParameter* b = b_only.add_layer();
+  b->set_name("b");
+  for (const auto& blob : source.layer_by_name("b")->blobs()) {
+    BlobProto* proto = b->add_blobs();
+    blob->ToProto(proto);
+    for (float& value : *proto->mutable_data()) value = 0.25f;
+  }
+  WriteProtoToBinaryFile(b_only, dir.file("b.caffemodel"));
+
+  auto solver = MakeSolver(TargetSolver(3));
+  solver->CopyWeights(dir.file("source.caffemodel") + "," + dir.file("b.caffemodel"));
+  const Net& net = solver->net();
+  for (size_t j = 0; j < 2; ++j) {
+    EXPECT_EQ(DataOf(*net.layer_by_name("a")->blobs()[j]),
+              DataOf(*source.layer_by_name("a")->blobs()[j]));
+    for (float value : DataOf(*net.layer_by_name("b")->blobs()[j])) EXPECT_EQ(value, 0.25f);
+  }
+  // c is in neither file: it keeps its filler's values.
+  for (float value : DataOf(*net.layer_by_name("c")->blobs()[0])) EXPECT_EQ(value, 7.0f);
+
+  // The solver's `weights` field does the same at construction.
+  auto from_field =
+      MakeSolver(TargetSolver(3, StrCat("weights: \"", dir.file("source.caffemodel"), "\"")));
+  EXPECT_EQ(DataOf(*from_field->net().layer_by_name("a")->blobs()[0]),
+            DataOf(*source.layer_by_name("a")->blobs()[0]));
+}
+
+TEST(FineTuneTest, ShapeMismatchNamesTheLayerAndBothShapes) {
+  ScratchDir dir;
+  Net source(ParseText<NetParameter>(kSourceNet));
+  NetParameter weights;
+  source.ToProto(&weights);
+  WriteProtoToBinaryFile(weights, dir.file("source.caffemodel"));
+  auto solver = MakeSolver(TargetSolver(5));
+  ExpectErrorContaining([&] { solver->CopyWeights(dir.file("source.caffemodel")); },
+                        {dir.file("source.caffemodel"), "layer 'a'", "3 2 (6)", "5 2 (10)"});
+  ExpectErrorContaining([&] { solver->CopyWeights(dir.file("missing.caffemodel")); },
+                        {dir.file("missing.caffemodel")});
+}
+
+}  // namespace
+}  // namespace demi

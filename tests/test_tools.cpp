@@ -1,0 +1,259 @@
+// The command-line tools, run as a user runs them: train (every update rule,
+// Caffe's log lines, resume, fine-tune, signals, errors), test and
+// device_query. `make runtest` builds the tools before the tests.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "demi/util/device.hpp"
+#include "demi/util/io.hpp"
+#include "solver_test_util.hpp"
+
+namespace demi {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// build/tools/<name>, found beside this test binary (build/test/...).
+std::string ToolPath(const std::string& name) {
+  const fs::path exe = fs::read_symlink("/proc/self/exe");
+  return (exe.parent_path().parent_path() / "tools" / name).string();
+}
+
+struct Result {
+  int status = -1;
+  std::string output;
+};
+
+/// Runs a shell command with stderr folded into stdout.
+Result RunShell(const std::string& command) {
+  Result result;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+/// Runs a tool with flags, failing the test if the tool was not built.
+Result Tool(const std::string& name, const std::string& flags) {
+  const std::string path = ToolPath(name);
+  EXPECT_TRUE(fs::exists(path)) << path << " is missing: build the tools (make tools)";
+  return RunShell("timeout 120 " + path + " " + flags);
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// Every match of `pattern`'s first group, as numbers.
+std::vector<double> Numbers(const std::string& text, const std::string& pattern) {
+  std::vector<double> values;
+  const std::regex re(pattern);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it) {
+    values.push_back(std::stod((*it)[1].str()));
+  }
+  return values;
+}
+
+// A student learns a fixed teacher on fresh gaussian inputs.
+const char* kNet = R"(
+  name: "student"
+  layer { name: "data" type: "DummyData" top: "x"
+          dummy_data_param { shape { dim: 16 dim: 4 } data_filler { type: "gaussian" } } }
+  layer { name: "teacher" type: "InnerProduct" bottom: "x" top: "target"
+          param { lr_mult: 0 decay_mult: 0 } param { lr_mult: 0 decay_mult: 0 }
+          inner_product_param { num_output: 2 weight_filler { type: "gaussian" }
+                                bias_filler { type: "constant" value: 0.5 } } }
+  layer { name: "ip1" type: "InnerProduct" bottom: "x" top: "h"
+          inner_product_param { num_output: 16 weight_filler { type: "xavier" } } }
+  layer { name: "relu" type: "ReLU" bottom: "h" top: "h" }
+  layer { name: "ip2" type: "InnerProduct" bottom: "h" top: "pred"
+          inner_product_param { num_output: 2 weight_filler { type: "xavier" } } }
+  layer { name: "loss" type: "EuclideanLoss" bottom: "pred" bottom: "target" top: "loss" }
+)";
+
+/// Writes the net and a solver for `type` into `dir`, with the fields of
+/// `extra` overriding; returns the solver's path.
+std::string WriteSolver(const ScratchDir& dir, const std::string& type, const std::string& extra) {
+  WriteFileAtomically(dir.file("net.prototxt"), kNet);
+  std::string hyper = "base_lr: 0.02 momentum: 0.9";
+  if (type == "AdaGrad") hyper = "base_lr: 0.1";
+  if (type == "RMSProp") hyper = "base_lr: 0.01 rms_decay: 0.95";
+  if (type == "AdaDelta") hyper = "base_lr: 1 momentum: 0.95 delta: 1e-6";
+  if (type == "Adam") hyper = "base_lr: 0.01";
+  SolverParameter param = ParseText<SolverParameter>(
+      StrCat("net: \"", dir.file("net.prototxt"), "\" type: \"", type, "\" ", hyper, R"(
+    lr_policy: "step" gamma: 0.5 stepsize: 150 weight_decay: 0.0001
+    display: 20 average_loss: 10 max_iter: 200
+    test_iter: 2 test_interval: 100 snapshot: 100 random_seed: 1)"));
+  param.MergeFrom(ParseText<SolverParameter>(extra));  // `extra` overrides
+  const std::string path = dir.file(type + "_solver.prototxt");
+  WriteProtoToTextFile(param, path);
+  return path;
+}
+
+TEST(TrainToolTest, EveryTypeTrainsWithCaffesLogLines) {
+  for (const std::string type : {"SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"}) {
+    ScratchDir dir;
+    const Result run = Tool("train", "--solver=" + WriteSolver(dir, type, ""));
+    ASSERT_EQ(run.status, 0) << type << ":\n" << run.output;
+    const std::string& log = run.output;
+    // The lines Caffe's tools/extra/parse_log.py reads, with its patterns.
+    const std::vector<double> losses = Numbers(log, R"(Iteration \d+, loss = ([-+.\deE]+))");
+    ASSERT_EQ(losses.size(), 11u) << type;  // iterations 0, 20, ..., 200
+    EXPECT_LT(losses.back(), 0.2 * losses.front()) << type << ":\n" << log;
+    EXPECT_EQ(
+        Numbers(log, R"(Train net output #(\d+): loss = [\.\deE+-]+ \(\* 1 = [\.\deE+-]+ loss\))")
+            .size(),
+        10u)
+        << type;
+    EXPECT_EQ(Numbers(log, R"(Iteration (\d+), lr = [-+]?[0-9]*\.?[0-9]+([eE]?[-+]?[0-9]+)?)"),
+              (std::vector<double>{0, 20, 40, 60, 80, 100, 120, 140, 160, 180}))
+        << type;
+    const std::vector<double> rates =
+        Numbers(log, R"(Iteration \d+, lr = ([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?))");
+    ASSERT_EQ(rates.size(), 10u);
+    EXPECT_EQ(rates[7], rates[0]);                         // iteration 140
+    EXPECT_NEAR(rates[8], rates[0] / 2, 1e-6 * rates[0]);  // 160: halved at 150
+    EXPECT_EQ(Numbers(log, R"(Iteration (\d+), Testing net \(#0\))"),
+              (std::vector<double>{0, 100, 200}));
+    EXPECT_EQ(Numbers(log, R"(Test net output #(\d+): loss = [\.\deE+-]+ \(\* 1 = )").size(), 3u);
+    // One progress line per display after the first.
+    EXPECT_EQ(
+        Numbers(log,
+                R"(Speed: ([\d.eE+-]+) iter/s \([\d.eE+-]+ ms/iter\), \d+/200 iterations, ETA \S+)")
+            .size(),
+        9u)
+        << log;
+    for (int iter : {100, 200}) {
+      const std::string prefix = dir.file(StrCat(type, "_solver_iter_", iter));
+      EXPECT_TRUE(Contains(log, "Snapshotting to binary proto file " + prefix + ".caffemodel"));
+      EXPECT_TRUE(Contains(
+          log, "Snapshotting solver state to binary proto file " + prefix + ".solverstate"));
+      EXPECT_TRUE(fs::exists(prefix + ".solverstate"));
+    }
+    EXPECT_TRUE(Contains(log, "Optimization Done."));
+  }
+}
+
+TEST(TrainToolTest, ResumesAndFineTunes) {
+  ScratchDir dir;
+  const std::string solver = WriteSolver(dir, "SGD", "");
+  ASSERT_EQ(Tool("train", "--solver=" + solver).status, 0);
+  const std::string prefix = dir.file("SGD_solver_iter_");
+  const std::string final_model = ReadFileToString(prefix + "200.caffemodel");
+
+  const Result resumed =
+      Tool("train", "--solver=" + solver + " --snapshot=" + prefix + "100.solverstate");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_TRUE(Contains(resumed.output,
+                       "Restoring previous solver status from " + prefix + "100.solverstate"));
+  EXPECT_EQ(Numbers(resumed.output, R"(Iteration (\d+), loss = )").front(), 100);
+  // Resuming reproduces the uninterrupted run's final model bit for bit.
+  EXPECT_EQ(ReadFileToString(prefix + "200.caffemodel"), final_model);
+
+  const Result tuned =
+      Tool("train", "--solver=" + solver + " --weights=" + prefix + "200.caffemodel");
+  ASSERT_EQ(tuned.status, 0) << tuned.output;
+  EXPECT_TRUE(Contains(tuned.output, "Copying weights from " + prefix + "200.caffemodel"));
+  EXPECT_EQ(Numbers(tuned.output, R"(Iteration (\d+), loss = )").front(), 0);
+}
+
+TEST(TrainToolTest, SignalsSnapshotAndStop) {
+  ScratchDir dir;
+  const std::string solver = WriteSolver(dir, "SGD", "");
+  // Long enough that only SIGINT ends it.
+  SolverParameter param;
+  ReadProtoFromTextFile(solver, &param);
+  param.set_max_iter(100000000);
+  param.set_snapshot(0);
+  param.set_display(1000);
+  WriteProtoToTextFile(param, solver);
+  const std::string log = dir.file("log");
+  const std::string script =
+      StrCat(ToolPath("train"), " --solver=", solver, " > ", log, " 2>&1 & pid=$!\n",
+             "wait_for() { for i in $(seq 300); do grep -q \"$1\" ", log,
+             " && return 0; sleep 0.1; done; return 1; }\n",
+             "wait_for 'Iteration 0, loss' || { kill -9 $pid; exit 90; }\n", "kill -HUP $pid\n",
+             "wait_for 'Snapshotting solver state' || { kill -9 $pid; exit 91; }\n",
+             "kill -INT $pid\n", "wait $pid\n");
+  WriteFileAtomically(dir.file("run.sh"), script);
+  const Result run = RunShell("timeout 120 bash " + dir.file("run.sh"));
+  const std::string output = ReadFileToString(log);
+  ASSERT_EQ(run.status, 0) << run.output << output;
+  EXPECT_TRUE(Contains(output, "Optimization stopped early.")) << output;
+  // SIGHUP's snapshot and the one snapshot_after_train writes on the stop.
+  EXPECT_EQ(
+      Numbers(output, R"(Snapshotting solver state to binary proto file \S+_iter_(\d+))").size(),
+      2u)
+      << output;
+}
+
+TEST(TrainToolTest, Errors) {
+  ScratchDir dir;
+  const std::string solver = WriteSolver(dir, "SGD", "");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "--solver is required"},
+      {"--solver=" + dir.file("none.prototxt"), dir.file("none.prototxt")},
+      {"--solver=" + solver + " --snapshot=a.solverstate --weights=b.caffemodel",
+       "--snapshot to resume training or --weights to fine-tune, not both"},
+      {"--solver=" + solver + " --sigint_effect=quit", "unknown signal effect 'quit'"},
+      {"--solver=" + solver + " --weights=" + dir.file("none.caffemodel"),
+       dir.file("none.caffemodel")},
+  };
+  for (const auto& [flags, message] : cases) {
+    const Result run = Tool("train", flags);
+    EXPECT_EQ(run.status, 1) << flags << ":\n" << run.output;
+    EXPECT_TRUE(Contains(run.output, message)) << flags << ":\n" << run.output;
+  }
+  // A diverging run stops with the iteration of the first non-finite loss.
+  const std::string diverging = WriteSolver(dir, "SGD", "base_lr: 1e30");
+  const Result nan = Tool("train", "--solver=" + diverging);
+  EXPECT_EQ(nan.status, 1) << nan.output;
+  EXPECT_TRUE(std::regex_search(nan.output, std::regex("loss is (NaN|infinite) at iteration \\d+")))
+      << nan.output;
+}
+
+TEST(TrainToolTest, GpuWithoutADeviceFailsClearly) {
+  if (DeviceCount() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  ScratchDir dir;
+  const Result run = Tool("train", "--solver=" + WriteSolver(dir, "SGD", "") + " --gpu=0");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_TRUE(Contains(run.output, "--gpu=0 was given but no CUDA device is available"))
+      << run.output;
+  const Result query = Tool("device_query", "");
+  EXPECT_EQ(query.status, 0) << query.output;
+  EXPECT_TRUE(Contains(query.output, "No CUDA device is available")) << query.output;
+  EXPECT_EQ(Tool("device_query", "--gpu=0").status, 1);
+}
+
+TEST(TestToolTest, ScoresATrainedModel) {
+  ScratchDir dir;
+  ASSERT_EQ(Tool("train", "--solver=" + WriteSolver(dir, "Adam", "")).status, 0);
+  const Result run = Tool("test", "--model=" + dir.file("net.prototxt") +
+                                      " --weights=" + dir.file("Adam_solver_iter_200.caffemodel") +
+                                      " --iterations=3");
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_EQ(Numbers(run.output, R"(Batch (\d+), loss = )"), (std::vector<double>{0, 1, 2}));
+  const std::vector<double> mean = Numbers(run.output, R"(\] Loss: ([\d.eE+-]+))");
+  ASSERT_EQ(mean.size(), 1u);
+  EXPECT_LT(mean[0], 0.5);  // trained
+  EXPECT_TRUE(std::regex_search(run.output, std::regex(R"(\] loss = \S+ \(\* 1 = \S+ loss\))")));
+  const Result missing = Tool("test", "--model=" + dir.file("net.prototxt"));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_TRUE(Contains(missing.output, "--weights is required"));
+}
+
+}  // namespace
+}  // namespace demi

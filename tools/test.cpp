@@ -1,0 +1,79 @@
+// Scores a trained net: runs its TEST phase for --iterations batches and logs
+// the mean of every output, as Caffe's `caffe test` does:
+//   build/tools/test --model=net.prototxt --weights=net.caffemodel --iterations=50
+#include <gflags/gflags.h>
+
+#include <vector>
+
+#include "demi/net.hpp"
+#include "demi/util/cli.hpp"
+#include "demi/util/upgrade_proto.hpp"
+
+DEFINE_string(model, "", "The net prototxt to score.");
+DEFINE_string(weights, "", "Comma-separated .caffemodel files, copied by layer name in order.");
+DEFINE_int32(iterations, 50, "Number of batches to score.");
+DEFINE_string(gpu, "", "GPU id to use (none: CPU).");
+DEFINE_int32(level, 0, "Net state level.");
+DEFINE_string(stage, "", "Comma-separated net state stages.");
+
+namespace {
+
+int Test() {
+  DEMI_CHECK(!FLAGS_model.empty(), "--model is required: the net prototxt to score");
+  DEMI_CHECK(!FLAGS_weights.empty(), "--weights is required: the .caffemodel to score");
+  DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive, got ", FLAGS_iterations);
+  const std::vector<int> gpus = demi::ParseGpuFlag(FLAGS_gpu);
+  DEMI_CHECK(gpus.size() <= 1, "--gpu names ", gpus.size(), " devices; give one");
+  demi::Context context;
+  if (!gpus.empty()) {
+    context.device = demi::Device::kGPU;
+    context.device_id = gpus[0];
+  }
+  demi::Net net(FLAGS_model, demi::TEST, FLAGS_level, demi::SplitList(FLAGS_stage), context);
+  for (const std::string& path : demi::SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(path);
+  LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
+  std::vector<double> sums;
+  std::vector<int> output_of;
+  double loss = 0;
+  const auto& outputs = net.output_blobs();
+  for (int i = 0; i < FLAGS_iterations; ++i) {
+    loss += net.Forward();
+    size_t index = 0;
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const std::string& name = net.blob_names()[net.output_blob_indices()[j]];
+      const float* values = outputs[j]->cpu_data();
+      for (int64_t k = 0; k < outputs[j]->count(); ++k, ++index) {
+        if (i == 0) {
+          sums.push_back(values[k]);
+          output_of.push_back(static_cast<int>(j));
+        } else {
+          sums[index] += values[k];
+        }
+        LOG(INFO) << "Batch " << i << ", " << name << " = " << values[k];
+      }
+    }
+  }
+  LOG(INFO) << "Loss: " << loss / FLAGS_iterations;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    const int blob_id = net.output_blob_indices()[output_of[i]];
+    const float weight = net.blob_loss_weights()[blob_id];
+    const double mean = sums[i] / FLAGS_iterations;
+    if (weight != 0) {
+      LOG(INFO) << net.blob_names()[blob_id] << " = " << mean << " (* " << weight << " = "
+                << weight * mean << " loss)";
+    } else {
+      LOG(INFO) << net.blob_names()[blob_id] << " = " << mean;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return demi::RunTool(argc, argv,
+                       "Score a trained net on its TEST phase.\n"
+                       "Usage: test --model=net.prototxt --weights=net.caffemodel "
+                       "[--iterations=50] [--gpu=0] [--level=N] [--stage=a,b]",
+                       Test);
+}
