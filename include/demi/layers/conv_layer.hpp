@@ -1,8 +1,7 @@
 #ifndef DEMI_LAYERS_CONV_LAYER_HPP_
 #define DEMI_LAYERS_CONV_LAYER_HPP_
 
-#include "demi/layer.hpp"
-#include "demi/util/im2col.hpp"
+#include "demi/layers/base_conv_layer.hpp"
 
 namespace demi {
 
@@ -25,33 +24,17 @@ namespace demi {
 /// with one GEMM per group; 1x1 kernels with stride 1 and no padding use the
 /// image itself. The columns buffer is scratch. Backward reads the bottoms
 /// (for dW) and not the tops.
-class ConvolutionLayer : public Layer {
+class ConvolutionLayer : public BaseConvolutionLayer {
  public:
-  using Layer::Layer;
-  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  using BaseConvolutionLayer::BaseConvolutionLayer;
   const char* type() const override { return "Convolution"; }
-  int MinBottomBlobs() const override { return 1; }
-  int MinTopBlobs() const override { return 1; }
-  bool EqualNumBottomTopBlobs() const override { return true; }
-  bool BackwardReadsBottomData(int) const override { return true; }
-  bool BackwardReadsTopData(int) const override { return false; }
 
  protected:
+  bool reverse_dimensions() const override { return false; }
+  void ComputeOutputShape(const Blob& bottom) override;
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
-
- private:
-  ConvGeometry geometry_{};  ///< one whole image, all channels
-  int64_t num_output_ = 0;
-  int64_t group_ = 1;
-  bool bias_term_ = true;
-  bool is_1x1_ = false;      ///< the image is its own column matrix
-  int64_t num_ = 0;          ///< images per bottom
-  int64_t out_spatial_ = 0;  ///< out_h * out_w
-  int64_t kernel_dim_ = 0;   ///< (C / group) * kernel_h * kernel_w: rows of a group's columns
-  Blob columns_;             ///< (C * kernel_h * kernel_w) x out_spatial, scratch
 };
 
 }  // namespace demi

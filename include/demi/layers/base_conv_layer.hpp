@@ -1,0 +1,88 @@
+#ifndef DEMI_LAYERS_BASE_CONV_LAYER_HPP_
+#define DEMI_LAYERS_BASE_CONV_LAYER_HPP_
+
+#include "demi/layer.hpp"
+#include "demi/util/im2col.hpp"
+
+namespace demi {
+
+/// Reads the window settings of `param.convolution_param()` (Caffe's
+/// kernel_size, pad, stride, dilation: 1 value for both dims or 2 for h then
+/// w; kernel_h/kernel_w, pad_h/pad_w, stride_h/stride_w replace them) for the
+/// N x C x H x W `bottom`, checking axis 1, a 4-D bottom and non-zero kernel,
+/// stride and dilation. Channels come from the bottom; height and width are
+/// left 0. Errors name the layer's type and name.
+ConvGeometry ReadConvGeometry(const LayerParameter& param, const Blob& bottom);
+
+/// Checks that the dilated window of `g` fits in `bottom` (N x C x H x W)
+/// padded by g's pad, so that convolution gives at least one output.
+void CheckConvWindowFits(const LayerParameter& param, const ConvGeometry& g, const Blob& bottom);
+
+/// @brief What Convolution and Deconvolution share, as in Caffe's
+/// BaseConvolutionLayer: the convolution_param, the learnable W and b, the
+/// geometry, and the per-image GEMMs.
+///
+/// Both layers are described by one convolution that maps an "image" of
+/// conv_in channels to an "output" of conv_out channels:
+/// - Convolution: image = bottom (C channels), output = top (num_output);
+/// - Deconvolution (reverse_dimensions): image = top (num_output channels),
+///   output = bottom (C); the layer runs that convolution backwards.
+/// W is conv_out x (conv_in / group) x kernel_h x kernel_w (so Convolution's
+/// W is num_output x C / group x kh x kw and Deconvolution's is
+/// C x num_output / group x kh x kw, as Caffe stores them); b has num_output
+/// entries, added per top channel.
+///
+/// Bottoms: one or more N x C x H x W blobs of one shape; top i is the
+/// result for bottom i. Channels and num_output must be divisible by group.
+/// Only axis 1 (2-D images) is supported. Images are unfolded by Im2col into
+/// a columns buffer (scratch) of (conv_in * kh * kw) x (output spatial size);
+/// 1x1 kernels with stride 1 and no padding use the image itself.
+/// Backward reads the bottoms (for dW) and not the tops.
+class BaseConvolutionLayer : public Layer {
+ public:
+  using Layer::Layer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  int MinBottomBlobs() const override { return 1; }
+  int MinTopBlobs() const override { return 1; }
+  bool EqualNumBottomTopBlobs() const override { return true; }
+  bool BackwardReadsBottomData(int) const override { return true; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  /// True for Deconvolution: the convolution's image is the top.
+  virtual bool reverse_dimensions() const = 0;
+  /// Sets top_h_, top_w_, the image size in geometry_ and output_spatial_
+  /// from the bottom's H x W, checking that the sizes are usable.
+  virtual void ComputeOutputShape(const Blob& bottom) = 0;
+
+  /// output = W * im2col(image), per group; `columns_ready` reuses columns
+  /// already unfolded from this image.
+  void ForwardGemm(const float* image, const float* weights, float* output,
+                   bool columns_ready = false);
+  /// image = col2im(W^T * output), per group: the adjoint of ForwardGemm.
+  void BackwardGemm(const float* output, const float* weights, float* image);
+  /// weights_diff += output * im2col(image)^T, per group.
+  void WeightGemm(const float* image, const float* output, float* weights_diff);
+  /// Adds b[m] to every position of top channel m of one top image.
+  void AddBias(float* top_image) const;
+  /// db[m] += sum over positions of channel m of one top image's gradient.
+  void AccumulateBiasGradient(const float* top_image_diff);
+
+  ConvGeometry geometry_{};  ///< the convolution's image (all conv_in channels)
+  int64_t channels_ = 0;     ///< bottom channels
+  int64_t num_output_ = 0;   ///< top channels
+  int64_t group_ = 1;
+  bool bias_term_ = true;
+  bool is_1x1_ = false;  ///< the image is its own column matrix
+  int64_t conv_out_channels_ = 0;
+  int64_t num_ = 0;  ///< images per bottom
+  int64_t top_h_ = 0, top_w_ = 0;
+  int64_t output_spatial_ = 0;  ///< spatial size of the convolution's output
+  int64_t kernel_dim_ = 0;      ///< (conv_in / group) * kh * kw: rows of a group's columns
+  Blob columns_;                ///< (conv_in * kh * kw) x output_spatial_, scratch
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_BASE_CONV_LAYER_HPP_

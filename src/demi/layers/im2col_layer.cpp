@@ -1,0 +1,45 @@
+#include "demi/layers/im2col_layer.hpp"
+
+#include "demi/layer_registry.hpp"
+#include "demi/layers/base_conv_layer.hpp"
+
+namespace demi {
+
+void Im2colLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  geometry_ = ReadConvGeometry(layer_param_, *bottom[0]);
+}
+
+void Im2colLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  DEMI_CHECK(bottom[0]->num_axes() == 4, "Im2col layer '", layer_param_.name(),
+             "' needs a 4-D N x C x H x W bottom, got shape ", bottom[0]->shape_string());
+  CheckConvWindowFits(layer_param_, geometry_, *bottom[0]);
+  num_ = bottom[0]->shape(0);
+  geometry_.channels = bottom[0]->shape(1);
+  geometry_.height = bottom[0]->shape(2);
+  geometry_.width = bottom[0]->shape(3);
+  top[0]->Reshape(num_, geometry_.channels * geometry_.kernel_h * geometry_.kernel_w,
+                  geometry_.output_h(), geometry_.output_w());
+}
+
+void Im2colLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const int64_t in_size = bottom[0]->count(1);
+  const int64_t out_size = top[0]->count(1);
+  const float* x = bottom[0]->cpu_data();
+  float* y = top[0]->mutable_cpu_data();
+  for (int64_t n = 0; n < num_; ++n) Im2col(x + n * in_size, geometry_, y + n * out_size);
+}
+
+void Im2colLayer::Backward_cpu(const std::vector<Blob*>& top,
+                               const std::vector<bool>& propagate_down,
+                               const std::vector<Blob*>& bottom) {
+  if (!propagate_down[0]) return;
+  const int64_t in_size = bottom[0]->count(1);
+  const int64_t out_size = top[0]->count(1);
+  const float* dy = top[0]->cpu_diff();
+  float* dx = bottom[0]->mutable_cpu_diff();
+  for (int64_t n = 0; n < num_; ++n) Col2im(dy + n * out_size, geometry_, dx + n * in_size);
+}
+
+DEMI_REGISTER_LAYER(Im2col);
+
+}  // namespace demi

@@ -1,0 +1,99 @@
+#include "demi/layers/rnn_layer.hpp"
+
+#include <cmath>
+
+#include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+void RNNLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  RecurrentLayer::LayerSetUp(bottom, top);
+  RegisterBuffer("initial_hidden", &initial_hidden_, BufferLifetime::kSavedForBackward);
+  RegisterBuffer("output_diff", &output_diff_, BufferLifetime::kScratch);
+}
+
+void RNNLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  RecurrentLayer::Reshape(bottom, top);
+  initial_hidden_.Reshape(std::vector<int64_t>{streams_, hidden_});
+  output_diff_.ReshapeLike(gates_);
+}
+
+void RNNLayer::RecurrentForward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const int64_t step_size = streams_ * hidden_;
+  const float* cont = bottom[1]->cpu_data();
+  const float* w_hh = blobs_[w_h_param_]->cpu_data();
+  float* h = gates_.mutable_cpu_data();  // pre-activations in, h_t out
+  float* conted = step_rows_.mutable_cpu_data();
+  Copy(step_size, InitialState(bottom, 0), initial_hidden_.mutable_cpu_data());
+  for (int64_t t = 0; t < steps_; ++t) {
+    const float* h_prev = t == 0 ? initial_hidden_.cpu_data() : h + (t - 1) * step_size;
+    float* h_t = h + t * step_size;
+    ScaleRows(streams_, hidden_, cont + t * streams_, h_prev, conted);
+    Gemm(false, true, streams_, hidden_, hidden_, 1.0f, conted, w_hh, 1.0f, h_t);
+    for (int64_t i = 0; i < step_size; ++i) h_t[i] = std::tanh(h_t[i]);
+  }
+  SaveFinalState(top, 0, h + (steps_ - 1) * step_size);
+
+  const int64_t rows = steps_ * streams_;
+  float* o = top[0]->mutable_cpu_data();
+  Gemm(false, true, rows, hidden_, hidden_, 1.0f, h, blobs_[w_h_param_ + 1]->cpu_data(), 0.0f, o);
+  const float* b_o = blobs_[w_h_param_ + 2]->cpu_data();
+  for (int64_t r = 0; r < rows; ++r) Axpy(hidden_, 1.0f, b_o, o + r * hidden_);
+  for (int64_t i = 0; i < rows * hidden_; ++i) o[i] = std::tanh(o[i]);
+}
+
+void RNNLayer::RecurrentBackward(const std::vector<Blob*>& top,
+                                 const std::vector<bool>& propagate_down,
+                                 const std::vector<Blob*>& bottom) {
+  const int64_t rows = steps_ * streams_;
+  const int64_t step_size = streams_ * hidden_;
+  const float* h = gates_.cpu_data();
+  const int w_ho = w_h_param_ + 1, b_o = w_h_param_ + 2;
+  // Output: d(W_ho h + b_o) = do (1 - o^2).
+  const float* o = top[0]->cpu_data();
+  const float* d_o = top[0]->cpu_diff();
+  float* d_pre_o = output_diff_.mutable_cpu_data();
+  for (int64_t i = 0; i < rows * hidden_; ++i) d_pre_o[i] = d_o[i] * (1.0f - o[i] * o[i]);
+  if (param_propagate_down(w_ho)) {
+    Gemm(true, false, hidden_, hidden_, rows, 1.0f, d_pre_o, h, 1.0f,
+         blobs_[w_ho]->mutable_cpu_diff());
+  }
+  if (param_propagate_down(b_o)) {
+    float* db_o = blobs_[b_o]->mutable_cpu_diff();
+    for (int64_t r = 0; r < rows; ++r) Axpy(hidden_, 1.0f, d_pre_o + r * hidden_, db_o);
+  }
+  // dh_t from the output, then back through time; dgates_ ends as d(pre-activation).
+  float* dh = dgates_.mutable_cpu_data();
+  Gemm(false, false, rows, hidden_, hidden_, 1.0f, d_pre_o, blobs_[w_ho]->cpu_data(), 0.0f, dh);
+  if (expose_hidden_) {
+    Axpy(step_size, 1.0f, top[1]->cpu_diff(), dh + (steps_ - 1) * step_size);
+  }
+  const float* cont = bottom[1]->cpu_data();
+  const float* w_hh = blobs_[w_h_param_]->cpu_data();
+  float* conted_diff = step_rows_.mutable_cpu_data();
+  const int h0_bottom = first_state_bottom_;
+  for (int64_t t = steps_ - 1; t >= 0; --t) {
+    float* dh_t = dh + t * step_size;
+    const float* h_t = h + t * step_size;
+    for (int64_t i = 0; i < step_size; ++i) dh_t[i] *= 1.0f - h_t[i] * h_t[i];
+    // h_t depended on cont_t h_{t-1} through W_hh.
+    ScaleRows(streams_, hidden_, cont + t * streams_, dh_t, conted_diff);
+    const float* h_prev = t == 0 ? initial_hidden_.cpu_data() : h + (t - 1) * step_size;
+    if (param_propagate_down(w_h_param_)) {
+      Gemm(true, false, hidden_, hidden_, streams_, 1.0f, conted_diff, h_prev, 1.0f,
+           blobs_[w_h_param_]->mutable_cpu_diff());
+    }
+    if (t > 0) {
+      Gemm(false, false, streams_, hidden_, hidden_, 1.0f, conted_diff, w_hh, 1.0f,
+           dh + (t - 1) * step_size);
+    } else if (expose_hidden_ && propagate_down[h0_bottom]) {
+      Gemm(false, false, streams_, hidden_, hidden_, 1.0f, conted_diff, w_hh, 0.0f,
+           bottom[h0_bottom]->mutable_cpu_diff());
+    }
+  }
+}
+
+DEMI_REGISTER_LAYER(RNN);
+
+}  // namespace demi
