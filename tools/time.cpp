@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "demi/net.hpp"
+#include "demi/util/batch_size.hpp"
 #include "demi/util/cli.hpp"
+#include "demi/util/upgrade_proto.hpp"
 
 DEFINE_string(model, "", "The net prototxt to time.");
 DEFINE_int32(iterations, 50, "Number of forward-backward iterations to time.");
@@ -15,6 +17,8 @@ DEFINE_string(phase, "TRAIN", "Net phase: TRAIN (forward and backward) or TEST (
 DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
 DEFINE_string(gpu, "", "GPU ids to use (none: CPU).");
+DEFINE_string(memory_optimization, "", "Override the net's memory planning: NONE, SLOTS or ARENA.");
+DEFINE_int64(batch, 0, "Override the batch size of every input layer (0: as written).");
 
 namespace {
 
@@ -31,7 +35,20 @@ int TimeNet() {
   demi::Context context;
   context.device = demi::ParseGpuFlag(FLAGS_gpu).empty() ? demi::Device::kCPU : demi::Device::kGPU;
   const demi::Phase phase = FLAGS_phase == "TRAIN" ? demi::TRAIN : demi::TEST;
-  demi::Net net(FLAGS_model, phase, FLAGS_level, demi::SplitList(FLAGS_stage), context);
+  demi::NetParameter param;
+  demi::ReadNetParamsFromTextFile(FLAGS_model, &param);
+  param.mutable_state()->set_phase(phase);
+  param.mutable_state()->set_level(FLAGS_level);
+  for (const std::string& stage : demi::SplitList(FLAGS_stage)) param.mutable_state()->add_stage(stage);
+  if (!FLAGS_memory_optimization.empty()) {
+    demi::MemoryOptimization strategy;
+    DEMI_CHECK(demi::MemoryOptimization_Parse(FLAGS_memory_optimization, &strategy),
+               "--memory_optimization must be NONE, SLOTS or ARENA, got '",
+               FLAGS_memory_optimization, "'");
+    param.set_memory_optimization(strategy);
+  }
+  if (FLAGS_batch > 0) demi::SetBatchSize(&param, FLAGS_batch);
+  demi::Net net(param, context);
   const bool backward = phase == demi::TRAIN;
 
   LOG(INFO) << "Performing Forward";
