@@ -5,6 +5,7 @@
 
 #include "demi/net.hpp"
 #include "demi/util/insert_splits.hpp"
+#include "demi/util/upgrade_proto.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -291,6 +292,31 @@ TEST(NetTest, DummyDataNetIsReproducibleForASeed) {
   a->Forward();
   b->Forward();
   EXPECT_EQ(DataOf(*a->blob_by_name("y")), DataOf(*b->blob_by_name("y")));
+}
+
+}  // namespace
+}  // namespace demi
+
+namespace demi {
+namespace {
+
+TEST(UpgradeTest, OldDataLayerTransformationFieldsMoveToTransformParam) {
+  NetParameter param = ParseText<NetParameter>(R"(
+    layer { name: "d" type: "Data" top: "x" data_param { source: "s" batch_size: 4 scale: 0.5
+            mean_file: "m.binaryproto" crop_size: 7 mirror: true } }
+    layer { name: "i" type: "ImageData" top: "y" image_data_param { source: "l" crop_size: 3 } }
+  )");
+  ASSERT_TRUE(UpgradeNetAsNeeded("test", &param));
+  const LayerParameter& data = param.layer(0);
+  EXPECT_FLOAT_EQ(data.transform_param().scale(), 0.5f);
+  EXPECT_EQ(data.transform_param().mean_file(), "m.binaryproto");
+  EXPECT_EQ(data.transform_param().crop_size(), 7u);
+  EXPECT_TRUE(data.transform_param().mirror());
+  EXPECT_FALSE(data.data_param().has_scale());
+  EXPECT_EQ(data.data_param().batch_size(), 4u);
+  EXPECT_EQ(param.layer(1).transform_param().crop_size(), 3u);
+  EXPECT_FALSE(param.layer(1).has_data_param());  // the check does not create fields
+  EXPECT_FALSE(UpgradeNetAsNeeded("test", &param));
 }
 
 }  // namespace

@@ -23,6 +23,11 @@ class LossLayer : public Layer {
   int ExactNumTopBlobs() const override { return 1; }
   bool AutoTopBlobs() const override { return true; }
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }
+
+  /// The divisor of a loss summed over `valid` of outer x inner labels under
+  /// `mode` (never below 1).
+  static float Normalizer(LossParameter::NormalizationMode mode, int64_t outer, int64_t inner,
+                          int64_t valid);
 };
 
 }  // namespace demi

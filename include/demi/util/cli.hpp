@@ -19,6 +19,10 @@ std::vector<int> ParseGpuFlag(const std::string& gpu);
 /// Runs a tool's body: initializes glog and gflags, catches demi::Error
 /// (logged as one clear line) and returns the process exit code.
 int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body);
+/// The same, for tools that take positional arguments after their flags
+/// (Caffe's convert_* and compute_image_mean): `body` receives them.
+int RunToolWithArgs(int argc, char** argv, const std::string& usage,
+                    const std::function<int(const std::vector<std::string>&)>& body);
 
 }  // namespace demi
 

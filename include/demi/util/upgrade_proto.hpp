@@ -14,6 +14,12 @@ bool NetNeedsInputUpgrade(const NetParameter& param);
 /// Moves top-level inputs into an Input layer at the front of the net.
 void UpgradeNetInput(NetParameter* param);
 
+/// Whether a Data or ImageData layer uses the old transformation fields
+/// (scale, mean_file, crop_size, mirror inside data_param/image_data_param).
+bool NetNeedsDataTransformationUpgrade(const NetParameter& param);
+/// Moves those fields into each layer's transform_param, as Caffe does.
+void UpgradeNetDataTransformation(NetParameter* param);
+
 /// Applies every upgrade the net needs, logging one line per upgrade with
 /// `source` (a path or a description). Returns true if anything changed.
 bool UpgradeNetAsNeeded(const std::string& source, NetParameter* param);

@@ -8,31 +8,6 @@
 #include "demi/util/math.hpp"
 
 namespace demi {
-namespace {
-
-/// The divisor of a loss summed over `valid` of outer x inner labels.
-float LossNormalizer(LossParameter::NormalizationMode mode, int64_t outer, int64_t inner,
-                     int64_t valid) {
-  int64_t normalizer = 1;
-  switch (mode) {
-    case LossParameter::FULL:
-      normalizer = outer * inner;
-      break;
-    case LossParameter::VALID:
-      normalizer = valid;
-      break;
-    case LossParameter::BATCH_SIZE:
-      normalizer = outer;
-      break;
-    case LossParameter::NONE:
-      normalizer = 1;
-      break;
-  }
-  return static_cast<float>(std::max<int64_t>(normalizer, 1));
-}
-
-}  // namespace
-
 void SoftmaxWithLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
                                       const std::vector<Blob*>& top) {
   if (!softmax_) {  // kept across repeated setups: its buffers stay registered
@@ -102,7 +77,7 @@ void SoftmaxWithLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
       ++valid_count;
     }
   }
-  normalizer_ = LossNormalizer(normalization_, outer_num_, inner_num_, valid_count);
+  normalizer_ = Normalizer(normalization_, outer_num_, inner_num_, valid_count);
   top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / normalizer_);
 }
 

@@ -43,18 +43,28 @@ std::vector<int> ParseGpuFlag(const std::string& gpu) {
   return ids;
 }
 
-int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body) {
+int RunToolWithArgs(int argc, char** argv, const std::string& usage,
+                    const std::function<int(const std::vector<std::string>&)>& body) {
   FLAGS_alsologtostderr = true;
   gflags::SetUsageMessage(usage);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   google::InstallFailureSignalHandler();
+  const std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    return body();
+    return body(args);
   } catch (const Error& error) {
     LOG(ERROR) << error.what();
     return 1;
   }
+}
+
+int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body) {
+  return RunToolWithArgs(argc, argv, usage, [&](const std::vector<std::string>& args) {
+    DEMI_CHECK(args.empty(), "unexpected argument '", args.empty() ? "" : args[0],
+               "'; this tool takes flags only (see --help)");
+    return body();
+  });
 }
 
 }  // namespace demi

@@ -46,11 +46,59 @@ void UpgradeNetInput(NetParameter* param) {
   param->Swap(&upgraded);
 }
 
+namespace {
+
+/// Whether `source` (a DataParameter or ImageDataParameter) carries any of
+/// the old transformation fields; with `into`, moves them there.
+template <typename SourceParam>
+bool MoveTransformation(SourceParam* source, TransformationParameter* into) {
+  const bool has_any = source->has_scale() || source->has_mean_file() ||
+                       source->has_crop_size() || source->has_mirror();
+  if (!into || !has_any) return has_any;
+  if (source->has_scale()) into->set_scale(source->scale());
+  if (source->has_mean_file()) into->set_mean_file(source->mean_file());
+  if (source->has_crop_size()) into->set_crop_size(source->crop_size());
+  if (source->has_mirror()) into->set_mirror(source->mirror());
+  source->clear_scale();
+  source->clear_mean_file();
+  source->clear_crop_size();
+  source->clear_mirror();
+  return true;
+}
+
+}  // namespace
+
+bool NetNeedsDataTransformationUpgrade(const NetParameter& param) {
+  for (LayerParameter layer : param.layer()) {
+    if (MoveTransformation(layer.mutable_data_param(), nullptr) ||
+        MoveTransformation(layer.mutable_image_data_param(), nullptr)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void UpgradeNetDataTransformation(NetParameter* param) {
+  for (LayerParameter& layer : *param->mutable_layer()) {
+    if (layer.has_data_param()) {
+      MoveTransformation(layer.mutable_data_param(), layer.mutable_transform_param());
+    }
+    if (layer.has_image_data_param()) {
+      MoveTransformation(layer.mutable_image_data_param(), layer.mutable_transform_param());
+    }
+  }
+}
+
 bool UpgradeNetAsNeeded(const std::string& source, NetParameter* param) {
   bool changed = false;
   if (NetNeedsV1Upgrade(*param)) {
     LOG(INFO) << source << ": upgrading legacy V1 layers to the current format";
     UpgradeV1Net(*param, param);
+    changed = true;
+  }
+  if (NetNeedsDataTransformationUpgrade(*param)) {
+    LOG(INFO) << source << ": moving old data-layer transformation fields into transform_param";
+    UpgradeNetDataTransformation(param);
     changed = true;
   }
   if (NetNeedsInputUpgrade(*param)) {

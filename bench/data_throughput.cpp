@@ -1,0 +1,218 @@
+// Images per second of the data pipeline (build/bench/data_throughput):
+//  1. decode + augmentation to 224 x 224 of real JPEGs (opencv-doc's example
+//     images, in an LMDB made as convert_imageset --encoded makes it), with 1
+//     and 2 decode threads, through the Data layer and its prefetch thread;
+//  2. the Data layer feeding LeNet on 28 x 28 MNIST-format records
+//     (Fashion-MNIST's test set when installed, else synthetic): how long a
+//     CPU training step waits for its data.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "demi/data/convert.hpp"
+#include "demi/layer_registry.hpp"
+#include "demi/layers/data_layer.hpp"
+#include "demi/net.hpp"
+#include "demi/util/io.hpp"
+#include "demi/util/upgrade_proto.hpp"
+
+DEFINE_string(images_dir, "/usr/share/doc/opencv-doc/examples/data",
+              "Folder of the JPEGs to decode (every *.jpg in it).");
+DEFINE_string(fashion_mnist_dir, "/usr/share/datasets/fashion-mnist",
+              "Folder of Fashion-MNIST's IDX files.");
+DEFINE_string(lenet, "models/lenet/lenet_dummy.prototxt", "LeNet net to feed.");
+DEFINE_double(seconds, 3.0, "Time to measure each configuration for.");
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// A directory under the temp dir, removed at exit.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "demi_bench_XXXXXX").string();
+    CHECK(mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code error;
+    std::filesystem::remove_all(path_, error);
+  }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// Steady-state images/s of a Data layer: batches taken through Forward
+/// while the prefetch thread produces them.
+double DataLayerRate(const std::string& source, const std::string& transform, int batch_size,
+                     int threads) {
+  demi::LayerParameter param;
+  demi::ParseProtoText("name: 'data' type: 'Data' " + transform + " data_param { source: '" +
+                           source + "' backend: LMDB batch_size: " + std::to_string(batch_size) +
+                           " prefetch: 4 }",
+                       "data_throughput", &param);
+  auto layer = demi::LayerRegistry::Create(param);
+  static_cast<demi::DataLayer*>(layer.get())->set_decode_threads(threads);
+  demi::Blob data, label;
+  std::vector<demi::Blob*> top{&data, &label};
+  layer->SetUp({}, top);
+  layer->Forward({}, top);  // warm up: first batch
+  int64_t images = 0;
+  const auto start = Clock::now();
+  while (SecondsSince(start) < FLAGS_seconds) {
+    layer->Forward({}, top);
+    images += batch_size;
+  }
+  return images / SecondsSince(start);
+}
+
+void JpegThroughput(const ScratchDir& scratch) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(FLAGS_images_dir, error)) {
+    if (entry.path().extension() == ".jpg") names.push_back(entry.path().filename().string());
+  }
+  if (names.empty()) {
+    std::printf("JPEG decode: skipped, no *.jpg in %s (apt-get install opencv-doc)\n",
+                FLAGS_images_dir.c_str());
+    return;
+  }
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) list += names[i] + " " + std::to_string(i % 10) + "\n";
+  demi::WriteFileAtomically(scratch / "list.txt", list);
+  demi::ImageSetOptions options;
+  options.encoded = true;
+  demi::ConvertImageSet(FLAGS_images_dir + "/", scratch / "list.txt", scratch / "jpeg_lmdb",
+                        options);
+  std::printf("JPEG decode + augmentation to 3x224x224, %zu JPEGs of %s, batch 32:\n", names.size(),
+              FLAGS_images_dir.c_str());
+  const std::vector<std::pair<std::string, std::string>> configs = {
+      {"resize shorter side 256 + random crop 224 + mirror",
+       "transform_param { resize_shorter_side: 256 crop_size: 224 mirror: true force_color: true "
+       "mean_value: 104 mean_value: 117 mean_value: 123 }"},
+      {"random-resized crop 224 + mirror + color jitter",
+       "transform_param { random_resized_crop: true crop_size: 224 mirror: true force_color: true "
+       "brightness: 0.4 contrast: 0.4 saturation: 0.4 "
+       "mean_value: 104 mean_value: 117 mean_value: 123 }"}};
+  for (const auto& [description, transform] : configs) {
+    for (int threads : {1, 2}) {
+      const double rate = DataLayerRate(scratch / "jpeg_lmdb", transform, 32, threads);
+      std::printf("  %-52s %d thread(s): %8.1f images/s\n", description.c_str(), threads, rate);
+    }
+  }
+}
+
+void LeNetFeed(const ScratchDir& scratch) {
+  const std::string images = FLAGS_fashion_mnist_dir + "/t10k-images-idx3-ubyte.gz";
+  const std::string labels = FLAGS_fashion_mnist_dir + "/t10k-labels-idx1-ubyte.gz";
+  const std::string db = scratch / "mnist_lmdb";
+  std::string what;
+  if (std::filesystem::exists(images) && std::filesystem::exists(labels)) {
+    demi::ConvertMnist(images, labels, db);
+    what = "Fashion-MNIST t10k";
+  } else {
+    // 10000 synthetic 28 x 28 images.
+    std::string pixels(10000 * 784, '\0'), label_bytes(10000, '\0');
+    for (size_t i = 0; i < pixels.size(); ++i)
+      pixels[i] = static_cast<char>((i * 2654435761u) >> 24);
+    for (size_t i = 0; i < label_bytes.size(); ++i) label_bytes[i] = static_cast<char>(i % 10);
+    auto idx = [](std::vector<uint32_t> dims, const std::string& values) {
+      std::string bytes = {0, 0, 0x08, static_cast<char>(dims.size())};
+      for (uint32_t d : dims) {
+        for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>(d >> shift));
+      }
+      return bytes + values;
+    };
+    demi::WriteFileAtomically(scratch / "images.idx", idx({10000, 28, 28}, pixels));
+    demi::WriteFileAtomically(scratch / "labels.idx", idx({10000}, label_bytes));
+    demi::ConvertMnist(scratch / "images.idx", scratch / "labels.idx", db);
+    what = "synthetic (Fashion-MNIST not installed)";
+  }
+  const std::string transform = "transform_param { scale: 0.00390625 }";
+  std::printf("MNIST-format 1x28x28 records (%s), batch 64:\n", what.c_str());
+  for (int threads : {1, 2}) {
+    std::printf("  Data layer alone, %d thread(s): %10.1f images/s\n", threads,
+                DataLayerRate(db, transform, 64, threads));
+  }
+
+  for (const char* type : {"Convolution", "Pooling", "InnerProduct", "SoftmaxWithLoss"}) {
+    if (!demi::LayerRegistry::Has(type) || !std::filesystem::exists(FLAGS_lenet)) {
+      std::printf("  LeNet step: skipped (%s or layer %s missing)\n", FLAGS_lenet.c_str(), type);
+      return;
+    }
+  }
+  // LeNet with its DummyData replaced by the Data layer: time spent in the
+  // data layer's Forward (waiting for a batch, then copying it) against the
+  // rest of the training step.
+  demi::NetParameter param;
+  demi::ReadNetParamsFromTextFile(FLAGS_lenet, &param);
+  demi::LayerParameter* data = param.mutable_layer(0);
+  data->set_type("Data");
+  data->clear_dummy_data_param();
+  data->mutable_data_param()->set_source(db);
+  data->mutable_data_param()->set_backend(demi::DataParameter::LMDB);
+  data->mutable_data_param()->set_batch_size(64);
+  data->mutable_transform_param()->set_scale(0.00390625f);
+  param.mutable_state()->set_phase(demi::TRAIN);
+  demi::Net net(param);
+  const int last = static_cast<int>(net.layers().size()) - 1;
+  net.ForwardBackward();  // warm up
+  double data_seconds = 0, step_seconds = 0;
+  std::vector<double> data_ms;
+  const auto start = Clock::now();
+  while (SecondsSince(start) < FLAGS_seconds) {
+    const auto step = Clock::now();
+    net.ForwardFromTo(0, 0);
+    const double data = SecondsSince(step);
+    net.ForwardFromTo(1, last);
+    net.Backward();
+    step_seconds += SecondsSince(step);
+    data_seconds += data;
+    data_ms.push_back(1e3 * data);
+  }
+  const auto iterations = static_cast<double>(data_ms.size());
+  std::sort(data_ms.begin(), data_ms.end());
+  const demi::Prefetcher& prefetcher =
+      static_cast<const demi::DataLayer&>(*net.layers()[0]).prefetcher();
+  std::printf(
+      "  LeNet CPU training step (batch 64): %.2f ms (%.0f images/s consumed); the Data "
+      "layer's Forward takes %.3f ms of it on average (%.2f%%), median %.3f ms, max "
+      "%.3f ms;\n  no batch was ready at %lld of %lld steps (%.3f ms waited in all)\n",
+      1e3 * step_seconds / iterations, 64 * iterations / step_seconds,
+      1e3 * data_seconds / iterations, 100 * data_seconds / step_seconds,
+      data_ms[data_ms.size() / 2], data_ms.back(), static_cast<long long>(prefetcher.waits()),
+      static_cast<long long>(prefetcher.next_calls()), 1e3 * prefetcher.waited_seconds());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_minloglevel = google::WARNING;
+  FLAGS_logtostderr = true;
+  std::printf("data_throughput: %u hardware threads\n", std::thread::hardware_concurrency());
+  ScratchDir scratch;
+  try {
+    JpegThroughput(scratch);
+    LeNetFeed(scratch);
+  } catch (const demi::Error& error) {
+    LOG(ERROR) << error.what();
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,147 @@
+#ifndef DEMI_DATA_READER_HPP_
+#define DEMI_DATA_READER_HPP_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "demi/data/db.hpp"
+
+namespace demi {
+
+/// One record as read from a database, with where it was in the stream:
+/// `index` is its position in the database (0-based, in key order) and
+/// `epoch` how many times the reader had rewound when it read it.
+struct Record {
+  std::string key;
+  std::string value;
+  int64_t index = 0;
+  int64_t epoch = 0;
+};
+
+/// @brief Reads an LMDB in key order forever: at the end it rewinds and
+/// counts one more epoch. Missing or empty databases throw an Error naming
+/// the path. One thread at a time may use a reader.
+class DBReader {
+ public:
+  explicit DBReader(const std::string& source);
+  int64_t size() const { return size_; }
+  const std::string& source() const { return source_; }
+  /// Reads the next record into `record` (its buffers are reused).
+  void Next(Record* record);
+  /// Skips `count` records (Caffe's rand_skip).
+  void Skip(int64_t count);
+
+ private:
+  void Advance();
+
+  std::string source_;
+  std::shared_ptr<LMDB> db_;
+  std::unique_ptr<LMDBCursor> cursor_;
+  int64_t size_ = 0;
+  int64_t index_ = 0;
+  int64_t epoch_ = 0;
+};
+
+/// @brief A batch the prefetch thread prepares: `data` is N x C x H x W,
+/// `label` N values, and row i came from record `indices[i]` of epoch
+/// `epochs[i]`. A batch is a list of records, so replicas can shard it.
+struct Batch {
+  std::vector<float> data;
+  std::vector<float> label;
+  std::vector<int64_t> indices;
+  std::vector<int64_t> epochs;
+};
+
+/// @brief Runs a function over [0, n) split into contiguous chunks, one per
+/// thread; the calling thread takes the first chunk, persistent helper
+/// threads the others. Exceptions are rethrown in chunk order, so which error
+/// surfaces does not depend on timing. With one thread no helper is made.
+class WorkerPool {
+ public:
+  /// fn(begin, end): process items [begin, end).
+  using Task = std::function<void(int64_t begin, int64_t end)>;
+
+  explicit WorkerPool(int num_threads);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void Run(int64_t n, const Task& task);
+  int num_threads() const { return static_cast<int>(helpers_.size()) + 1; }
+
+ private:
+  void HelperLoop(int helper);
+
+  std::vector<std::thread> helpers_;
+  std::mutex mutex_;
+  std::condition_variable work_ready_;
+  std::condition_variable work_done_;
+  const Task* task_ = nullptr;
+  int64_t n_ = 0;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool shutdown_ = false;
+  std::vector<std::exception_ptr> errors_;
+};
+
+/// @brief The prefetch thread: keeps up to `depth` batches filled ahead of
+/// the consumer, in a bounded ring of free and ready batches.
+///
+/// `fill(batch, stop)` prepares one batch; it should return early when
+/// `stop` becomes true. An exception in `fill` ends the thread and is
+/// rethrown by Next (then and on every later call). Stop (and the
+/// destructor) wakes and joins the thread; it never waits for more than the
+/// batch being filled.
+class Prefetcher {
+ public:
+  using Fill = std::function<void(Batch* batch, const std::atomic<bool>& stop)>;
+
+  Prefetcher(int depth, Fill fill);
+  ~Prefetcher();
+  Prefetcher(const Prefetcher&) = delete;
+  Prefetcher& operator=(const Prefetcher&) = delete;
+
+  void Start();
+  void Stop();
+  bool running() const { return thread_.joinable(); }
+  /// Blocks until a batch is ready and returns it; hand it back with Release
+  /// once its contents are copied out.
+  Batch* Next();
+  void Release(Batch* batch);
+  int depth() const { return static_cast<int>(batches_.size()); }
+  /// Next calls so far, and how many found no batch ready and had to wait
+  /// (with the total time waited): a consumer that never waits is never
+  /// slowed by its data.
+  int64_t next_calls() const { return next_calls_; }
+  int64_t waits() const { return waits_; }
+  double waited_seconds() const { return waited_seconds_; }
+
+ private:
+  void Loop();
+
+  Fill fill_;
+  std::vector<std::unique_ptr<Batch>> batches_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Batch*> free_;
+  std::deque<Batch*> ready_;
+  std::exception_ptr error_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  int64_t next_calls_ = 0;  ///< consumer-side statistics
+  int64_t waits_ = 0;
+  double waited_seconds_ = 0;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_DATA_READER_HPP_

@@ -1,0 +1,122 @@
+#ifndef DEMI_DATA_TRANSFORMER_HPP_
+#define DEMI_DATA_TRANSFORMER_HPP_
+
+#include <opencv2/core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "demi/common.hpp"
+#include "demi/proto/demi.pb.h"
+
+namespace demi {
+
+/// @brief A record that cannot be used: it does not decode, its pixel data
+/// does not match its dimensions, or its size differs from the batch's. The
+/// data layers add which record it is, and skip it when asked to.
+class BadRecordError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The random engine for one record's augmentation, seeded through
+/// std::seed_seq from (seed, epoch, index): the same record of the same
+/// epoch is augmented the same way whatever thread or replica handles it.
+RandomEngine RecordEngine(uint32_t seed, int64_t epoch, int64_t index);
+/// A uniform integer in [0, n), the same on every standard library.
+uint32_t RandomIndex(RandomEngine* engine, uint32_t n);
+/// A uniform float in [lo, hi), the same on every standard library.
+float RandomUniform(RandomEngine* engine, float lo, float hi);
+
+/// A rectangle of an image: rows [y, y + height), columns [x, x + width).
+struct CropRect {
+  int y = 0;
+  int x = 0;
+  int height = 0;
+  int width = 0;
+};
+
+/// Random-resized-crop parameters as torchvision draws them: up to 10 tries
+/// of an area fraction uniform in [min_area, max_area] and an aspect ratio
+/// (width / height) log-uniform in [min_aspect, max_aspect], placed uniformly;
+/// if none fits, the largest central crop whose aspect lies in the range.
+CropRect SampleResizedCrop(int height, int width, float min_area, float max_area, float min_aspect,
+                           float max_aspect, RandomEngine* engine);
+
+// Color jitter on a C x H x W float image of pixel values in [0, 255]
+// (channels in OpenCV's B, G, R order when C = 3); results are clamped to
+// [0, 255]. Gray is 0.299 R + 0.587 G + 0.114 B (the channel itself when C = 1).
+/// x <- f x
+void AdjustBrightness(float factor, int channels, int64_t spatial, float* image);
+/// x <- f x + (1 - f) m, m = mean gray value of the image
+void AdjustContrast(float factor, int channels, int64_t spatial, float* image);
+/// x <- f x + (1 - f) gray(pixel); a no-op unless C = 3
+void AdjustSaturation(float factor, int channels, int64_t spatial, float* image);
+
+/// @brief Turns a record (a Datum, raw or encoded, or an image) into a
+/// C x H x W float array as Caffe's DataTransformer does, plus the
+/// augmentations modern training expects (transform_param):
+///
+///  1. decode an encoded Datum with OpenCV; force_color / force_gray;
+///  2. resize_shorter_side: resize so the shorter side has that length;
+///  3. random_resized_crop (TRAIN only): a crop drawn by SampleResizedCrop,
+///     resized to crop_size x crop_size;
+///  4. crop_size: a random window in TRAIN, the central one in TEST;
+///     mirror: a horizontal flip with probability 1/2 (in either phase, as
+///     in Caffe);
+///  5. color jitter (TRAIN only): brightness, contrast, saturation factors
+///     uniform in [max(0, 1 - x), 1 + x], applied in that order;
+///  6. out = (pixel - mean) * scale, the mean from mean_file (indexed at the
+///     source pixel, as in Caffe) or mean_value (one, or one per channel).
+///
+/// Random choices come from the engine the caller passes (RecordEngine),
+/// drawn in the order: resized crop, crop window, mirror, jitter factors.
+/// Images keep OpenCV's channel order (BGR), as Caffe's do. Raw Datums that
+/// need no OpenCV step take a direct path.
+class Transformer {
+ public:
+  /// `owner` names the user of this transformer in error messages
+  /// ("Data layer 'mnist'"). Checks the parameters and reads mean_file.
+  Transformer(const TransformationParameter& param, Phase phase, const std::string& owner);
+
+  /// The record as an H x W x C image (CV_8U, or CV_32F for float_data)
+  /// after decoding and force_color / force_gray.
+  cv::Mat DatumToImage(const Datum& datum) const;
+  /// {C, H, W} of the output for a record (before any random choice).
+  std::vector<int64_t> OutputShape(const Datum& datum) const;
+  std::vector<int64_t> OutputShape(const cv::Mat& image) const;
+
+  /// Writes the transformed record into `out`, which holds `shape` =
+  /// {C, H, W} floats. A record whose output would have another shape
+  /// throws BadRecordError.
+  void Transform(const Datum& datum, const std::vector<int64_t>& shape, RandomEngine* engine,
+                 float* out) const;
+  void Transform(const cv::Mat& image, const std::vector<int64_t>& shape, RandomEngine* engine,
+                 float* out) const;
+
+  const TransformationParameter& param() const { return param_; }
+
+ private:
+  bool NeedsOpenCv(const Datum& datum) const;
+  /// force_color / force_gray, resize_shorter_side, and (with an engine, in
+  /// TRAIN) the random resized crop.
+  cv::Mat Prepare(const cv::Mat& image, RandomEngine* engine) const;
+  std::vector<int64_t> CroppedShape(int64_t channels, int64_t height, int64_t width) const;
+  void CheckShape(const std::vector<int64_t>& got, const std::vector<int64_t>& expected) const;
+  /// Steps 4 to 6 on a C x H x W view of pixels (strides in elements).
+  template <typename Pixel>
+  void Finish(const Pixel* pixels, int64_t channels, int64_t height, int64_t width,
+              int64_t channel_stride, int64_t row_stride, int64_t column_stride,
+              const std::vector<int64_t>& shape, RandomEngine* engine, float* out) const;
+
+  TransformationParameter param_;
+  Phase phase_;
+  std::string owner_;
+  std::vector<float> mean_;  ///< mean_file values, C x H x W
+  std::vector<int64_t> mean_shape_;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_DATA_TRANSFORMER_HPP_

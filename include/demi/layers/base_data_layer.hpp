@@ -1,0 +1,108 @@
+#ifndef DEMI_LAYERS_BASE_DATA_LAYER_HPP_
+#define DEMI_LAYERS_BASE_DATA_LAYER_HPP_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "demi/data/reader.hpp"
+#include "demi/data/transformer.hpp"
+#include "demi/layer.hpp"
+
+namespace demi {
+
+/// @brief Base of the layers that read examples (Data, ImageData).
+///
+/// Tops: data (N x C x H x W) and, optionally, label (N). A prefetch thread
+/// keeps up to data_param.prefetch batches ready (default 4); Forward copies
+/// the next one into the tops. Within a batch, examples are decoded and
+/// augmented by a pool of decode threads (1 unless set_decode_threads says
+/// otherwise).
+///
+/// Every example is augmented by an engine seeded from (context().seed,
+/// epoch, record index) (RecordEngine), so the batches do not depend on
+/// thread timing, on the number of decode threads, or on how the stream is
+/// cut into batches: batch size 4 sees the same rows as two batches of 2.
+///
+/// A bad example (BadRecordError: undecodable, wrong size) throws an Error
+/// naming the layer and the record; with skip_bad_records the layer instead
+/// logs it, counts it (skipped_records()) and takes the next record: a batch
+/// is always the next batch_size good records of the stream, in order.
+/// Backward does nothing; it reads no data.
+class BaseDataLayer : public Layer {
+ public:
+  using Layer::Layer;
+  /// Stops the prefetch thread if a subclass has not already.
+  ~BaseDataLayer() override;
+
+  /// Runs DataLayerSetUp, shapes the tops and starts the prefetch thread.
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) final;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  int ExactNumBottomBlobs() const override { return 0; }
+  int MinTopBlobs() const override { return 1; }
+  int MaxTopBlobs() const override { return 2; }
+  bool BackwardReadsTopData(int) const override { return false; }
+  bool BackwardReadsBottomData(int) const override { return false; }
+
+  /// Threads that decode and augment each batch; call before SetUp.
+  void set_decode_threads(int threads);
+  /// Bad records skipped so far (with skip_bad_records).
+  int64_t skipped_records() const { return skipped_; }
+  /// The prefetcher's statistics (how often Forward waited for a batch).
+  const Prefetcher& prefetcher() const { return *prefetcher_; }
+  /// {C, H, W} of one example.
+  const std::vector<int64_t>& example_shape() const { return example_shape_; }
+
+ protected:
+  // ---- what a subclass provides ----
+  /// Opens the source, sets batch_size_ (and skip_bad_records_), and returns
+  /// the {C, H, W} shape of an example.
+  virtual std::vector<int64_t> DataLayerSetUp() = 0;
+  /// Number of records in one epoch of the source.
+  virtual int64_t SourceSize() const = 0;
+  /// Reads the next record of the stream into batch row `row` (called in
+  /// stream order, from one thread); sets its record index and epoch.
+  virtual void ReadExample(int64_t row, int64_t* index, int64_t* epoch) = 0;
+  /// Decodes and transforms row `row` into `out` (example_shape() floats)
+  /// and `*label`; called concurrently for distinct rows. Throws
+  /// BadRecordError for a bad record.
+  virtual void LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) = 0;
+  /// Names row `row`'s record in messages ("record '00000003' of db").
+  virtual std::string DescribeExample(int64_t row) const = 0;
+  /// How to skip bad records, appended to the error for one.
+  virtual std::string SkipHint() const = 0;
+
+  /// Stops and joins the prefetch thread; subclass destructors call it
+  /// first, while the members the thread uses still exist.
+  void StopPrefetch();
+
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>&, const std::vector<bool>&,
+                    const std::vector<Blob*>&) override {}
+
+  /// "Data layer 'name'", for messages.
+  std::string Owner() const;
+
+  int64_t batch_size_ = 0;
+  bool skip_bad_records_ = false;
+  std::unique_ptr<Transformer> transformer_;
+
+ private:
+  void FillBatch(Batch* batch, const std::atomic<bool>& stop);
+
+  std::string owner_;  ///< Owner(), kept for the destructor
+  std::vector<int64_t> example_shape_;
+  int64_t example_size_ = 0;
+  int decode_threads_ = 1;
+  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<Prefetcher> prefetcher_;
+  std::atomic<int64_t> skipped_{0};
+  int64_t consecutive_bad_ = 0;      ///< bad records in a row, in stream order
+  std::vector<std::string> errors_;  ///< per row, from the last load (prefetch thread)
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_BASE_DATA_LAYER_HPP_

@@ -1,0 +1,63 @@
+#ifndef DEMI_LAYERS_INFOGAIN_LOSS_LAYER_HPP_
+#define DEMI_LAYERS_INFOGAIN_LOSS_LAYER_HPP_
+
+#include "demi/layers/loss_layer.hpp"
+
+namespace demi {
+
+/// @brief Infogain loss on probabilities: a multinomial logistic loss that
+/// weighs every (label, class) pair by an information-gain matrix H,
+/// loss = -sum over (i, j) of sum over k of H[l, k] log(max(p[i, k, j], 1e-20))
+/// / normalizer, with l = label[i, j]; H = identity gives
+/// MultinomialLogisticLoss.
+///
+/// Bottoms: probabilities p (outer x C x inner around infogain_loss_param.axis,
+/// default 1; e.g. a Softmax output), outer * inner integer labels in [0, C),
+/// and optionally H as a third bottom; without one, H is read at setup from
+/// infogain_loss_param.source, a binary BlobProto. H holds C x C values (any
+/// shape), row l for label l. Positions whose label is loss_param.ignore_label
+/// are left out; the normalizer follows loss_param.normalization as for
+/// SoftmaxWithLoss (VALID by default, the legacy `normalize` honoured).
+///
+/// Backward: dp[i, k, j] = -w H[l, k] / max(p, 1e-20) / normalizer (0 at
+/// ignored positions), with w the loss weight. It reads the data of every
+/// bottom (p is usually a Softmax output, which that layer's Backward keeps
+/// anyway), not the top, and cannot backpropagate to the labels or to H.
+class InfogainLossLayer : public LossLayer {
+ public:
+  using LossLayer::LossLayer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "InfogainLoss"; }
+  int ExactNumBottomBlobs() const override { return -1; }
+  int MinBottomBlobs() const override { return 2; }
+  int MaxBottomBlobs() const override { return 3; }
+  bool AllowForceBackward(int bottom_index) const override { return bottom_index == 0; }
+  bool BackwardReadsBottomData(int) const override { return true; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  /// H: the third bottom when given, else the matrix read from `source`.
+  const float* Infogain(const std::vector<Blob*>& bottom) const;
+  bool Ignored(float label) const {
+    return has_ignore_label_ && static_cast<int64_t>(label) == ignore_label_;
+  }
+
+  Blob infogain_;  ///< H read from infogain_loss_param.source
+  LossParameter::NormalizationMode normalization_ = LossParameter::VALID;
+  bool has_ignore_label_ = false;
+  int64_t ignore_label_ = 0;
+  int64_t outer_num_ = 0;
+  int64_t channels_ = 0;
+  int64_t inner_num_ = 0;
+  float normalizer_ = 1.0f;  ///< of the last Forward, used by Backward
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_INFOGAIN_LOSS_LAYER_HPP_

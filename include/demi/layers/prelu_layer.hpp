@@ -1,0 +1,41 @@
+#ifndef DEMI_LAYERS_PRELU_LAYER_HPP_
+#define DEMI_LAYERS_PRELU_LAYER_HPP_
+
+#include "demi/layers/neuron_layer.hpp"
+
+namespace demi {
+
+/// @brief Parametric ReLU, as in Caffe: y = max(0, x) + a[c] * min(0, x), with
+/// one learned slope a[c] per channel c (axis 1), or one slope for every
+/// channel with prelu_param.channel_shared.
+///
+/// Shapes: bottom N x C x ... (at least 2 axes), top alike (in place allowed).
+/// The slopes are blobs_[0], of shape (C) or, channel-shared, a scalar, filled
+/// by prelu_param.filler (constant 0.25 when none is given). Backward needs the
+/// input: dx = dy where x > 0 and a[c] dy elsewhere; da[c] += sum of dy x over
+/// the elements of channel c with x <= 0. Out of place it reads the bottom
+/// data; in place Forward first copies x into a buffer kept for Backward, and
+/// Backward reads neither bottom nor top data.
+class PReLULayer : public NeuronLayer {
+ public:
+  using NeuronLayer::NeuronLayer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  const char* type() const override { return "PReLU"; }
+  bool BackwardReadsBottomData(int) const override { return !in_place_; }
+  bool BackwardReadsTopData(int) const override { return false; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+
+ private:
+  bool channel_shared_ = false;
+  bool in_place_ = false;
+  Blob bottom_copy_;  ///< the input, in place only; saved for backward
+};
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_PRELU_LAYER_HPP_

@@ -1,0 +1,213 @@
+#include "demi/data/reader.hpp"
+
+#include <chrono>
+#include <utility>
+
+#include "demi/common.hpp"
+
+namespace demi {
+
+// ---- DBReader ----
+
+DBReader::DBReader(const std::string& source) : source_(source) {
+  DEMI_CHECK(!source.empty(), "no source database given");
+  db_ = LMDB::Open(source, DBMode::kRead);
+  size_ = db_->Count();
+  DEMI_CHECK(size_ > 0, "LMDB '", source, "' is empty: it holds no records");
+  cursor_ = db_->NewCursor();
+}
+
+void DBReader::Next(Record* record) {
+  CHECK(cursor_->valid());
+  record->key.assign(cursor_->key());
+  record->value.assign(cursor_->value());
+  record->index = index_;
+  record->epoch = epoch_;
+  Advance();
+}
+
+void DBReader::Skip(int64_t count) {
+  for (int64_t i = 0; i < count; ++i) Advance();
+}
+
+void DBReader::Advance() {
+  cursor_->Next();
+  ++index_;
+  if (!cursor_->valid()) {
+    cursor_->SeekToFirst();
+    CHECK(cursor_->valid()) << "LMDB '" << source_ << "' became empty while being read";
+    index_ = 0;
+    ++epoch_;
+  }
+}
+
+// ---- WorkerPool ----
+
+namespace {
+
+int64_t ChunkBegin(int64_t n, int chunk, int chunks) { return n * chunk / chunks; }
+
+}  // namespace
+
+WorkerPool::WorkerPool(int num_threads) {
+  CHECK_GE(num_threads, 1);
+  errors_.resize(num_threads);
+  for (int helper = 1; helper < num_threads; ++helper) {
+    helpers_.emplace_back(&WorkerPool::HelperLoop, this, helper);
+  }
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shutdown_ = true;
+  }
+  work_ready_.notify_all();
+  for (std::thread& helper : helpers_) helper.join();
+}
+
+void WorkerPool::Run(int64_t n, const Task& task) {
+  const int chunks = num_threads();
+  if (chunks == 1 || n <= 1) {
+    if (n > 0) task(0, n);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    task_ = &task;
+    n_ = n;
+    pending_ = chunks - 1;
+    ++generation_;
+    for (std::exception_ptr& error : errors_) error = nullptr;
+  }
+  work_ready_.notify_all();
+  try {
+    const int64_t end = ChunkBegin(n, 1, chunks);
+    if (end > 0) task(0, end);
+  } catch (...) {
+    errors_[0] = std::current_exception();
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    work_done_.wait(lock, [this] { return pending_ == 0; });
+    task_ = nullptr;
+  }
+  for (const std::exception_ptr& error : errors_) {
+    if (error) std::rethrow_exception(error);
+  }
+}
+
+void WorkerPool::HelperLoop(int helper) {
+  uint64_t seen = 0;
+  for (;;) {
+    const Task* task = nullptr;
+    int64_t n = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_ready_.wait(lock, [&] { return shutdown_ || generation_ != seen; });
+      if (shutdown_) return;
+      seen = generation_;
+      task = task_;
+      n = n_;
+    }
+    const int chunks = num_threads();
+    const int64_t begin = ChunkBegin(n, helper, chunks);
+    const int64_t end = ChunkBegin(n, helper + 1, chunks);
+    try {
+      if (begin < end) (*task)(begin, end);
+    } catch (...) {
+      errors_[helper] = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--pending_ == 0) work_done_.notify_all();
+    }
+  }
+}
+
+// ---- Prefetcher ----
+
+Prefetcher::Prefetcher(int depth, Fill fill) : fill_(std::move(fill)) {
+  CHECK_GE(depth, 1);
+  for (int i = 0; i < depth; ++i) {
+    batches_.push_back(std::make_unique<Batch>());
+    free_.push_back(batches_.back().get());
+  }
+}
+
+Prefetcher::~Prefetcher() { Stop(); }
+
+void Prefetcher::Start() {
+  CHECK(!thread_.joinable()) << "prefetch thread already running";
+  stop_ = false;
+  thread_ = std::thread(&Prefetcher::Loop, this);
+}
+
+void Prefetcher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // Back to the initial state: every batch free, no error pending.
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.clear();
+  ready_.clear();
+  for (const auto& batch : batches_) free_.push_back(batch.get());
+  error_ = nullptr;
+}
+
+void Prefetcher::Loop() {
+  for (;;) {
+    Batch* batch = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [this] { return stop_ || !free_.empty(); });
+      if (stop_) return;
+      batch = free_.front();
+      free_.pop_front();
+    }
+    try {
+      fill_(batch, stop_);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      error_ = std::current_exception();
+      changed_.notify_all();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stop_) return;
+      ready_.push_back(batch);
+    }
+    changed_.notify_all();
+  }
+}
+
+Batch* Prefetcher::Next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  CHECK(thread_.joinable() || !ready_.empty() || error_) << "Next() on a stopped prefetcher";
+  ++next_calls_;
+  if (ready_.empty() && !error_) {
+    ++waits_;
+    const auto start = std::chrono::steady_clock::now();
+    changed_.wait(lock, [this] { return !ready_.empty() || error_; });
+    waited_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (ready_.empty()) std::rethrow_exception(error_);
+  Batch* batch = ready_.front();
+  ready_.pop_front();
+  return batch;
+}
+
+void Prefetcher::Release(Batch* batch) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(batch);
+  }
+  changed_.notify_all();
+}
+
+}  // namespace demi

@@ -1,0 +1,131 @@
+#include "demi/layers/base_data_layer.hpp"
+
+#include <opencv2/core.hpp>
+
+#include <algorithm>
+
+#include "demi/util/math.hpp"
+
+namespace demi {
+
+namespace {
+
+constexpr int64_t kLoggedSkips = 20;
+
+}  // namespace
+
+BaseDataLayer::~BaseDataLayer() {
+  StopPrefetch();
+  // type() is no longer callable here: the name was kept at setup.
+  if (skipped_ > 0) {
+    LOG(WARNING) << owner_ << ": skipped " << skipped_ << " bad record(s) in total";
+  }
+}
+
+std::string BaseDataLayer::Owner() const {
+  return StrCat(type(), " layer '", layer_param_.name(), "'");
+}
+
+void BaseDataLayer::set_decode_threads(int threads) {
+  CHECK(!prefetcher_) << "set_decode_threads must come before SetUp";
+  DEMI_CHECK(threads >= 1, Owner(), ": decode threads must be at least 1, got ", threads);
+  decode_threads_ = threads;
+}
+
+void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  owner_ = Owner();
+  transformer_ = std::make_unique<Transformer>(layer_param_.transform_param(), phase_, Owner());
+  example_shape_ = DataLayerSetUp();
+  CHECK_EQ(example_shape_.size(), 3u);
+  DEMI_CHECK(batch_size_ > 0, Owner(), ": batch_size must be positive, got ", batch_size_);
+  example_size_ = example_shape_[0] * example_shape_[1] * example_shape_[2];
+  const int depth = static_cast<int>(layer_param_.data_param().prefetch());
+  DEMI_CHECK(depth >= 1, Owner(), ": data_param prefetch must be at least 1, got ", depth);
+  errors_.resize(batch_size_);
+  if (layer_param_.data_param().has_threads()) {
+    set_decode_threads(static_cast<int>(layer_param_.data_param().threads()));
+  }
+  pool_ = std::make_unique<WorkerPool>(decode_threads_);
+  prefetcher_ = std::make_unique<Prefetcher>(
+      depth, [this](Batch* batch, const std::atomic<bool>& stop) { FillBatch(batch, stop); });
+  prefetcher_->Start();
+  LOG(INFO) << Owner() << ": batches of " << batch_size_ << " x " << ShapeString(example_shape_)
+            << ", " << depth << " prefetched, " << decode_threads_ << " decode thread(s)";
+}
+
+void BaseDataLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  top[0]->Reshape({batch_size_, example_shape_[0], example_shape_[1], example_shape_[2]});
+  if (top.size() > 1) top[1]->Reshape({batch_size_});
+}
+
+void BaseDataLayer::StopPrefetch() {
+  if (prefetcher_) prefetcher_->Stop();
+}
+
+void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
+  batch->data.resize(batch_size_ * example_size_);
+  batch->label.resize(batch_size_);
+  batch->indices.resize(batch_size_);
+  batch->epochs.resize(batch_size_);
+  const uint32_t seed = context().seed;
+  // Rows [0, filled) hold good examples. Each round reads the next records
+  // into the other rows, loads them in parallel, and moves the good ones up,
+  // so a batch is the next batch_size good records in stream order.
+  int64_t filled = 0;
+  while (filled < batch_size_) {
+    for (int64_t row = filled; row < batch_size_; ++row) {
+      if (stop) return;
+      ReadExample(row, &batch->indices[row], &batch->epochs[row]);
+    }
+    pool_->Run(batch_size_ - filled, [&](int64_t begin, int64_t end) {
+      for (int64_t row = filled + begin; row < filled + end; ++row) {
+        if (stop) return;
+        errors_[row].clear();
+        RandomEngine engine = RecordEngine(seed, batch->epochs[row], batch->indices[row]);
+        try {
+          LoadExample(row, &engine, batch->data.data() + row * example_size_, &batch->label[row]);
+        } catch (const BadRecordError& error) {
+          errors_[row] = error.what();
+        } catch (const cv::Exception& error) {
+          errors_[row] = StrCat("failed in OpenCV: ", error.what());
+        }
+      }
+    });
+    if (stop) return;
+    const int64_t first = filled;
+    for (int64_t row = first; row < batch_size_; ++row) {
+      if (!errors_[row].empty()) {
+        const std::string message = StrCat(Owner(), ": ", DescribeExample(row), " ", errors_[row]);
+        DEMI_CHECK(skip_bad_records_, message, "; ", SkipHint());
+        const int64_t skipped = ++skipped_;
+        // Every skip up to kLoggedSkips, then one line a thousand.
+        if (skipped <= kLoggedSkips || skipped % 1000 == 0) {
+          LOG(WARNING) << message << "; skipped (" << skipped << " bad record(s) so far"
+                       << (skipped == kLoggedSkips ? "; from now on one line per 1000 skips)"
+                                                   : ")");
+        }
+        DEMI_CHECK(++consecutive_bad_ < SourceSize(), Owner(), ": every one of the ", SourceSize(),
+                   " records of its source is bad; nothing to read");
+        continue;
+      }
+      consecutive_bad_ = 0;
+      if (row != filled) {
+        std::copy_n(batch->data.data() + row * example_size_, example_size_,
+                    batch->data.data() + filled * example_size_);
+        batch->label[filled] = batch->label[row];
+        batch->indices[filled] = batch->indices[row];
+        batch->epochs[filled] = batch->epochs[row];
+      }
+      ++filled;
+    }
+  }
+}
+
+void BaseDataLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  Batch* batch = prefetcher_->Next();
+  Copy(top[0]->count(), batch->data.data(), top[0]->mutable_cpu_data());
+  if (top.size() > 1) Copy(top[1]->count(), batch->label.data(), top[1]->mutable_cpu_data());
+  prefetcher_->Release(batch);
+}
+
+}  // namespace demi

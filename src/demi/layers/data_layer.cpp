@@ -1,0 +1,83 @@
+#include "demi/layers/data_layer.hpp"
+
+#include "demi/layer_registry.hpp"
+
+namespace demi {
+
+DataLayer::~DataLayer() { StopPrefetch(); }
+
+std::vector<int64_t> DataLayer::DataLayerSetUp() {
+  const DataParameter& param = layer_param_.data_param();
+  DEMI_CHECK(param.backend() == DataParameter::LMDB, Owner(),
+             ": data_param backend is LEVELDB (the default when none is given), but LevelDB is "
+             "not supported; convert the data to LMDB and set data_param { backend: LMDB }");
+  DEMI_CHECK(!param.source().empty(), Owner(), ": data_param has no source");
+  try {
+    reader_ = std::make_unique<DBReader>(param.source());
+  } catch (const Error& error) {
+    ThrowError(StrCat(Owner(), ": ", error.what()));
+  }
+  batch_size_ = param.batch_size();
+  skip_bad_records_ = param.skip_bad_records();
+  records_.resize(batch_size_);
+  datums_.resize(batch_size_);
+
+  // The example shape is the first usable record's.
+  std::vector<int64_t> shape;
+  std::unique_ptr<LMDBCursor> cursor = LMDB::Open(param.source(), DBMode::kRead)->NewCursor();
+  for (int64_t index = 0; cursor->valid() && shape.empty(); ++index, cursor->Next()) {
+    Datum datum;
+    try {
+      if (!datum.ParseFromArray(cursor->value().data(), static_cast<int>(cursor->value().size()))) {
+        throw BadRecordError(StrCat("is not a Datum (", cursor->value().size(), " bytes)"));
+      }
+      shape = transformer_->OutputShape(datum);
+    } catch (const BadRecordError& error) {
+      const std::string message = StrCat(Owner(), ": record '", cursor->key(), "' (index ", index,
+                                         ") of '", param.source(), "' ", error.what());
+      DEMI_CHECK(skip_bad_records_, message, "; ", SkipHint());
+      LOG(WARNING) << message << "; looking further for the example shape";
+    }
+  }
+  DEMI_CHECK(!shape.empty(), Owner(), ": no record of '", param.source(),
+             "' can be decoded; nothing to read");
+
+  if (param.rand_skip() > 0) {
+    RandomEngine engine = RecordEngine(context().seed, -1, -1);
+    const uint32_t skip = RandomIndex(&engine, param.rand_skip());
+    LOG(INFO) << Owner() << ": skipping the first " << skip << " records";
+    reader_->Skip(skip);
+  }
+  return shape;
+}
+
+void DataLayer::ReadExample(int64_t row, int64_t* index, int64_t* epoch) {
+  Record& record = records_[row];
+  reader_->Next(&record);
+  *index = record.index;
+  *epoch = record.epoch;
+}
+
+void DataLayer::LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) {
+  const Record& record = records_[row];
+  Datum& datum = datums_[row];
+  if (!datum.ParseFromString(record.value)) {
+    throw BadRecordError(StrCat("is not a Datum (", record.value.size(), " bytes)"));
+  }
+  transformer_->Transform(datum, example_shape(), engine, out);
+  *label = static_cast<float>(datum.label());
+}
+
+std::string DataLayer::DescribeExample(int64_t row) const {
+  const Record& record = records_[row];
+  return StrCat("record '", record.key, "' (index ", record.index, ") of '", reader_->source(),
+                "'");
+}
+
+std::string DataLayer::SkipHint() const {
+  return "set data_param { skip_bad_records: true } to skip and count such records";
+}
+
+DEMI_REGISTER_LAYER(Data);
+
+}  // namespace demi

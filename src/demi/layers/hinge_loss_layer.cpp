@@ -1,0 +1,61 @@
+#include "demi/layers/hinge_loss_layer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "demi/layer_registry.hpp"
+
+namespace demi {
+
+void HingeLossLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  RegisterBuffer("gradient", &gradient_, BufferLifetime::kSavedForBackward);
+}
+
+void HingeLossLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  LossLayer::Reshape(bottom, top);
+  num_ = bottom[0]->shape(0);
+  dim_ = num_ > 0 ? bottom[0]->count() / num_ : 0;
+  DEMI_CHECK(bottom[1]->count() == num_, "HingeLoss layer '", layer_param_.name(), "': scores ",
+             bottom[0]->shape_string(), " need ", num_, " labels, but the labels have shape ",
+             bottom[1]->shape_string());
+  gradient_.ReshapeLike(*bottom[0]);
+}
+
+void HingeLossLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const bool l2 = layer_param_.hinge_loss_param().norm() == HingeLossParameter::L2;
+  const float* x = bottom[0]->cpu_data();
+  const float* label = bottom[1]->cpu_data();
+  float* gradient = gradient_.mutable_cpu_data();
+  double loss = 0;
+  for (int64_t n = 0; n < num_; ++n) {
+    DEMI_CHECK(
+        label[n] >= 0 && label[n] < static_cast<float>(dim_) && label[n] == std::floor(label[n]),
+        "HingeLoss layer '", layer_param_.name(), "': label ", label[n], " at index ", n,
+        " is not a class in [0, ", dim_, ") for scores ", bottom[0]->shape_string());
+    const int64_t target = static_cast<int64_t>(label[n]);
+    for (int64_t k = 0; k < dim_; ++k) {
+      const int64_t i = n * dim_ + k;
+      const float t = k == target ? 1.0f : -1.0f;
+      const float margin = std::max(0.0f, 1.0f - t * x[i]);
+      loss += l2 ? double(margin) * margin : margin;
+      gradient[i] = l2 ? -2.0f * t * margin : (margin > 0 ? -t : 0.0f);
+    }
+  }
+  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / std::max<int64_t>(num_, 1));
+}
+
+void HingeLossLayer::Backward_cpu(const std::vector<Blob*>& top,
+                                  const std::vector<bool>& propagate_down,
+                                  const std::vector<Blob*>& bottom) {
+  DEMI_CHECK(!propagate_down[1], "HingeLoss layer '", layer_param_.name(),
+             "' cannot backpropagate to labels");
+  if (!propagate_down[0]) return;
+  const float scale = top[0]->cpu_diff()[0] / static_cast<float>(std::max<int64_t>(num_, 1));
+  const float* gradient = gradient_.cpu_data();
+  float* dx = bottom[0]->mutable_cpu_diff();
+  for (int64_t i = 0; i < gradient_.count(); ++i) dx[i] = scale * gradient[i];
+}
+
+DEMI_REGISTER_LAYER(HingeLoss);
+
+}  // namespace demi

@@ -1,0 +1,138 @@
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "demi/layers/filter_layer.hpp"
+#include "gradient_checker.hpp"
+#include "test_util.hpp"
+
+namespace demi {
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+class FilterLayerTest : public ::testing::Test {
+ protected:
+  FilterLayerTest() : data_({4, 2}), labels_({4}), selector_({4}) {
+    FillValues(&data_, {0, 1, 2, 3, 4, 5, 6, 7});
+    FillValues(&labels_, {10, 11, 12, 13});
+    FillValues(&selector_, {0, 1, 0, -2});
+  }
+  Blob data_;
+  Blob labels_;
+  Blob selector_;
+  Blob top0_;
+  Blob top1_;
+  std::vector<Blob*> bottom_{&data_, &labels_, &selector_};
+  std::vector<Blob*> top_{&top0_, &top1_};
+};
+
+TEST_F(FilterLayerTest, ForwardKeepsTheSelectedItems) {
+  auto layer = MakeLayer(R"(type: "Filter")");
+  layer->SetUp(bottom_, top_);
+  // Reshape sizes the tops for every item; Forward shrinks them.
+  EXPECT_EQ(top0_.shape(), (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(top1_.shape(), (std::vector<int64_t>{4}));
+  layer->Forward(bottom_, top_);
+  EXPECT_EQ(top0_.shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(DataOf(top0_), (std::vector<float>{2, 3, 6, 7}));
+  EXPECT_EQ(DataOf(top1_), (std::vector<float>{11, 13}));
+
+  FillValues(&selector_, {1, 1, 1, 0});
+  layer->Forward(bottom_, top_);
+  EXPECT_EQ(DataOf(top0_), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  FillValues(&selector_, {0, 0, 0, 0});
+  layer->Forward(bottom_, top_);
+  EXPECT_EQ(top0_.shape(), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(top1_.count(), 0);
+}
+
+TEST_F(FilterLayerTest, SelectorMayHaveTrailingUnitAxes) {
+  Blob selector({4, 1, 1});
+  FillValues(&selector, {1, 0, 0, 1});
+  std::vector<Blob*> bottom{&data_, &selector};
+  std::vector<Blob*> top{&top0_};
+  auto layer = MakeLayer(R"(type: "Filter")");
+  layer->SetUp(bottom, top);
+  layer->Forward(bottom, top);
+  EXPECT_EQ(DataOf(top0_), (std::vector<float>{0, 1, 6, 7}));
+}
+
+TEST_F(FilterLayerTest, BackwardScattersAndReadsNoData) {
+  auto layer = MakeLayer(R"(name: "filter" type: "Filter")");
+  EXPECT_FALSE(layer->BackwardReadsBottomData(0));
+  EXPECT_FALSE(layer->BackwardReadsBottomData(2));
+  EXPECT_FALSE(layer->BackwardReadsTopData(0));
+  layer->SetUp(bottom_, top_);
+  EXPECT_TRUE(layer->AllowForceBackward(0));
+  EXPECT_TRUE(layer->AllowForceBackward(1));
+  EXPECT_FALSE(layer->AllowForceBackward(2));
+  layer->Forward(bottom_, top_);
+  for (Blob* blob : {&data_, &labels_, &selector_, &top0_, &top1_}) {
+    Set(blob->count(), kNaN, blob->mutable_cpu_data());
+  }
+  std::copy_n(std::vector<float>{1, 2, 3, 4}.begin(), 4, top0_.mutable_cpu_diff());
+  std::copy_n(std::vector<float>{5, 6}.begin(), 2, top1_.mutable_cpu_diff());
+  Set(data_.count(), 9.0f, data_.mutable_cpu_diff());
+  Set(labels_.count(), 9.0f, labels_.mutable_cpu_diff());
+  layer->Backward(top_, {true, false, false}, bottom_);
+  EXPECT_EQ(DiffOf(data_), (std::vector<float>{0, 0, 1, 2, 0, 0, 3, 4}));
+  EXPECT_EQ(DiffOf(labels_), (std::vector<float>{9, 9, 9, 9}));
+  layer->Backward(top_, {false, true, false}, bottom_);
+  EXPECT_EQ(DiffOf(labels_), (std::vector<float>{0, 5, 0, 6}));
+  ExpectErrorContaining(
+      [&] {
+        layer->Backward(top_, {true, true, true}, bottom_);
+      },
+      {"Filter layer 'filter'", "cannot backpropagate to its selector"});
+}
+
+TEST_F(FilterLayerTest, Gradient) {
+  struct Case {
+    std::vector<int64_t> data;
+    std::vector<float> selector;
+  };
+  for (const Case& c : std::vector<Case>{{{5, 3, 2}, {1, 0, 1, 1, 0}},
+                                         {{13, 1}, {0, 1, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1}},
+                                         {{1, 127}, {1}},
+                                         {{3, 2, 1, 2}, {0, 0, 1}}}) {
+    SCOPED_TRACE(ShapeString(c.data));
+    Blob data(c.data);
+    FillGaussian(&data, 341);
+    std::vector<int64_t> other_shape{c.data[0], 2};
+    Blob other(other_shape);
+    FillGaussian(&other, 342);
+    Blob selector({c.data[0]});
+    FillValues(&selector, c.selector);
+    Blob top0;
+    Blob top1;
+    std::vector<Blob*> bottom{&data, &other, &selector}, top{&top0, &top1};
+    for (int checked : {0, 1}) {
+      auto layer = MakeLayer(R"(type: "Filter")");
+      GradientChecker checker(1e-2f, 1e-3f);
+      checker.CheckGradient(layer.get(), bottom, top, checked);
+    }
+  }
+}
+
+TEST_F(FilterLayerTest, BadShapesAreErrors) {
+  std::vector<Blob*> one_top{&top0_};
+  auto tops = MakeLayer(R"(name: "filter" type: "Filter")");
+  ExpectErrorContaining(
+      [&] { tops->SetUp(bottom_, one_top); },
+      {"Filter layer 'filter'", "one top per data bottom", "3 bottoms", "1 tops"});
+  Blob selector({4, 2});
+  std::vector<Blob*> bad_selector{&data_, &selector};
+  auto layer = MakeLayer(R"(name: "filter" type: "Filter")");
+  ExpectErrorContaining(
+      [&] { layer->SetUp(bad_selector, one_top); },
+      {"Filter layer 'filter'", "selector of shape (N) or (N, 1, ...)", "4 2 (8)"});
+  Blob short_selector({3});
+  std::vector<Blob*> mismatch{&data_, &short_selector};
+  ExpectErrorContaining([&] { layer->SetUp(mismatch, one_top); },
+                        {"Filter layer 'filter'", "bottom 0 of shape 4 2 (8)", "3 (3)",
+                         "differ in their first axis"});
+}
+
+}  // namespace
+}  // namespace demi

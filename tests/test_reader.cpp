@@ -1,0 +1,173 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "data_test_util.hpp"
+#include "demi/data/reader.hpp"
+#include "test_util.hpp"
+
+namespace demi {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+TEST(DBReaderTest, ReadsInKeyOrderAndRewindsCountingEpochs) {
+  TempDir dir;
+  std::vector<Datum> datums;
+  for (int i = 0; i < 3; ++i) datums.push_back(RawDatum(1, 1, 1, {static_cast<uint8_t>(i)}, i));
+  WriteDatumDB(dir / "db", datums);
+  DBReader reader(dir / "db");
+  EXPECT_EQ(reader.size(), 3);
+  Record record;
+  const std::vector<int64_t> indices = {0, 1, 2, 0, 1, 2, 0};
+  const std::vector<int64_t> epochs = {0, 0, 0, 1, 1, 1, 2};
+  for (size_t i = 0; i < indices.size(); ++i) {
+    reader.Next(&record);
+    EXPECT_EQ(record.index, indices[i]);
+    EXPECT_EQ(record.epoch, epochs[i]);
+    EXPECT_EQ(record.key, StrCat("0000000", indices[i]));
+    Datum datum;
+    ASSERT_TRUE(datum.ParseFromString(record.value));
+    EXPECT_EQ(datum.label(), indices[i]);
+  }
+  reader.Skip(4);  // past 1 and 2 of epoch 2, then 0 and 1 of epoch 3
+  reader.Next(&record);
+  EXPECT_EQ(record.index, 2);
+  EXPECT_EQ(record.epoch, 3);
+}
+
+TEST(DBReaderTest, MissingOrEmptySourceIsAnError) {
+  TempDir dir;
+  ExpectErrorContaining([&] { DBReader reader(dir / "nope"); }, {dir / "nope", "does not exist"});
+  ExpectErrorContaining([&] { DBReader reader(""); }, {"no source"});
+  LMDB::Open(dir / "empty", DBMode::kNew)->NewTransaction()->Commit();
+  ExpectErrorContaining([&] { DBReader reader(dir / "empty"); }, {dir / "empty", "is empty"});
+}
+
+TEST(WorkerPoolTest, RunsEveryItemExactlyOnce) {
+  for (int threads : {1, 2, 3, 5}) {
+    WorkerPool pool(threads);
+    EXPECT_EQ(pool.num_threads(), threads);
+    for (int64_t n : {0, 1, 2, 7, 100}) {
+      for (int repeat = 0; repeat < 3; ++repeat) {
+        std::vector<std::atomic<int>> seen(n);
+        pool.Run(n, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) ++seen[i];
+        });
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << threads << " " << n << " " << i;
+      }
+    }
+  }
+}
+
+TEST(WorkerPoolTest, RethrowsTheFirstChunksErrorWhateverTheTiming) {
+  WorkerPool pool(3);
+  for (int repeat = 0; repeat < 20; ++repeat) {
+    ExpectErrorContaining(
+        [&] {
+          pool.Run(9, [](int64_t begin, int64_t end) {
+            if (begin == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            if (begin >= 3) ThrowError(StrCat("chunk from ", begin));
+          });
+        },
+        {"chunk from 3"});
+  }
+  // The pool still works after an error.
+  std::atomic<int64_t> sum{0};
+  pool.Run(10, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) sum += i;
+  });
+  EXPECT_EQ(sum, 45);
+}
+
+TEST(PrefetcherTest, DeliversBatchesInFillOrder) {
+  int counter = 0;
+  Prefetcher prefetcher(3, [&](Batch* batch, const std::atomic<bool>&) {
+    batch->label.assign(1, static_cast<float>(counter++));
+  });
+  prefetcher.Start();
+  for (int i = 0; i < 20; ++i) {
+    Batch* batch = prefetcher.Next();
+    EXPECT_EQ(batch->label[0], i);
+    prefetcher.Release(batch);
+  }
+}
+
+TEST(PrefetcherTest, KeepsAtMostDepthBatchesReady) {
+  std::atomic<int> fills{0};
+  Prefetcher prefetcher(3, [&](Batch*, const std::atomic<bool>&) { ++fills; });
+  prefetcher.Start();
+  const auto start = Clock::now();
+  while (fills < 3 && SecondsSince(start) < 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(fills, 3);
+  prefetcher.Release(prefetcher.Next());
+  EXPECT_EQ(prefetcher.next_calls(), 1);
+  EXPECT_EQ(prefetcher.waits(), 0) << "a batch was ready";
+  while (fills < 4 && SecondsSince(start) < 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(fills, 4);
+}
+
+TEST(PrefetcherTest, CountsTheTimesTheConsumerWaited) {
+  Prefetcher prefetcher(1, [](Batch*, const std::atomic<bool>&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  });
+  prefetcher.Start();
+  prefetcher.Release(prefetcher.Next());
+  EXPECT_EQ(prefetcher.next_calls(), 1);
+  EXPECT_EQ(prefetcher.waits(), 1);
+  EXPECT_GT(prefetcher.waited_seconds(), 0.01);
+}
+
+TEST(PrefetcherTest, StartsAndStopsRepeatedlyWithoutHanging) {
+  const auto start = Clock::now();
+  for (int i = 0; i < 100; ++i) {
+    // A fill that would take 10 s unless told to stop.
+    Prefetcher prefetcher(1 + i % 4, [](Batch*, const std::atomic<bool>& stop) {
+      const auto begin = Clock::now();
+      while (!stop && SecondsSince(begin) < 10)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    });
+    if (i % 2 == 0) prefetcher.Start();
+    if (i % 3 == 0) {
+      prefetcher.Stop();
+      prefetcher.Start();  // restartable
+    }
+  }
+  EXPECT_LT(SecondsSince(start), 5.0);
+  // A fast fill stopped while its consumer has batches out and others ready.
+  Prefetcher prefetcher(2, [](Batch*, const std::atomic<bool>&) {});
+  prefetcher.Start();
+  Batch* held = prefetcher.Next();
+  EXPECT_NE(held, nullptr);
+  prefetcher.Stop();
+  EXPECT_FALSE(prefetcher.running());
+}
+
+TEST(PrefetcherTest, AnErrorInFillIsRethrownByNextAfterTheGoodBatches) {
+  int counter = 0;
+  Prefetcher prefetcher(4, [&](Batch* batch, const std::atomic<bool>&) {
+    if (counter == 2) ThrowError("record 'k2' is bad");
+    batch->label.assign(1, static_cast<float>(counter++));
+  });
+  prefetcher.Start();
+  for (int i = 0; i < 2; ++i) {
+    Batch* batch = prefetcher.Next();
+    EXPECT_EQ(batch->label[0], i);
+    prefetcher.Release(batch);
+  }
+  ExpectErrorContaining([&] { prefetcher.Next(); }, {"record 'k2' is bad"});
+  ExpectErrorContaining([&] { prefetcher.Next(); }, {"record 'k2' is bad"});
+}
+
+}  // namespace
+}  // namespace demi
