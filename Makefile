@@ -111,6 +111,7 @@ demo: tools
 
 bench: $(BENCH_BINS) tools
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	bash bench/memory.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

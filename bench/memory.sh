@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Memory benchmark (issue: memory planner). For each model at batch 32 (and
+# ResNet-50 at 64), training:
+#   - planned bytes of activations, gradients and layer buffers under NONE,
+#     SLOTS and ARENA, and the liveness lower bound (build/tools/memory);
+#   - peak resident memory of one real CPU training step (SGD with momentum)
+#     with NONE and with ARENA, side by side in this run (build/tools/train);
+#   - the same step in PyTorch for ResNet-50 (../shared/bench/caffe2torch.py),
+#     when python3-torch is installed (scripts/install_deps.sh --bench).
+# Writes bench/results/memory.md. Run from the project root after `make tools`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=bench/results/memory.md
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# A copy of a train_val whose DummyData layers produce batches of $2.
+with_batch() {
+  python3 - "$1" "$2" > "$3" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+batch = sys.argv[2]
+def fix(block):
+    return re.sub(r'(shape \{\s*dim: )\d+', r'\g<1>' + batch, block.group(0))
+print(re.sub(r'dummy_data_param \{.*?\n  \}', fix, text, flags=re.S))
+PY
+}
+
+solver_for() {  # net strategy -> solver prototxt text
+  cat <<SOLVER
+net: "$1"
+base_lr: 0.0001
+momentum: 0.9
+weight_decay: 0.0005
+lr_policy: "fixed"
+max_iter: 1
+display: 1
+random_seed: 1
+snapshot_after_train: false
+memory_optimization: $2
+SOLVER
+}
+
+peak_rss_mib() {  # command... -> peak RSS in MiB
+  /usr/bin/time -f "%M" -o "$work/rss" "$@" > "$work/log" 2>&1 || { cat "$work/log" >&2; return 1; }
+  echo $(( $(cat "$work/rss") / 1024 ))
+}
+
+mib() { python3 -c "print(f'{$1 / 2**20:.1f}')"; }
+
+{
+  echo "# Memory planning benchmark"
+  echo
+  echo "Run: \`bash bench/memory.sh\` on $(nproc) cores, $(date -u +%Y-%m-%d)."
+  echo "Planned bytes cover activations, gradients and layer buffers (not params); peak RSS is"
+  echo "one real training step with SGD + momentum on the CPU, whole process."
+  echo
+  echo "| model | batch | NONE MiB | SLOTS MiB | ARENA MiB | lower bound MiB | ARENA/bound | ARENA/NONE | params+grads MiB | RSS NONE MiB | RSS ARENA MiB | RSS ratio |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+} > "$out"
+
+run_model() {  # name model-file batch
+  local name=$1 model=$2 batch=$3
+  with_batch "$model" "$batch" "$work/net.prototxt"
+  local json
+  json=$(./build/tools/memory --model="$work/net.prototxt" --stage=dummy --phase=TRAIN --json)
+  read -r none slots arena bound persistent < <(python3 -c "
+import json, sys
+r = json.loads(sys.argv[1])
+print(r['naive_bytes'], r['slots_bytes'], r['arena_bytes'], r['lower_bound_bytes'], r['persistent_bytes'])" "$json")
+  local rss=()
+  for strategy in NONE ARENA; do
+    solver_for "$work/net.prototxt" "$strategy" > "$work/solver.prototxt"
+    rss+=("$(peak_rss_mib ./build/tools/train --solver="$work/solver.prototxt" --stage=dummy)")
+  done
+  echo "| $name | $batch | $(mib "$none") | $(mib "$slots") | $(mib "$arena") | $(mib "$bound") |" \
+       "$(python3 -c "print(f'{$arena/$bound:.3f}')") | $(python3 -c "print(f'{$arena/$none:.3f}')") |" \
+       "$(mib "$persistent") | ${rss[0]} | ${rss[1]} | $(python3 -c "print(f'{${rss[1]}/${rss[0]}:.3f}')") |" >> "$out"
+  echo "$name batch $batch done" >&2
+}
+
+run_model LeNet models/lenet/lenet_dummy.prototxt 32
+run_model AlexNet models/alexnet/train_val.prototxt 32
+run_model GoogLeNet models/googlenet/train_val.prototxt 32
+run_model ResNet-50 models/resnet50/train_val.prototxt 32
+run_model ResNet-50 models/resnet50/train_val.prototxt 64
+run_model VGG-16 models/vgg16/train_val.prototxt 32
+
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  with_batch models/resnet50/train_val.prototxt 32 "$work/resnet.prototxt"
+  line=$(OMP_NUM_THREADS=$(nproc) /usr/bin/python3 ../shared/bench/caffe2torch.py "$work/resnet.prototxt" \
+         --batch 32 --data-shape 32,3,224,224 --phase TRAIN --iters 1 --warmup 0 | grep '^RESULT')
+  {
+    echo
+    echo "PyTorch peer, ResNet-50 batch 32, one training step (no momentum, includes ~260 MiB for importing torch):"
+    echo "\`$line\`"
+  } >> "$out"
+fi
+cat "$out"
