@@ -28,12 +28,15 @@ class GradientChecker {
  public:
   GradientChecker(float stepsize, float threshold, uint32_t seed = 1701, float kink = 0.0f,
                   float kink_range = -1.0f)
-      : stepsize_(stepsize), threshold_(threshold), seed_(seed), kink_(kink),
+      : stepsize_(stepsize),
+        threshold_(threshold),
+        seed_(seed),
+        kink_(kink),
         kink_range_(kink_range) {}
 
   /// Checks every bottom (or only `check_bottom` when >= 0) and every param.
-  void CheckGradient(Layer* layer, const std::vector<Blob*>& bottom,
-                     const std::vector<Blob*>& top, int check_bottom = -1) {
+  void CheckGradient(Layer* layer, const std::vector<Blob*>& bottom, const std::vector<Blob*>& top,
+                     int check_bottom = -1) {
     layer->SetUp(bottom, top);
     CheckGradientSetUp(layer, bottom, top, check_bottom, true);
   }
@@ -88,8 +91,8 @@ class GradientChecker {
         const double computed = analytic[b][i];
         const double scale = std::max({std::fabs(computed), std::fabs(numeric), 1.0});
         EXPECT_NEAR(computed, numeric, threshold_ * scale)
-            << layer->type() << " layer: checked blob " << b << " element " << i
-            << " (analytic " << computed << ", numeric " << numeric << ")";
+            << layer->type() << " layer: checked blob " << b << " element " << i << " (analytic "
+            << computed << ", numeric " << numeric << ")";
       }
     }
   }

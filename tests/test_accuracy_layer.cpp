@@ -119,8 +119,11 @@ TEST_F(AccuracyLayerTest, NotDifferentiable) {
   Set(scores_.count(), 5.0f, scores_.mutable_cpu_diff());
   layer->Backward(top, {false, false}, bottom_);
   EXPECT_EQ(DiffOf(scores_), std::vector<float>(15, 5.0f));
-  ExpectErrorContaining([&] { layer->Backward(top, {true, false}, bottom_); },
-                        {"Accuracy layer 'acc'", "cannot backpropagate to bottom 0"});
+  ExpectErrorContaining(
+      [&] {
+        layer->Backward(top, {true, false}, bottom_);
+      },
+      {"Accuracy layer 'acc'", "cannot backpropagate to bottom 0"});
 }
 
 TEST_F(AccuracyLayerTest, BadParametersAndShapesAreErrors) {

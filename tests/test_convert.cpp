@@ -1,10 +1,9 @@
 #include <gtest/gtest.h>
 
-#include <opencv2/imgcodecs.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <opencv2/imgcodecs.hpp>
 #include <set>
 
 #include "data_test_util.hpp"

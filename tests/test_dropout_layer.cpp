@@ -21,7 +21,7 @@ TEST(DropoutLayerTest, TestPhaseIsIdentity) {
   EXPECT_EQ(DataOf(y), DataOf(x));
   ASSERT_EQ(layer->buffers().size(), 1u);
   EXPECT_EQ(layer->buffers()[0].blob->count(), 0);  // no mask kept outside TRAIN
-  FillGaussian(&x, 142);  // new gradient source, through the data
+  FillGaussian(&x, 142);                            // new gradient source, through the data
   std::copy_n(x.cpu_data(), x.count(), y.mutable_cpu_diff());
   layer->Backward(top, {true}, bottom);
   EXPECT_EQ(DiffOf(x), DataOf(x));

@@ -1,8 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <opencv2/imgcodecs.hpp>
-
 #include <algorithm>
+#include <opencv2/imgcodecs.hpp>
 
 #include "data_test_util.hpp"
 #include "demi/layers/image_data_layer.hpp"

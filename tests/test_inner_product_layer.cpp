@@ -81,7 +81,8 @@ TEST_F(InnerProductLayerTest, GradientTransposeAndOddShape) {
 }
 
 TEST_F(InnerProductLayerTest, WrongInputSizeAfterSetupIsAnError) {
-  auto layer = MakeLayer(R"(name: "fc" type: "InnerProduct" inner_product_param { num_output: 2 })");
+  auto layer =
+      MakeLayer(R"(name: "fc" type: "InnerProduct" inner_product_param { num_output: 2 })");
   layer->SetUp(bottom_vec_, top_vec_);
   bottom_.Reshape({2, 5});
   ExpectErrorContaining([&] { layer->Reshape(bottom_vec_, top_vec_); }, {"fc", "6 inputs"});

@@ -17,7 +17,7 @@ namespace {
 
 struct ZooModel {
   std::string name;
-  int64_t published_params;       ///< conv/ip weights and biases, Scale's gamma and beta
+  int64_t published_params;         ///< conv/ip weights and biases, Scale's gamma and beta
   std::vector<int64_t> prob_shape;  ///< deploy output at batch 1
 };
 
@@ -88,28 +88,28 @@ TEST_P(ModelZooTest, ArenaTestForwardBitIdenticalToNone) {
     const Blob& expected = *none.output_blobs()[o];
     const Blob& actual = *arena.output_blobs()[o];
     ASSERT_EQ(actual.count(), expected.count());
-    EXPECT_EQ(std::memcmp(actual.cpu_data(), expected.cpu_data(), expected.count() * sizeof(float)), 0)
+    EXPECT_EQ(std::memcmp(actual.cpu_data(), expected.cpu_data(), expected.count() * sizeof(float)),
+              0)
         << none.blob_names()[none.output_blob_indices()[o]];
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, ModelZooTest,
-    ::testing::Values(ZooModel{"cifar10_quick", 145578, {1, 10}},
-                      ZooModel{"alexnet", 60965224, {1, 1000}},
-                      ZooModel{"caffenet", 60965224, {1, 1000}},
-                      ZooModel{"googlenet", 6998552, {1, 1000}},
-                      ZooModel{"vgg16", 138357544, {1, 1000}},
-                      ZooModel{"resnet50", 25557032, {1, 1000}},
-                      ZooModel{"squeezenet1.1", 1235496, {1, 1000, 1, 1}},
-                      ZooModel{"mobilenet_v1", 4231976, {1, 1000}}),
-    [](const ::testing::TestParamInfo<ZooModel>& info) {
-      std::string name = info.param.name;
-      for (char& c : name) {
-        if (c == '.') c = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Models, ModelZooTest,
+                         ::testing::Values(ZooModel{"cifar10_quick", 145578, {1, 10}},
+                                           ZooModel{"alexnet", 60965224, {1, 1000}},
+                                           ZooModel{"caffenet", 60965224, {1, 1000}},
+                                           ZooModel{"googlenet", 6998552, {1, 1000}},
+                                           ZooModel{"vgg16", 138357544, {1, 1000}},
+                                           ZooModel{"resnet50", 25557032, {1, 1000}},
+                                           ZooModel{"squeezenet1.1", 1235496, {1, 1000, 1, 1}},
+                                           ZooModel{"mobilenet_v1", 4231976, {1, 1000}}),
+                         [](const ::testing::TestParamInfo<ZooModel>& info) {
+                           std::string name = info.param.name;
+                           for (char& c : name) {
+                             if (c == '.') c = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace demi

@@ -235,9 +235,8 @@ TEST(NetTest, UnknownBottomNamesLayerAndBlob) {
 }
 
 TEST(NetTest, UnknownLayerTypeListsKnownTypes) {
-  ExpectErrorContaining(
-      [] { MakeNet(R"(layer { name: "x" type: "Convolutoin" top: "y" })"); },
-      {"layer 'x'", "'Convolutoin'", "known types", "InnerProduct", "ReLU"});
+  ExpectErrorContaining([] { MakeNet(R"(layer { name: "x" type: "Convolutoin" top: "y" })"); },
+                        {"layer 'x'", "'Convolutoin'", "known types", "InnerProduct", "ReLU"});
 }
 
 TEST(NetTest, ShapeMismatchNamesBothLayersAndShapes) {

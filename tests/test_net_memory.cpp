@@ -124,7 +124,7 @@ TEST(NetMemoryTest, ReshapeReplansAndNeverShrinksTheArena) {
   const int64_t allocations = net->arena()->host_allocations();
   run_both(2);
   EXPECT_LT(net->memory_plan().arena_bytes, large);
-  EXPECT_EQ(net->arena()->capacity(), large);  // never shrinks
+  EXPECT_EQ(net->arena()->capacity(), large);                // never shrinks
   EXPECT_EQ(net->arena()->host_allocations(), allocations);  // and never reallocates downward
   run_both(16);
   EXPECT_EQ(net->arena()->host_allocations(), allocations);
@@ -208,7 +208,8 @@ TEST(LeanBuffersTest, SharedBufferGivesTheTrueGradient) {
       const double minus = net->Forward();
       blob->mutable_cpu_data()[i] = original;
       const double numeric = (plus - minus) / (2 * h);
-      EXPECT_NEAR(analytic[i], numeric, 2e-3 * std::max(1.0, std::fabs(numeric))) << "element " << i;
+      EXPECT_NEAR(analytic[i], numeric, 2e-3 * std::max(1.0, std::fabs(numeric)))
+          << "element " << i;
     }
   }
 }

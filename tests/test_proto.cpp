@@ -180,8 +180,8 @@ std::string Bytes(std::initializer_list<int> bytes) {
 // Bytes laid out by hand with Caffe's field numbers: if any number differed
 // from caffe.proto, these would parse into the wrong fields.
 TEST(ProtoTest, BinaryBlobProtoWithCaffesFieldNumbers) {
-  std::string wire = Bytes({0x3A, 0x04, 0x0A, 0x02, 0x02, 0x01,   // shape (7) { dim (1): [2, 1] }
-                            0x2A, 0x08,                            // data (5), packed, 8 bytes
+  std::string wire = Bytes({0x3A, 0x04, 0x0A, 0x02, 0x02, 0x01,  // shape (7) { dim (1): [2, 1] }
+                            0x2A, 0x08,                          // data (5), packed, 8 bytes
                             0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0x40});  // 1.0f 2.0f
   BlobProto proto;
   ASSERT_TRUE(proto.ParseFromString(wire));
@@ -192,8 +192,8 @@ TEST(ProtoTest, BinaryBlobProtoWithCaffesFieldNumbers) {
 
   // Legacy dims: num (1), channels (2), height (3), width (4); data unpacked
   // floats (field 5, wire type 5) as very old Caffe wrote them.
-  std::string legacy = Bytes({0x08, 0x01, 0x10, 0x01, 0x18, 0x01, 0x20, 0x01,
-                              0x2D, 0x00, 0x00, 0x40, 0x40});  // 3.0f
+  std::string legacy = Bytes(
+      {0x08, 0x01, 0x10, 0x01, 0x18, 0x01, 0x20, 0x01, 0x2D, 0x00, 0x00, 0x40, 0x40});  // 3.0f
   ASSERT_TRUE(proto.ParseFromString(legacy));
   blob.FromProto(proto);
   EXPECT_EQ(blob.shape(), (std::vector<int64_t>{1, 1, 1, 1}));
@@ -202,8 +202,8 @@ TEST(ProtoTest, BinaryBlobProtoWithCaffesFieldNumbers) {
 
 TEST(ProtoTest, BinaryNetWithCaffesFieldNumbers) {
   // layer (100) { name (1): "ip" type (2): "IP" inner_product_param (117) { num_output (1): 10 } }
-  std::string layer = Bytes({0x0A, 0x02, 'i', 'p', 0x12, 0x02, 'I', 'P',
-                             0xAA, 0x07, 0x02, 0x08, 0x0A});
+  std::string layer =
+      Bytes({0x0A, 0x02, 'i', 'p', 0x12, 0x02, 'I', 'P', 0xAA, 0x07, 0x02, 0x08, 0x0A});
   std::string wire = Bytes({0xA2, 0x06, static_cast<int>(layer.size())}) + layer;
   // layers (2) { type (5): CONVOLUTION (4) }: a V1 layer.
   wire += Bytes({0x12, 0x02, 0x28, 0x04});
@@ -218,8 +218,8 @@ TEST(ProtoTest, BinaryNetWithCaffesFieldNumbers) {
 
 TEST(ProtoTest, BinarySolverFieldsWithCaffesNumbers) {
   // base_lr (5, fixed32) 0.5f; max_iter (7) 100; type (40) "Adam".
-  std::string wire = Bytes({0x2D, 0x00, 0x00, 0x00, 0x3F, 0x38, 0x64,
-                            0xC2, 0x02, 0x04, 'A', 'd', 'a', 'm'});
+  std::string wire =
+      Bytes({0x2D, 0x00, 0x00, 0x00, 0x3F, 0x38, 0x64, 0xC2, 0x02, 0x04, 'A', 'd', 'a', 'm'});
   SolverParameter solver;
   ASSERT_TRUE(solver.ParseFromString(wire));
   EXPECT_FLOAT_EQ(solver.base_lr(), 0.5f);

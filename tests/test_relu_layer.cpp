@@ -53,7 +53,8 @@ TEST(ReLULayerTest, Gradient) {
   FillGaussian(&x, 7);
   Blob y;
   std::vector<Blob*> bottom{&x}, top{&y};
-  for (const char* text : {R"(type: "ReLU")", R"(type: "ReLU" relu_param { negative_slope: 0.3 })"}) {
+  for (const char* text :
+       {R"(type: "ReLU")", R"(type: "ReLU" relu_param { negative_slope: 0.3 })"}) {
     auto relu = MakeLayer(text);
     GradientChecker checker(1e-3f, 1e-3f, 1701, 0.0f, 0.01f);
     checker.CheckGradient(relu.get(), bottom, top);

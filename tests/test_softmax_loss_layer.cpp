@@ -24,8 +24,8 @@ const float kLn3 = std::log(3.0f);
 class SoftmaxWithLossLayerTest : public ::testing::Test {
  protected:
   SoftmaxWithLossLayerTest() : scores_({2, 3, 1, 2}), labels_({2, 1, 1, 2}) {
-    FillValues(&scores_, {0, kLn3, kLn2, kLn2, kLn3, 0,   // sample 0: c0, c1, c2 rows
-                          0, kLn2, 0, 0, 0, 0});          // sample 1
+    FillValues(&scores_, {0, kLn3, kLn2, kLn2, kLn3, 0,  // sample 0: c0, c1, c2 rows
+                          0, kLn2, 0, 0, 0, 0});         // sample 1
     FillValues(&labels_, {2, 1, 255, 1});
   }
 
@@ -102,7 +102,7 @@ TEST_F(SoftmaxWithLossLayerTest, BackwardMatchesHandComputedAndReadsNoData) {
   layer->Backward(top_, {true, false}, bottom_);
   // (p - onehot(label)) * loss weight 3 / 3 valid labels; zero where ignored.
   const std::vector<float> expected{1.0f / 6, 1.0f / 2, 1.0f / 3, -2.0f / 3, -1.0f / 2, 1.0f / 6,
-                                    0, 1.0f / 2, 0, -3.0f / 4, 0, 1.0f / 4};
+                                    0,        1.0f / 2, 0,        -3.0f / 4, 0,         1.0f / 4};
   for (int i = 0; i < 12; ++i) EXPECT_NEAR(scores_.cpu_diff()[i], expected[i], 1e-6) << i;
 }
 
@@ -113,8 +113,7 @@ TEST_F(SoftmaxWithLossLayerTest, GradientEachNormalizationMode) {
   FillValues(&labels, {0, 2, 1, 0, 2, 1, 0, 2});
   std::vector<Blob*> bottom{&scores, &labels};
   for (const char* text :
-       {R"(type: "SoftmaxWithLoss")",
-        R"(type: "SoftmaxWithLoss" loss_param { ignore_label: 1 })",
+       {R"(type: "SoftmaxWithLoss")", R"(type: "SoftmaxWithLoss" loss_param { ignore_label: 1 })",
         R"(type: "SoftmaxWithLoss" loss_param { ignore_label: 0 normalization: FULL })",
         R"(type: "SoftmaxWithLoss" loss_param { ignore_label: 2 normalization: BATCH_SIZE })",
         R"(type: "SoftmaxWithLoss" loss_param { normalization: NONE })",
@@ -196,8 +195,11 @@ TEST_F(SoftmaxWithLossLayerTest, BackwardToLabelsIsAnError) {
       MakeLayer(R"(name: "loss" type: "SoftmaxWithLoss" loss_param { ignore_label: 255 })");
   layer->SetUp(bottom_, top_);
   layer->Forward(bottom_, top_);
-  ExpectErrorContaining([&] { layer->Backward(top_, {true, true}, bottom_); },
-                        {"SoftmaxWithLoss layer 'loss'", "cannot backpropagate to labels"});
+  ExpectErrorContaining(
+      [&] {
+        layer->Backward(top_, {true, true}, bottom_);
+      },
+      {"SoftmaxWithLoss layer 'loss'", "cannot backpropagate to labels"});
 }
 
 }  // namespace

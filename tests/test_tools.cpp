@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "demi/net.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/io.hpp"
 #include "solver_test_util.hpp"
@@ -253,6 +254,42 @@ TEST(TestToolTest, ScoresATrainedModel) {
   const Result missing = Tool("test", "--model=" + dir.file("net.prototxt"));
   EXPECT_EQ(missing.status, 1);
   EXPECT_TRUE(Contains(missing.output, "--weights is required"));
+}
+
+TEST(UpgradeToolTest, WritesV1NetsAndLegacySolversInTheCurrentFormat) {
+  ScratchDir dir;
+  const std::string old_net = dir.file("v1.prototxt");
+  WriteFileAtomically(old_net, R"(
+    name: "old"
+    input: "data" input_dim: 1 input_dim: 3 input_dim: 8 input_dim: 8
+    layers { name: "conv" type: CONVOLUTION bottom: "data" top: "conv" blobs_lr: 1 blobs_lr: 2
+             convolution_param { num_output: 4 kernel_size: 3 } }
+    layers { name: "relu" type: RELU bottom: "conv" top: "conv" }
+  )");
+  const Result net_run = Tool("upgrade_net_proto_text", old_net + " " + dir.file("new.prototxt"));
+  ASSERT_EQ(net_run.status, 0) << net_run.output;
+  NetParameter upgraded;
+  ReadProtoFromTextFile(dir.file("new.prototxt"), &upgraded);
+  EXPECT_EQ(upgraded.layers_size(), 0);
+  EXPECT_EQ(upgraded.input_size(), 0);
+  ASSERT_EQ(upgraded.layer_size(), 3);
+  EXPECT_EQ(upgraded.layer(1).type(), "Convolution");
+  EXPECT_EQ(upgraded.layer(1).param(1).lr_mult(), 2);
+  upgraded.mutable_state()->set_phase(TEST);
+  Net net(upgraded);  // and it runs
+  net.Forward();
+  EXPECT_EQ(net.blob_by_name("conv")->shape(), (std::vector<int64_t>{1, 4, 6, 6}));
+
+  const std::string old_solver = dir.file("solver.prototxt");
+  WriteFileAtomically(old_solver, "solver_type: ADAM\nbase_lr: 0.1\n");
+  const Result solver_run =
+      Tool("upgrade_solver_proto_text", old_solver + " " + dir.file("solver2.prototxt"));
+  ASSERT_EQ(solver_run.status, 0) << solver_run.output;
+  SolverParameter solver;
+  ReadProtoFromTextFile(dir.file("solver2.prototxt"), &solver);
+  EXPECT_EQ(solver.type(), "Adam");
+  EXPECT_FALSE(solver.has_solver_type());
+  EXPECT_EQ(Tool("upgrade_net_proto_text", old_net).status, 1);  // usage error
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <opencv2/imgcodecs.hpp>
-
 #include <cmath>
+#include <opencv2/imgcodecs.hpp>
 #include <set>
 #include <tuple>
 

@@ -3,9 +3,9 @@
 #include <gflags/gflags.h>
 
 #include "demi/data/convert.hpp"
-#include "demi/util/io.hpp"
 #include "demi/data/db.hpp"
 #include "demi/util/cli.hpp"
+#include "demi/util/io.hpp"
 
 DEFINE_string(backend, "lmdb", "The database to read: lmdb (the only one supported).");
 

@@ -19,7 +19,8 @@ DEFINE_string(model, "", "Net prototxt to report on.");
 DEFINE_string(solver, "", "Solver prototxt: reports its train and test nets.");
 DEFINE_string(phase, "", "TRAIN or TEST (with --model; default: both).");
 DEFINE_int64(batch, 0, "Override the batch size of every input layer (0: as written).");
-DEFINE_string(fit, "", "Find the largest batch whose planned bytes, with params, gradients and "
+DEFINE_string(fit, "",
+              "Find the largest batch whose planned bytes, with params, gradients and "
               "solver history, fit this budget (e.g. 16GiB, 512MiB).");
 DEFINE_string(strategy, "ARENA", "Strategy used by --fit: NONE, SLOTS or ARENA.");
 DEFINE_string(timeline, "", "Write an SVG chart of live bytes over the schedule to this file.");
@@ -43,10 +44,14 @@ size_t ParseBytes(const std::string& text) {
   }
   const std::string unit = text.substr(end);
   double scale = 1;
-  if (unit == "KiB" || unit == "K" || unit == "KB") scale = 1024.0;
-  else if (unit == "MiB" || unit == "M" || unit == "MB") scale = 1024.0 * 1024;
-  else if (unit == "GiB" || unit == "G" || unit == "GB") scale = 1024.0 * 1024 * 1024;
-  else DEMI_CHECK(unit.empty() || unit == "B", "--fit: unknown unit '", unit, "' in '", text, "'");
+  if (unit == "KiB" || unit == "K" || unit == "KB")
+    scale = 1024.0;
+  else if (unit == "MiB" || unit == "M" || unit == "MB")
+    scale = 1024.0 * 1024;
+  else if (unit == "GiB" || unit == "G" || unit == "GB")
+    scale = 1024.0 * 1024 * 1024;
+  else
+    DEMI_CHECK(unit.empty() || unit == "B", "--fit: unknown unit '", unit, "' in '", text, "'");
   return static_cast<size_t>(value * scale);
 }
 
@@ -141,7 +146,9 @@ size_t ParamBytes(const NetSpec& spec) {
 int FitBatch(const NetSpec& train, int history) {
   const size_t budget = ParseBytes(FLAGS_fit);
   const size_t param_bytes = ParamBytes(train);
-  auto fits = [&](int64_t batch) { return Needed(Report(train, batch), param_bytes, history) <= budget; };
+  auto fits = [&](int64_t batch) {
+    return Needed(Report(train, batch), param_bytes, history) <= budget;
+  };
   DEMI_CHECK(fits(1), "not even batch 1 fits in ", FLAGS_fit, " (needs ",
              Needed(Report(train, 1), param_bytes, history), " bytes)");
   int64_t lo = 1, hi = 2;

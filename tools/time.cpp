@@ -39,7 +39,8 @@ int TimeNet() {
   demi::ReadNetParamsFromTextFile(FLAGS_model, &param);
   param.mutable_state()->set_phase(phase);
   param.mutable_state()->set_level(FLAGS_level);
-  for (const std::string& stage : demi::SplitList(FLAGS_stage)) param.mutable_state()->add_stage(stage);
+  for (const std::string& stage : demi::SplitList(FLAGS_stage))
+    param.mutable_state()->add_stage(stage);
   if (!FLAGS_memory_optimization.empty()) {
     demi::MemoryOptimization strategy;
     DEMI_CHECK(demi::MemoryOptimization_Parse(FLAGS_memory_optimization, &strategy),
@@ -80,14 +81,13 @@ int TimeNet() {
       for (size_t i = num_layers; i-- > 0;) {
         if (!net.layer_need_backward()[i]) continue;
         const auto start = Clock::now();
-        layers[i]->Backward(net.top_vecs()[i], net.bottom_need_backward()[i],
-                            net.bottom_vecs()[i]);
+        layers[i]->Backward(net.top_vecs()[i], net.bottom_need_backward()[i], net.bottom_vecs()[i]);
         backward_ms[i] += MillisecondsSince(start);
       }
       total_backward += MillisecondsSince(pass_start);
     }
-    LOG(INFO) << "Iteration: " << iter + 1 << " forward-backward time: "
-              << MillisecondsSince(iter_start) << " ms.";
+    LOG(INFO) << "Iteration: " << iter + 1
+              << " forward-backward time: " << MillisecondsSince(iter_start) << " ms.";
   }
   const double n = FLAGS_iterations;
   LOG(INFO) << "Average time per layer: ";

@@ -56,8 +56,8 @@ constexpr bool kBuiltWithCuda =
 }  // namespace demi
 
 /// Throws demi::Error with the concatenated message parts when `cond` fails.
-#define DEMI_CHECK(cond, ...)                                   \
-  do {                                                          \
+#define DEMI_CHECK(cond, ...)                                     \
+  do {                                                            \
     if (!(cond)) ::demi::ThrowError(::demi::StrCat(__VA_ARGS__)); \
   } while (0)
 

@@ -34,10 +34,10 @@ struct LayerRegisterer {
 }  // namespace demi
 
 /// Registers class `<type>Layer` under the type string "<type>".
-#define DEMI_REGISTER_LAYER(type)                                           \
-  static ::demi::LayerRegisterer g_demi_register_##type(                    \
+#define DEMI_REGISTER_LAYER(type)                                                        \
+  static ::demi::LayerRegisterer g_demi_register_##type(                                 \
       #type, [](const ::demi::LayerParameter& param) -> std::unique_ptr<::demi::Layer> { \
-        return std::make_unique<type##Layer>(param);                        \
+        return std::make_unique<type##Layer>(param);                                     \
       })
 
 #endif  // DEMI_LAYER_REGISTRY_HPP_

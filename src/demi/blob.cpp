@@ -9,7 +9,7 @@ namespace demi {
 std::string ShapeString(const std::vector<int64_t>& shape) {
   std::ostringstream out;
   for (size_t i = 0; i < shape.size(); ++i) out << (i ? " " : "") << shape[i];
-  out << " (" ;
+  out << " (";
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
   out << count << ")";
@@ -26,20 +26,19 @@ std::vector<int64_t> ShapeFromProto(const BlobProto& proto) {
   return {proto.num(), proto.channels(), proto.height(), proto.width()};
 }
 
-Blob::Blob()
-    : data_(std::make_shared<SyncedMemory>()), diff_(std::make_shared<SyncedMemory>()) {}
+Blob::Blob() : data_(std::make_shared<SyncedMemory>()), diff_(std::make_shared<SyncedMemory>()) {}
 
 Blob::Blob(const std::vector<int64_t>& shape) : Blob() { Reshape(shape); }
 
 void Blob::Reshape(const std::vector<int64_t>& shape) {
-  DEMI_CHECK(shape.size() <= static_cast<size_t>(kMaxBlobAxes), "blob shape ",
-             ShapeString(shape), " has more than ", kMaxBlobAxes, " axes");
+  DEMI_CHECK(shape.size() <= static_cast<size_t>(kMaxBlobAxes), "blob shape ", ShapeString(shape),
+             " has more than ", kMaxBlobAxes, " axes");
   int64_t count = 1;
   for (int64_t dim : shape) {
     DEMI_CHECK(dim >= 0, "blob shape ", ShapeString(shape), " has a negative dimension");
     if (dim != 0) {
-      DEMI_CHECK(count <= std::numeric_limits<int64_t>::max() / dim,
-                 "blob shape ", ShapeString(shape), " overflows");
+      DEMI_CHECK(count <= std::numeric_limits<int64_t>::max() / dim, "blob shape ",
+                 ShapeString(shape), " overflows");
     }
     count *= dim;
   }
@@ -152,13 +151,12 @@ void Blob::FromProto(const BlobProto& proto, bool reshape) {
   for (int64_t i = 0; i < count_; ++i) {
     data[i] = as_double ? static_cast<float>(proto.double_data(i)) : proto.data(i);
   }
-  const int64_t diffs = proto.double_diff_size() > 0 ? proto.double_diff_size()
-                                                      : proto.diff_size();
+  const int64_t diffs = proto.double_diff_size() > 0 ? proto.double_diff_size() : proto.diff_size();
   if (diffs == count_ && diffs > 0) {
     float* diff = mutable_cpu_diff();
     for (int64_t i = 0; i < count_; ++i) {
-      diff[i] = proto.double_diff_size() > 0 ? static_cast<float>(proto.double_diff(i))
-                                             : proto.diff(i);
+      diff[i] =
+          proto.double_diff_size() > 0 ? static_cast<float>(proto.double_diff(i)) : proto.diff(i);
     }
   }
 }
@@ -181,7 +179,11 @@ double Blob::asum_data() const { return count_ ? Asum(count_, cpu_data()) : 0; }
 double Blob::asum_diff() const { return count_ ? Asum(count_, cpu_diff()) : 0; }
 double Blob::sumsq_data() const { return count_ ? Sumsq(count_, cpu_data()) : 0; }
 double Blob::sumsq_diff() const { return count_ ? Sumsq(count_, cpu_diff()) : 0; }
-void Blob::scale_data(float factor) { if (count_) Scal(count_, factor, mutable_cpu_data()); }
-void Blob::scale_diff(float factor) { if (count_) Scal(count_, factor, mutable_cpu_diff()); }
+void Blob::scale_data(float factor) {
+  if (count_) Scal(count_, factor, mutable_cpu_data());
+}
+void Blob::scale_diff(float factor) {
+  if (count_) Scal(count_, factor, mutable_cpu_diff());
+}
 
 }  // namespace demi

@@ -61,14 +61,16 @@ class PositiveUnitballFiller : public Filler {
 
 double FanNorm(const Blob& blob, FillerParameter::VarianceNorm norm) {
   DEMI_CHECK(blob.num_axes() >= 2 && blob.count() > 0,
-             "xavier and msra fillers need a blob of at least 2 axes, got ",
-             blob.shape_string());
+             "xavier and msra fillers need a blob of at least 2 axes, got ", blob.shape_string());
   const double fan_in = static_cast<double>(blob.count()) / blob.shape(0);
   const double fan_out = static_cast<double>(blob.count()) / blob.shape(1);
   switch (norm) {
-    case FillerParameter::FAN_OUT: return fan_out;
-    case FillerParameter::AVERAGE: return (fan_in + fan_out) / 2;
-    default: return fan_in;
+    case FillerParameter::FAN_OUT:
+      return fan_out;
+    case FillerParameter::AVERAGE:
+      return (fan_in + fan_out) / 2;
+    default:
+      return fan_in;
   }
 }
 
@@ -87,7 +89,8 @@ class MSRAFiller : public Filler {
  public:
   using Filler::Filler;
   void Fill(Blob* blob, RandomEngine* engine) override {
-    const float stddev = static_cast<float>(std::sqrt(2.0 / FanNorm(*blob, param_.variance_norm())));
+    const float stddev =
+        static_cast<float>(std::sqrt(2.0 / FanNorm(*blob, param_.variance_norm())));
     RngGaussian(blob->count(), 0.0f, stddev, blob->mutable_cpu_data(), engine);
   }
 };

@@ -24,17 +24,16 @@ void Layer::SetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& to
   SetLossWeights(top);
 }
 
-void Layer::CheckBlobCounts(const std::vector<Blob*>& bottom,
-                            const std::vector<Blob*>& top) const {
+void Layer::CheckBlobCounts(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) const {
   const int nb = static_cast<int>(bottom.size());
   const int nt = static_cast<int>(top.size());
   auto fail_bottom = [&](const char* what, int expected) {
-    ThrowError(StrCat(type(), " layer '", layer_param_.name(), "' takes ", what, " ",
-                      expected, " bottom blob(s), got ", nb));
+    ThrowError(StrCat(type(), " layer '", layer_param_.name(), "' takes ", what, " ", expected,
+                      " bottom blob(s), got ", nb));
   };
   auto fail_top = [&](const char* what, int expected) {
-    ThrowError(StrCat(type(), " layer '", layer_param_.name(), "' takes ", what, " ",
-                      expected, " top blob(s), got ", nt));
+    ThrowError(StrCat(type(), " layer '", layer_param_.name(), "' takes ", what, " ", expected,
+                      " top blob(s), got ", nt));
   };
   if (ExactNumBottomBlobs() >= 0 && nb != ExactNumBottomBlobs())
     fail_bottom("exactly", ExactNumBottomBlobs());
@@ -50,8 +49,8 @@ void Layer::CheckBlobCounts(const std::vector<Blob*>& bottom,
 void Layer::SetLossWeights(const std::vector<Blob*>& top) {
   const int num_weights = layer_param_.loss_weight_size();
   DEMI_CHECK(num_weights == 0 || num_weights == static_cast<int>(top.size()), "layer '",
-             layer_param_.name(), "' has ", num_weights, " loss_weight values for ",
-             top.size(), " tops");
+             layer_param_.name(), "' has ", num_weights, " loss_weight values for ", top.size(),
+             " tops");
   loss_.assign(top.size(), 0.0f);
   for (int i = 0; i < num_weights; ++i) {
     const float weight = layer_param_.loss_weight(i);

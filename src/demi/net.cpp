@@ -231,9 +231,8 @@ void Net::AnalyzeBackward(const NetParameter& param) {
       need_backward |= bottom_needs;
     }
     const int num_params = static_cast<int>(layer.blobs().size());
-    DEMI_CHECK(layer_param.param_size() <= num_params, "layer '", layer_param.name(),
-               "' gives ", layer_param.param_size(), " param specs but has ", num_params,
-               " params");
+    DEMI_CHECK(layer_param.param_size() <= num_params, "layer '", layer_param.name(), "' gives ",
+               layer_param.param_size(), " param specs but has ", num_params, " params");
     for (int param_id = 0; param_id < num_params; ++param_id) {
       const bool learns =
           param_id >= layer_param.param_size() || layer_param.param(param_id).lr_mult() != 0;
@@ -333,14 +332,15 @@ void Net::AppendParam(const LayerParameter& layer_param, int layer_id, int param
   Blob& owner = *params_[owner_id];
   if (spec.share_mode() == ParamSpec::PERMISSIVE) {
     DEMI_CHECK(owner.count() == blob->count(), "param '", param_name, "' of layer '",
-               layer_param.name(), "' has count ", blob->count(), " (shape ",
-               blob->shape_string(), ") but its owner in layer '", layer_names_[owner_layer],
-               "' has count ", owner.count(), " (shape ", owner.shape_string(), ")");
+               layer_param.name(), "' has count ", blob->count(), " (shape ", blob->shape_string(),
+               ") but its owner in layer '", layer_names_[owner_layer], "' has count ",
+               owner.count(), " (shape ", owner.shape_string(), ")");
   } else {
     DEMI_CHECK(owner.shape() == blob->shape(), "param '", param_name, "' of layer '",
                layer_param.name(), "' has shape ", blob->shape_string(),
                " but its owner in layer '", layer_names_[owner_layer], "' (param ", owner_param,
-               ") has shape ", owner.shape_string(), "; set share_mode: PERMISSIVE to share by count");
+               ") has shape ", owner.shape_string(),
+               "; set share_mode: PERMISSIVE to share by count");
   }
   const int learnable_id = learnable_param_ids_[owner_id];
   learnable_param_ids_.push_back(learnable_id);
@@ -505,8 +505,8 @@ void Net::ShareTrainedLayersWith(const Net& other) {
     DEMI_CHECK(target.size() == source.size(), "layer '", name, "' has ", target.size(),
                " params here but ", source.size(), " in the net it shares with");
     for (size_t j = 0; j < target.size(); ++j) {
-      DEMI_CHECK(target[j]->shape() == source[j]->shape(), "cannot share param ", j,
-                 " of layer '", name, "': shape ", target[j]->shape_string(), " here vs ",
+      DEMI_CHECK(target[j]->shape() == source[j]->shape(), "cannot share param ", j, " of layer '",
+                 name, "': shape ", target[j]->shape_string(), " here vs ",
                  source[j]->shape_string(), " in the source net");
       target[j]->ShareData(*source[j]);
     }
@@ -522,12 +522,10 @@ void Net::CopyTrainedLayersFrom(const NetParameter& param) {
     }
     auto& target = layers_[layer_index_.at(source.name())]->blobs();
     DEMI_CHECK(static_cast<int>(target.size()) == source.blobs_size(), "layer '", source.name(),
-               "' has ", target.size(), " params but the weights file holds ",
-               source.blobs_size());
+               "' has ", target.size(), " params but the weights file holds ", source.blobs_size());
     for (size_t j = 0; j < target.size(); ++j) {
-      DEMI_CHECK(target[j]->ShapeEquals(source.blobs(static_cast<int>(j))),
-                 "cannot copy param ", j, " of layer '", source.name(),
-                 "': the weights file has shape ",
+      DEMI_CHECK(target[j]->ShapeEquals(source.blobs(static_cast<int>(j))), "cannot copy param ", j,
+                 " of layer '", source.name(), "': the weights file has shape ",
                  ShapeString(ShapeFromProto(source.blobs(static_cast<int>(j)))),
                  ", the net has shape ", target[j]->shape_string());
       target[j]->FromProto(source.blobs(static_cast<int>(j)), false);

@@ -71,12 +71,18 @@ float GetLearningRate(const SolverParameter& param, int iter) {
 
 std::string SolverTypeName(SolverParameter::SolverType type) {
   switch (type) {
-    case SolverParameter::SGD: return "SGD";
-    case SolverParameter::NESTEROV: return "Nesterov";
-    case SolverParameter::ADAGRAD: return "AdaGrad";
-    case SolverParameter::RMSPROP: return "RMSProp";
-    case SolverParameter::ADADELTA: return "AdaDelta";
-    case SolverParameter::ADAM: return "Adam";
+    case SolverParameter::SGD:
+      return "SGD";
+    case SolverParameter::NESTEROV:
+      return "Nesterov";
+    case SolverParameter::ADAGRAD:
+      return "AdaGrad";
+    case SolverParameter::RMSPROP:
+      return "RMSProp";
+    case SolverParameter::ADADELTA:
+      return "AdaDelta";
+    case SolverParameter::ADAM:
+      return "Adam";
   }
   ThrowError(StrCat("unknown solver_type value ", static_cast<int>(type)));
 }

@@ -1,9 +1,8 @@
 #ifndef DEMI_DATA_TRANSFORMER_HPP_
 #define DEMI_DATA_TRANSFORMER_HPP_
 
-#include <opencv2/core.hpp>
-
 #include <cstdint>
+#include <opencv2/core.hpp>
 #include <string>
 #include <vector>
 

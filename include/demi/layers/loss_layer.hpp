@@ -14,8 +14,8 @@ class LossLayer : public Layer {
     if (layer_param_.loss_weight_size() == 0) layer_param_.add_loss_weight(1.0f);
   }
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    DEMI_CHECK(bottom[0]->shape(0) == bottom[1]->shape(0), type(), " layer '",
-               layer_param_.name(), "': prediction ", bottom[0]->shape_string(), " and target ",
+    DEMI_CHECK(bottom[0]->shape(0) == bottom[1]->shape(0), type(), " layer '", layer_param_.name(),
+               "': prediction ", bottom[0]->shape_string(), " and target ",
                bottom[1]->shape_string(), " differ in their first (batch) axis");
     top[0]->Reshape(std::vector<int64_t>{});
   }

@@ -49,11 +49,11 @@ class ScaleLayer : public Layer {
 
  private:
   bool in_place_ = false;
-  int bias_index_ = -1;    ///< index of b in blobs_, or -1 without bias_term
-  int64_t outer_ = 0;      ///< product of bottom 0's axes before `axis`
-  int64_t scale_dim_ = 0;  ///< count of s
-  int64_t inner_ = 0;      ///< product of bottom 0's axes after s's
-  Blob input_;             ///< in place only: copy of x, saved for backward
+  int bias_index_ = -1;        ///< index of b in blobs_, or -1 without bias_term
+  int64_t outer_ = 0;          ///< product of bottom 0's axes before `axis`
+  int64_t scale_dim_ = 0;      ///< count of s
+  int64_t inner_ = 0;          ///< product of bottom 0's axes after s's
+  Blob input_;                 ///< in place only: copy of x, saved for backward
   bool input_shared_ = false;  ///< input_ is a view of the previous layer's saved output
 };
 

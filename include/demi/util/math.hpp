@@ -12,17 +12,17 @@ namespace demi {
 // BLAS's int at the call.
 
 /// C = alpha * op(A) * op(B) + beta * C, with op(A) M x K and op(B) K x N.
-void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-          float alpha, const float* a, const float* b, float beta, float* c);
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          const float* b, float beta, float* c);
 /// y = alpha * op(A) * x + beta * y, with A M x N.
-void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a,
-          const float* x, float beta, float* y);
-void Axpy(int64_t n, float alpha, const float* x, float* y);       ///< y += a x
+void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const float* x,
+          float beta, float* y);
+void Axpy(int64_t n, float alpha, const float* x, float* y);  ///< y += a x
 void Axpby(int64_t n, float alpha, const float* x, float beta, float* y);
-void Scal(int64_t n, float alpha, float* x);                       ///< x *= a
+void Scal(int64_t n, float alpha, float* x);  ///< x *= a
 void Copy(int64_t n, const float* x, float* y);
 void Set(int64_t n, float value, float* y);
-void AddScalar(int64_t n, float alpha, float* y);                  ///< y += a
+void AddScalar(int64_t n, float alpha, float* y);  ///< y += a
 void Add(int64_t n, const float* a, const float* b, float* y);
 void Sub(int64_t n, const float* a, const float* b, float* y);
 void Mul(int64_t n, const float* a, const float* b, float* y);

@@ -1,10 +1,9 @@
 #include "demi/data/transformer.hpp"
 
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include "demi/blob.hpp"
 #include "demi/util/io.hpp"

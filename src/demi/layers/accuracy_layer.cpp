@@ -24,9 +24,9 @@ void AccuracyLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<
   outer_num_ = bottom[0]->count(0, canonical);
   channels_ = bottom[0]->shape(canonical);
   inner_num_ = bottom[0]->count(canonical + 1);
-  DEMI_CHECK(bottom[1]->count() == outer_num_ * inner_num_, "Accuracy layer '",
-             layer_param_.name(), "': scores ", bottom[0]->shape_string(), " with class axis ",
-             canonical, " need ", outer_num_ * inner_num_, " labels, but the labels have shape ",
+  DEMI_CHECK(bottom[1]->count() == outer_num_ * inner_num_, "Accuracy layer '", layer_param_.name(),
+             "': scores ", bottom[0]->shape_string(), " with class axis ", canonical, " need ",
+             outer_num_ * inner_num_, " labels, but the labels have shape ",
              bottom[1]->shape_string());
   DEMI_CHECK(top_k_ <= channels_, "Accuracy layer '", layer_param_.name(), "': top_k ", top_k_,
              " exceeds the ", channels_, " classes of scores ", bottom[0]->shape_string());

@@ -1,8 +1,7 @@
 #include "demi/layers/base_data_layer.hpp"
 
-#include <opencv2/core.hpp>
-
 #include <algorithm>
+#include <opencv2/core.hpp>
 
 #include "demi/util/math.hpp"
 

@@ -9,8 +9,8 @@ void DummyDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
   const int num_top = static_cast<int>(top.size());
   const int num_fillers = param.data_filler_size();
   auto count_ok = [num_top](int n) { return n == 0 || n == 1 || n == num_top; };
-  DEMI_CHECK(count_ok(num_fillers), "DummyData layer '", layer_param_.name(), "' has ",
-             num_fillers, " data_filler entries for ", num_top, " tops; give 0, 1 or one per top");
+  DEMI_CHECK(count_ok(num_fillers), "DummyData layer '", layer_param_.name(), "' has ", num_fillers,
+             " data_filler entries for ", num_top, " tops; give 0, 1 or one per top");
   const int legacy = param.num_size();
   DEMI_CHECK(legacy == 0 || param.shape_size() == 0, "DummyData layer '", layer_param_.name(),
              "' gives both shape and legacy num/channels/height/width");

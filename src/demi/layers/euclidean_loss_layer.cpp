@@ -10,11 +10,10 @@ void EuclideanLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
   RegisterBuffer("diff", &diff_, BufferLifetime::kSavedForBackward);
 }
 
-void EuclideanLossLayer::Reshape(const std::vector<Blob*>& bottom,
-                                 const std::vector<Blob*>& top) {
-  DEMI_CHECK(bottom[0]->count() == bottom[1]->count(), "EuclideanLoss layer '",
-             layer_param_.name(), "': bottoms ", bottom[0]->shape_string(), " and ",
-             bottom[1]->shape_string(), " differ in their number of elements");
+void EuclideanLossLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  DEMI_CHECK(bottom[0]->count() == bottom[1]->count(), "EuclideanLoss layer '", layer_param_.name(),
+             "': bottoms ", bottom[0]->shape_string(), " and ", bottom[1]->shape_string(),
+             " differ in their number of elements");
   LossLayer::Reshape(bottom, top);
   diff_.ReshapeLike(*bottom[0]);
 }

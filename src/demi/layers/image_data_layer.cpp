@@ -1,10 +1,9 @@
 #include "demi/layers/image_data_layer.hpp"
 
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
-
 #include <filesystem>
 #include <numeric>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include "demi/layer_registry.hpp"
 

@@ -12,7 +12,6 @@ namespace {
 
 constexpr float kLogThreshold = 1e-20f;
 
-
 }  // namespace
 
 void InfogainLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,

@@ -21,8 +21,8 @@ void InnerProductLayer::LayerSetUp(const std::vector<Blob*>& bottom,
     LOG(INFO) << "Skipping parameter initialization of " << layer_param_.name();
     return;
   }
-  std::vector<int64_t> weight_shape = transpose_ ? std::vector<int64_t>{k_, n_}
-                                                 : std::vector<int64_t>{n_, k_};
+  std::vector<int64_t> weight_shape =
+      transpose_ ? std::vector<int64_t>{k_, n_} : std::vector<int64_t>{n_, k_};
   blobs_.push_back(std::make_shared<Blob>(weight_shape));
   GetFiller(param.weight_filler())->Fill(blobs_[0].get(), rng());
   if (bias_term_) {
@@ -45,8 +45,7 @@ void InnerProductLayer::Reshape(const std::vector<Blob*>& bottom, const std::vec
 void InnerProductLayer::Forward_cpu(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
   float* y = top[0]->mutable_cpu_data();
-  Gemm(false, !transpose_, m_, n_, k_, 1.0f, bottom[0]->cpu_data(), blobs_[0]->cpu_data(), 0.0f,
-       y);
+  Gemm(false, !transpose_, m_, n_, k_, 1.0f, bottom[0]->cpu_data(), blobs_[0]->cpu_data(), 0.0f, y);
   if (bias_term_) {
     const float* b = blobs_[1]->cpu_data();
     for (int64_t row = 0; row < m_; ++row) Axpy(n_, 1.0f, b, y + row * n_);

@@ -7,8 +7,7 @@ namespace demi {
 
 void SplitLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   for (Blob* blob : top) {
-    DEMI_CHECK(blob != bottom[0], "Split layer '", layer_param_.name(),
-               "' cannot run in place");
+    DEMI_CHECK(blob != bottom[0], "Split layer '", layer_param_.name(), "' cannot run in place");
     blob->ReshapeLike(*bottom[0]);
     blob->ShareData(*bottom[0]);
   }
@@ -22,7 +21,8 @@ void SplitLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
   }
 }
 
-void SplitLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+void SplitLayer::Backward_cpu(const std::vector<Blob*>& top,
+                              const std::vector<bool>& propagate_down,
                               const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
   const int64_t count = bottom[0]->count();

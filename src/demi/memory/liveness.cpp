@@ -86,7 +86,8 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
     const auto& bottoms = net.bottom_vecs()[i];
     const auto& tops = net.top_vecs()[i];
     for (size_t b = 0; b < bottoms.size(); ++b) {
-      recorder.Use(bottoms[b]->data().get(), net.blob_names()[net.bottom_id_vecs()[i][b]], i, false);
+      recorder.Use(bottoms[b]->data().get(), net.blob_names()[net.bottom_id_vecs()[i][b]], i,
+                   false);
     }
     for (size_t t = 0; t < tops.size(); ++t) {
       recorder.Use(tops[t]->data().get(), net.blob_names()[net.top_id_vecs()[i][t]], i, true);
@@ -141,8 +142,8 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
     result.scratch_bytes = std::max(result.scratch_bytes, layer_bytes);
   }
   if (!result.scratch_memories.empty()) {
-    result.problem.tensors.push_back({"scratch", result.scratch_bytes, 0,
-                                      std::max(result.num_steps - 1, 0)});
+    result.problem.tensors.push_back(
+        {"scratch", result.scratch_bytes, 0, std::max(result.num_steps - 1, 0)});
   }
   return result;
 }

@@ -26,10 +26,14 @@ std::vector<size_t> OrderTensors(const Problem& problem, PlacementOrder order_by
     const double bytes = static_cast<double>(AlignedBytes(t.bytes));
     const double span = t.last_step - t.first_step + 1;
     switch (order_by) {
-      case PlacementOrder::kSize: return bytes;
-      case PlacementOrder::kSizeTimesSpan: return bytes * span;
-      case PlacementOrder::kSpan: return span * 1e12 + bytes;  // span, then size
-      case PlacementOrder::kFirstUse: return -t.first_step * 1e12 + bytes;
+      case PlacementOrder::kSize:
+        return bytes;
+      case PlacementOrder::kSizeTimesSpan:
+        return bytes * span;
+      case PlacementOrder::kSpan:
+        return span * 1e12 + bytes;  // span, then size
+      case PlacementOrder::kFirstUse:
+        return -t.first_step * 1e12 + bytes;
     }
     return bytes;
   };
@@ -73,8 +77,9 @@ Plan SlotsPlan(const Problem& problem) {
     const TensorRequest& tensor = problem.tensors[t];
     int best = -1;
     for (size_t s = 0; s < slots.size(); ++s) {
-      const bool free = std::none_of(slots[s].members.begin(), slots[s].members.end(),
-                                     [&](size_t m) { return LiveTogether(problem.tensors[m], tensor); });
+      const bool free =
+          std::none_of(slots[s].members.begin(), slots[s].members.end(),
+                       [&](size_t m) { return LiveTogether(problem.tensors[m], tensor); });
       if (!free) continue;
       if (best < 0 || slots[s].members.size() > slots[best].members.size() ||
           (slots[s].members.size() == slots[best].members.size() &&
@@ -96,7 +101,8 @@ Plan SlotsPlan(const Problem& problem) {
     slot_offset[s] = plan.arena_bytes;
     plan.arena_bytes += slots[s].bytes;
   }
-  for (size_t t = 0; t < problem.tensors.size(); ++t) plan.offsets.push_back(slot_offset[slot_of[t]]);
+  for (size_t t = 0; t < problem.tensors.size(); ++t)
+    plan.offsets.push_back(slot_offset[slot_of[t]]);
   return plan;
 }
 
@@ -116,7 +122,8 @@ Plan GreedyArenaPlan(const Problem& problem, const std::vector<size_t>& order, b
     std::vector<std::pair<size_t, size_t>> taken;
     for (size_t p : placed) {
       if (LiveTogether(problem.tensors[p], tensor)) {
-        taken.emplace_back(plan.offsets[p], plan.offsets[p] + AlignedBytes(problem.tensors[p].bytes));
+        taken.emplace_back(plan.offsets[p],
+                           plan.offsets[p] + AlignedBytes(problem.tensors[p].bytes));
       }
     }
     std::sort(taken.begin(), taken.end());
@@ -145,8 +152,8 @@ Plan GreedyArenaPlan(const Problem& problem, const std::vector<size_t>& order, b
 /// keep the swap when the greedy plan gets no larger. Stops at the lower
 /// bound or after a budget of evaluations that shrinks with the problem's
 /// size (each evaluation costs about n^2). Deterministic.
-Plan ImproveBySwaps(const Problem& problem, std::vector<size_t> order, bool best_fit,
-                    size_t bound, Plan best) {
+Plan ImproveBySwaps(const Problem& problem, std::vector<size_t> order, bool best_fit, size_t bound,
+                    Plan best) {
   const size_t n = order.size();
   if (n < 2) return best;
   const size_t budget = std::clamp<size_t>(2000000 / (n * n), 8, 200);
@@ -174,9 +181,12 @@ size_t AlignedBytes(size_t bytes) {
 
 const char* PlanStrategyName(PlanStrategy strategy) {
   switch (strategy) {
-    case PlanStrategy::kNone: return "NONE";
-    case PlanStrategy::kSlots: return "SLOTS";
-    case PlanStrategy::kArena: return "ARENA";
+    case PlanStrategy::kNone:
+      return "NONE";
+    case PlanStrategy::kSlots:
+      return "SLOTS";
+    case PlanStrategy::kArena:
+      return "ARENA";
   }
   return "?";
 }
@@ -238,7 +248,8 @@ Plan SolvePlan(const Problem& problem, PlanStrategy strategy) {
       break;
     }
   }
-  for (const TensorRequest& tensor : problem.tensors) plan.naive_bytes += AlignedBytes(tensor.bytes);
+  for (const TensorRequest& tensor : problem.tensors)
+    plan.naive_bytes += AlignedBytes(tensor.bytes);
   plan.lower_bound_bytes = LowerBoundBytes(problem);
   return plan;
 }

@@ -33,8 +33,9 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch) {
       report.live_bytes[step] += AlignedBytes(tensor.bytes);
     }
   }
-  report.peak_step = static_cast<int>(
-      std::max_element(report.live_bytes.begin(), report.live_bytes.end()) - report.live_bytes.begin());
+  report.peak_step =
+      static_cast<int>(std::max_element(report.live_bytes.begin(), report.live_bytes.end()) -
+                       report.live_bytes.begin());
   for (const TensorRequest& tensor : problem.tensors) {
     if (tensor.first_step <= report.peak_step && report.peak_step <= tensor.last_step) {
       report.largest_at_peak.push_back(tensor);
@@ -64,7 +65,8 @@ std::string FormatMemoryReport(const NetMemoryReport& r) {
   row("SLOTS", r.slots_bytes);
   row("ARENA", r.arena_bytes);
   row("lower bound", r.lower_bound_bytes);
-  out << "  persistent (params, gradients, inputs, outputs): " << MiB(r.persistent_bytes) << " MiB\n";
+  out << "  persistent (params, gradients, inputs, outputs): " << MiB(r.persistent_bytes)
+      << " MiB\n";
   out << "  largest tensors live at the peak (step " << r.peak_step << "):\n";
   for (const TensorRequest& tensor : r.largest_at_peak) {
     out << "    " << std::setw(10) << MiB(tensor.bytes) << " MiB  " << tensor.name << " [steps "
@@ -105,7 +107,9 @@ std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports) {
     auto x = [&](size_t step) {
       return margin + (width - 2.0 * margin) * step / std::max<size_t>(steps, 1);
     };
-    auto y = [&](double bytes) { return top + height - margin - (height - 2.0 * margin) * bytes / max_bytes; };
+    auto y = [&](double bytes) {
+      return top + height - margin - (height - 2.0 * margin) * bytes / max_bytes;
+    };
     svg << "<text x=\"" << margin << "\" y=\"" << top + 20 << "\">" << r.net << " (" << r.phase
         << ", batch " << r.batch << "): live bytes over the schedule, MiB</text>\n";
     svg << "<line x1=\"" << x(0) << "\" y1=\"" << y(r.none_bytes) << "\" x2=\"" << x(steps)

@@ -7,9 +7,9 @@
 
 #ifndef CPU_ONLY
 #include <cuda_runtime.h>
-#define DEMI_CUDA_CHECK(call)                                                 \
-  do {                                                                        \
-    cudaError_t status = (call);                                              \
+#define DEMI_CUDA_CHECK(call)                                                     \
+  do {                                                                            \
+    cudaError_t status = (call);                                                  \
     CHECK_EQ(status, cudaSuccess) << #call << ": " << cudaGetErrorString(status); \
   } while (0)
 #endif
@@ -30,15 +30,14 @@ void HostFree(void* ptr) { std::free(ptr); }
 
 namespace {
 [[noreturn]] void NoCuda() {
-  ThrowError("this build of Demitasse has no CUDA support (CPU_ONLY); "
-             "rebuild with USE_CUDA := 1 in Makefile.config to use a GPU");
+  ThrowError(
+      "this build of Demitasse has no CUDA support (CPU_ONLY); "
+      "rebuild with USE_CUDA := 1 in Makefile.config to use a GPU");
 }
 }  // namespace
 
 void* DeviceMalloc(size_t) { NoCuda(); }
-void DeviceFree(void* ptr) {
-  CHECK(ptr == nullptr) << "device pointer in a CPU_ONLY build";
-}
+void DeviceFree(void* ptr) { CHECK(ptr == nullptr) << "device pointer in a CPU_ONLY build"; }
 void CopyHostToDevice(void*, const void*, size_t) { NoCuda(); }
 void CopyDeviceToHost(void*, const void*, size_t) { NoCuda(); }
 void DeviceMemset(void*, int, size_t) { NoCuda(); }

@@ -34,9 +34,8 @@ void ForEachWindowElement(const ConvGeometry& g, Visit visit) {
 }  // namespace
 
 void Im2col(const float* image, const ConvGeometry& g, float* columns) {
-  ForEachWindowElement(g, [&](int64_t col, int64_t in) {
-    columns[col] = in >= 0 ? image[in] : 0.0f;
-  });
+  ForEachWindowElement(g,
+                       [&](int64_t col, int64_t in) { columns[col] = in >= 0 ? image[in] : 0.0f; });
 }
 
 void Col2im(const float* columns, const ConvGeometry& g, float* image) {

@@ -67,8 +67,8 @@ void InsertSplits(const NetParameter& in, NetParameter* out) {
       if (it == bottom_source.end() || !needs_split(it->second)) continue;
       const BlobSource source = it->second;
       const std::string& producer = in.layer(source.first).name();
-      layer->set_bottom(j, SplitBlobName(producer, layer->bottom(j), source.second,
-                                         readers_seen[source]++));
+      layer->set_bottom(
+          j, SplitBlobName(producer, layer->bottom(j), source.second, readers_seen[source]++));
     }
     for (int j = 0; j < layer->top_size(); ++j) {
       const BlobSource source{i, j};

@@ -74,9 +74,8 @@ void ReadProtoFromBinaryFile(const std::string& path, google::protobuf::Message*
   google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
   google::protobuf::io::CodedInputStream coded(&raw);
   coded.SetTotalBytesLimit(INT_MAX);
-  DEMI_CHECK(proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage(),
-             "file '", path, "' is not a valid binary ", proto->GetTypeName(), " (",
-             bytes.size(), " bytes)");
+  DEMI_CHECK(proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage(), "file '", path,
+             "' is not a valid binary ", proto->GetTypeName(), " (", bytes.size(), " bytes)");
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& contents) {

@@ -13,26 +13,25 @@ namespace {
 
 int BlasInt(int64_t value) {
   CHECK_GE(value, 0);
-  CHECK_LE(value, std::numeric_limits<int>::max())
-      << "dimension too large for BLAS's 32-bit int";
+  CHECK_LE(value, std::numeric_limits<int>::max()) << "dimension too large for BLAS's 32-bit int";
   return static_cast<int>(value);
 }
 
 }  // namespace
 
-void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-          float alpha, const float* a, const float* b, float beta, float* c) {
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          const float* b, float beta, float* c) {
   int lda = BlasInt(trans_a ? m : k);
   int ldb = BlasInt(trans_b ? k : n);
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, BlasInt(m), BlasInt(n),
-              BlasInt(k), alpha, a, lda, b, ldb, beta, c, BlasInt(n));
+              trans_b ? CblasTrans : CblasNoTrans, BlasInt(m), BlasInt(n), BlasInt(k), alpha, a,
+              lda, b, ldb, beta, c, BlasInt(n));
 }
 
-void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a,
-          const float* x, float beta, float* y) {
-  cblas_sgemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, BlasInt(m),
-              BlasInt(n), alpha, a, BlasInt(n), x, 1, beta, y, 1);
+void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const float* x,
+          float beta, float* y) {
+  cblas_sgemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, BlasInt(m), BlasInt(n), alpha, a,
+              BlasInt(n), x, 1, beta, y, 1);
 }
 
 void Axpy(int64_t n, float alpha, const float* x, float* y) {
@@ -102,9 +101,7 @@ void Abs(int64_t n, const float* a, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(a[i]);
 }
 
-double Dot(int64_t n, const float* x, const float* y) {
-  return StridedDot(n, x, 1, y, 1);
-}
+double Dot(int64_t n, const float* x, const float* y) { return StridedDot(n, x, 1, y, 1); }
 
 double StridedDot(int64_t n, const float* x, int64_t incx, const float* y, int64_t incy) {
   return cblas_dsdot(BlasInt(n), x, BlasInt(incx), y, BlasInt(incy));

@@ -19,8 +19,8 @@ void UpgradeNetInput(NetParameter* param) {
                param->input_shape_size(), " input_shape entries");
   }
   if (has_dim) {
-    DEMI_CHECK(param->input_dim_size() == 4 * param->input_size(), "net '", param->name(),
-               "' has ", param->input_size(), " inputs but ", param->input_dim_size(),
+    DEMI_CHECK(param->input_dim_size() == 4 * param->input_size(), "net '", param->name(), "' has ",
+               param->input_size(), " inputs but ", param->input_dim_size(),
                " input_dim values (4 per input expected)");
   }
   LayerParameter input;
@@ -52,8 +52,8 @@ namespace {
 /// the old transformation fields; with `into`, moves them there.
 template <typename SourceParam>
 bool MoveTransformation(SourceParam* source, TransformationParameter* into) {
-  const bool has_any = source->has_scale() || source->has_mean_file() ||
-                       source->has_crop_size() || source->has_mirror();
+  const bool has_any = source->has_scale() || source->has_mean_file() || source->has_crop_size() ||
+                       source->has_mirror();
   if (!into || !has_any) return has_any;
   if (source->has_scale()) into->set_scale(source->scale());
   if (source->has_mean_file()) into->set_mean_file(source->mean_file());
