@@ -8,6 +8,7 @@
 #include "demi/layers/lstm_layer.hpp"
 #include "demi/net.hpp"
 #include "gradient_checker.hpp"
+#include "net_test_util.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -376,27 +377,7 @@ TEST(LSTMNetTest, PlannedNetTrainsBitIdenticallyToUnplanned) {
     layer { name: "head" type: "InnerProduct" bottom: "t" top: "out" loss_weight: 1
             inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
   )";
-  auto train = [&](MemoryOptimization strategy) {
-    NetParameter param = ParseText<NetParameter>(text);
-    param.set_memory_optimization(strategy);
-    param.mutable_state()->set_phase(TRAIN);
-    Net net(param, Context());
-    std::vector<float> values;
-    for (int step = 0; step < 3; ++step) {
-      net.ClearParamDiffs();
-      values.push_back(net.ForwardBackward());
-      for (Blob* p : net.learnable_params()) {
-        values.insert(values.end(), p->cpu_diff(), p->cpu_diff() + p->count());
-        p->scale_diff(0.1f);
-      }
-      net.Update();
-    }
-    return values;
-  };
-  const std::vector<float> expected = train(NONE);
-  for (MemoryOptimization strategy : {SLOTS, ARENA}) {
-    EXPECT_EQ(train(strategy), expected) << MemoryOptimization_Name(strategy);
-  }
+  ExpectPlannedTrainingMatchesUnplanned(text);
 }
 
 }  // namespace
