@@ -20,7 +20,8 @@ bool NetNeedsV1Upgrade(const NetParameter& param);
 /// names and share modes, blobs_lr -> lr_mult, weight_decay -> decay_mult,
 /// loss_weight, include/exclude rules and the per-type parameters V1 carries.
 /// A net that has both `layer` and `layers`, a V1 layer of type NONE, or a
-/// nested V0 layer definition throws an Error naming the layer.
+/// nested V0 layer definition (UpgradeV0Net converts those first) throws an
+/// Error naming the layer.
 void UpgradeV1Net(const NetParameter& in, NetParameter* out);
 
 /// The current type string of a V1 layer type ("Convolution" for CONVOLUTION).

@@ -2,6 +2,7 @@
 
 #include "demi/common.hpp"
 #include "demi/util/io.hpp"
+#include "demi/util/upgrade_v0.hpp"
 #include "demi/util/upgrade_v1.hpp"
 
 namespace demi {
@@ -91,6 +92,11 @@ void UpgradeNetDataTransformation(NetParameter* param) {
 
 bool UpgradeNetAsNeeded(const std::string& source, NetParameter* param) {
   bool changed = false;
+  if (NetNeedsV0Upgrade(*param)) {
+    LOG(INFO) << source << ": upgrading V0 layers (and padding layers) to the V1 format";
+    UpgradeV0Net(*param, param);
+    changed = true;
+  }
   if (NetNeedsV1Upgrade(*param)) {
     LOG(INFO) << source << ": upgrading legacy V1 layers to the current format";
     UpgradeV1Net(*param, param);

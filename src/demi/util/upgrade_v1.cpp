@@ -103,8 +103,7 @@ ParamSpec* ParamAt(LayerParameter* layer, int i) {
 void UpgradeV1Layer(const V1LayerParameter& v1, int index, LayerParameter* layer) {
   const std::string name = v1.has_name() ? v1.name() : StrCat("#", index);
   DEMI_CHECK(!v1.has_layer(), "V1 layer '", name,
-             "' nests a V0 layer definition, which is not supported; upgrade the file with "
-             "Caffe's upgrade_net_proto_binary first");
+             "' nests a V0 layer definition; run UpgradeV0Net first");
   const std::string type = V1LayerTypeName(v1.type());
   DEMI_CHECK(!type.empty(), "V1 layer '", name, "' has no type (NONE)");
   layer->Clear();
