@@ -1,0 +1,121 @@
+// Solver snapshots: the .caffemodel and .solverstate files, and resuming
+// from them. The rest of the Solver is in solver.cpp.
+#include <filesystem>
+#include <sstream>
+
+#include "demi/solver.hpp"
+#include "demi/util/io.hpp"
+
+namespace demi {
+
+std::string Solver::SnapshotFilename(const std::string& extension) const {
+  return StrCat(param_.snapshot_prefix(), "_iter_", iter_, extension);
+}
+
+std::vector<RandomEngine*> Solver::RandomEngines() {
+  std::vector<RandomEngine*> engines;
+  for (const auto& layer : net_->layers()) engines.push_back(layer->rng());
+  for (const auto& test_net : test_nets_) {
+    for (const auto& layer : test_net->layers()) engines.push_back(layer->rng());
+  }
+  return engines;
+}
+
+void Solver::Snapshot() {
+  if (param_.snapshot_prefix().empty()) {
+    LOG(WARNING) << "snapshot_prefix is not set; not snapshotting iteration " << iter_;
+    return;
+  }
+  const std::string model_filename = SnapshotFilename(".caffemodel");
+  LOG(INFO) << "Snapshotting to binary proto file " << model_filename;
+  NetParameter net_param;
+  net_->ToProto(&net_param, param_.snapshot_diff());
+  WriteProtoToBinaryFile(net_param, model_filename);
+  SnapshotSolverState(model_filename);
+}
+
+void Solver::SnapshotSolverState(const std::string& model_filename) {
+  SolverState state;
+  state.set_iter(iter_);
+  state.set_learned_net(model_filename);
+  state.set_current_step(CurrentStep(param_, iter_));
+  for (const auto& blob : history_) blob->ToProto(state.add_history());
+  for (RandomEngine* engine : RandomEngines()) {
+    std::ostringstream text;
+    text << *engine;
+    state.add_rng_state(text.str());
+  }
+  const std::string state_filename = SnapshotFilename(".solverstate");
+  LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
+  WriteProtoToBinaryFile(state, state_filename);
+}
+
+void Solver::Restore(const std::string& state_file) {
+  DEMI_CHECK(state_file.size() < 3 || state_file.compare(state_file.size() - 3, 3, ".h5") != 0, "'",
+             state_file, "' is an HDF5 solver state, which is not supported");
+  SolverState state;
+  ReadProtoFromBinaryFile(state_file, &state);
+  if (state.has_learned_net()) {
+    std::string model = state.learned_net();
+    if (!std::filesystem::exists(model)) {
+      // The snapshot files may have moved together: look beside the state.
+      namespace fs = std::filesystem;
+      const std::string beside =
+          (fs::path(state_file).parent_path() / fs::path(model).filename()).string();
+      DEMI_CHECK(std::filesystem::exists(beside), "'", state_file, "' names the model '", model,
+                 "', which exists neither there nor at '", beside, "'");
+      model = beside;
+    }
+    try {
+      net_->CopyTrainedLayersFrom(model);
+    } catch (const Error& error) {
+      ThrowError(StrCat("cannot restore the model '", model, "': ", error.what()));
+    }
+  }
+  iter_ = state.iter();
+  current_step_ = CurrentStep(param_, iter_);
+  // Caffe stores the step of the last update, one iteration behind.
+  const int previous_step = iter_ > 0 ? CurrentStep(param_, iter_ - 1) : current_step_;
+  if (state.current_step() != current_step_ && state.current_step() != previous_step) {
+    LOG(WARNING) << "'" << state_file << "' was at lr step " << state.current_step()
+                 << "; this solver's lr policy puts iteration " << iter_ << " at step "
+                 << current_step_ << ", which it follows";
+  }
+  const int num_params = static_cast<int>(net_->learnable_params().size());
+  DEMI_CHECK(state.history_size() == static_cast<int>(history_.size()), "'", state_file, "' holds ",
+             state.history_size(), " history blobs, but the ", type(), " solver keeps ",
+             history_.size(), " (", history_sets_, " for each of ", num_params,
+             " learnable params)");
+  for (size_t i = 0; i < history_.size(); ++i) {
+    const BlobProto& proto = state.history(static_cast<int>(i));
+    DEMI_CHECK(history_[i]->ShapeEquals(proto), "history blob ", i, " in '", state_file,
+               "' has shape ", ShapeString(ShapeFromProto(proto)), " but learnable param ",
+               i % num_params, " has shape ", history_[i]->shape_string());
+    history_[i]->FromProto(proto, false);
+  }
+  const std::vector<RandomEngine*> engines = RandomEngines();
+  const size_t num_train = net_->layers().size();
+  const size_t num_states = static_cast<size_t>(state.rng_state_size());
+  if (num_states == 0) {
+    LOG(INFO) << "'" << state_file << "' holds no random states; random streams start afresh";
+  } else {
+    DEMI_CHECK(num_states >= num_train, "'", state_file, "' holds ", num_states,
+               " random states, but the train net has ", num_train,
+               " layers; resume with the net that wrote it");
+    // Test nets may have changed since; their streams then start afresh.
+    const size_t restore = num_states == engines.size() ? num_states : num_train;
+    if (restore < engines.size()) {
+      LOG(WARNING) << "'" << state_file << "' holds " << num_states - num_train
+                   << " random states for test net layers, but the test nets have "
+                   << engines.size() - num_train << " layers; their streams start afresh";
+    }
+    for (size_t i = 0; i < restore; ++i) {
+      std::istringstream text(state.rng_state(static_cast<int>(i)));
+      text >> *engines[i];
+      DEMI_CHECK(!text.fail(), "random state ", i, " in '", state_file, "' is corrupt");
+    }
+  }
+  LOG(INFO) << "Restored iteration " << iter_ << " from " << state_file;
+}
+
+}  // namespace demi
