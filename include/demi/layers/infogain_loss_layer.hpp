@@ -1,28 +1,35 @@
 #ifndef DEMI_LAYERS_INFOGAIN_LOSS_LAYER_HPP_
 #define DEMI_LAYERS_INFOGAIN_LOSS_LAYER_HPP_
 
+#include <memory>
+#include <vector>
+
 #include "demi/layers/loss_layer.hpp"
 
 namespace demi {
 
-/// @brief Infogain loss on probabilities: a multinomial logistic loss that
-/// weighs every (label, class) pair by an information-gain matrix H,
-/// loss = -sum over (i, j) of sum over k of H[l, k] log(max(p[i, k, j], 1e-20))
-/// / normalizer, with l = label[i, j]; H = identity gives
-/// MultinomialLogisticLoss.
+/// @brief Infogain loss of a softmax, as in Caffe master: a multinomial
+/// logistic loss that weighs every (label, class) pair by an
+/// information-gain matrix H,
+/// p = softmax of the scores over infogain_loss_param.axis (default 1),
+/// loss = -sum over (i, j) of sum over k of H[l, k] log(max(p[i, k, j], FLT_MIN))
+/// / normalizer, with l = label[i, j]; H = identity gives SoftmaxWithLoss.
 ///
-/// Bottoms: probabilities p (outer x C x inner around infogain_loss_param.axis,
-/// default 1; e.g. a Softmax output), outer * inner integer labels in [0, C),
-/// and optionally H as a third bottom; without one, H is read at setup from
-/// infogain_loss_param.source, a binary BlobProto. H holds C x C values (any
-/// shape), row l for label l. Positions whose label is loss_param.ignore_label
-/// are left out; the normalizer follows loss_param.normalization as for
-/// SoftmaxWithLoss (VALID by default, the legacy `normalize` honoured).
+/// Bottoms: raw scores (outer x C x inner around the axis), outer * inner
+/// integer labels in [0, C), and optionally H as a third bottom; without one,
+/// H is read at setup from infogain_loss_param.source, a binary BlobProto.
+/// H holds C x C values (any shape), row l for label l. Tops: the scalar loss
+/// and, optionally, the probabilities (the scores' shape). Positions whose
+/// label is loss_param.ignore_label are left out; the normalizer follows
+/// loss_param.normalization as for SoftmaxWithLoss (VALID by default, the
+/// legacy `normalize` honoured).
 ///
-/// Backward: dp[i, k, j] = -w H[l, k] / max(p, 1e-20) / normalizer (0 at
-/// ignored positions), with w the loss weight. It reads the data of every
-/// bottom (p is usually a Softmax output, which that layer's Backward keeps
-/// anyway), not the top, and cannot backpropagate to the labels or to H.
+/// The softmax runs in an internal Softmax layer into a probabilities buffer,
+/// which Forward then turns into the unscaled gradient
+/// g[i, c, j] = p[i, c, j] sum_k H[l, k] - H[l, c] (zero at ignored positions)
+/// and keeps for Backward. Backward therefore reads neither bottom nor top
+/// data; it writes dscores = w g / normalizer, with w the loss weight, and
+/// cannot backpropagate to the labels or to H.
 class InfogainLossLayer : public LossLayer {
  public:
   using LossLayer::LossLayer;
@@ -32,8 +39,11 @@ class InfogainLossLayer : public LossLayer {
   int ExactNumBottomBlobs() const override { return -1; }
   int MinBottomBlobs() const override { return 2; }
   int MaxBottomBlobs() const override { return 3; }
+  int ExactNumTopBlobs() const override { return -1; }
+  int MinTopBlobs() const override { return 1; }
+  int MaxTopBlobs() const override { return 2; }
   bool AllowForceBackward(int bottom_index) const override { return bottom_index == 0; }
-  bool BackwardReadsBottomData(int) const override { return true; }
+  bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return false; }
 
  protected:
@@ -42,12 +52,18 @@ class InfogainLossLayer : public LossLayer {
                     const std::vector<Blob*>& bottom) override;
 
  private:
+  /// Throws unless infogain_loss_param.axis names an axis of the scores.
+  void CheckAxis(const Blob& scores) const;
   /// H: the third bottom when given, else the matrix read from `source`.
   const float* Infogain(const std::vector<Blob*>& bottom) const;
   bool Ignored(float label) const {
     return has_ignore_label_ && static_cast<int64_t>(label) == ignore_label_;
   }
 
+  std::unique_ptr<Layer> softmax_;
+  std::vector<Blob*> softmax_bottom_;
+  std::vector<Blob*> softmax_top_;
+  Blob prob_;      ///< probabilities, then the unscaled gradient; saved for backward
   Blob infogain_;  ///< H read from infogain_loss_param.source
   LossParameter::NormalizationMode normalization_ = LossParameter::VALID;
   bool has_ignore_label_ = false;
