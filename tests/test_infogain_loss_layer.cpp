@@ -116,7 +116,8 @@ TEST_F(InfogainLossLayerTest, IdentityMatrixGivesSoftmaxWithLoss) {
   softmax->SetUp(softmax_bottom, softmax_top);
   EXPECT_NEAR(softmax->Forward(softmax_bottom, softmax_top), loss, 1e-5);
   softmax->Backward(softmax_top, {true, false}, softmax_bottom);
-  for (int64_t i = 0; i < scores.count(); ++i) EXPECT_NEAR(scores.cpu_diff()[i], diff[i], 1e-6) << i;
+  for (int64_t i = 0; i < scores.count(); ++i)
+    EXPECT_NEAR(scores.cpu_diff()[i], diff[i], 1e-6) << i;
 }
 
 TEST_F(InfogainLossLayerTest, ClassAxisWithInnerPositions) {
