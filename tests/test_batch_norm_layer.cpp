@@ -10,14 +10,6 @@
 namespace demi {
 namespace {
 
-void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expected,
-                float tolerance) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i) {
-    EXPECT_NEAR(actual[i], expected[i], tolerance) << "element " << i;
-  }
-}
-
 class BatchNormLayerTest : public ::testing::Test {
  protected:
   BatchNormLayerTest() : x_({4, 2}) {

@@ -14,14 +14,6 @@
 namespace demi {
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-std::vector<float> Iota(int64_t n, float start = 1.0f) {
-  std::vector<float> values(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) values[i] = start + static_cast<float>(i);
-  return values;
-}
-
 /// Settings of a direct (loop-by-loop) convolution, the test's reference.
 struct Direct {
   int64_t num_output, group, kh, kw, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;

@@ -14,8 +14,6 @@
 namespace demi {
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
 /// Settings of a direct (loop-by-loop) deconvolution, the test's reference.
 struct Direct {
   int64_t num_output, group, kh, kw, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;

@@ -11,14 +11,6 @@
 namespace demi {
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-std::vector<float> Iota(int64_t n, float start = 1.0f) {
-  std::vector<float> values(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) values[i] = start + static_cast<float>(i);
-  return values;
-}
-
 class Im2colLayerTest : public ::testing::Test {
  protected:
   /// Sets up `text` on a bottom of `shape` filled with `values` and runs Forward.

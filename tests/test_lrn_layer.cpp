@@ -12,15 +12,6 @@
 namespace demi {
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expected) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i) {
-    EXPECT_NEAR(actual[i], expected[i], 1e-6) << "element " << i;
-  }
-}
-
 class LRNLayerTest : public ::testing::Test {
  protected:
   /// Sets up `text` on a bottom of `shape` filled with `values` and runs Forward.

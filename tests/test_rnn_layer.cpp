@@ -14,8 +14,6 @@
 namespace demi {
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
 constexpr const char* kFillers =
     R"(weight_filler { type: "uniform" min: -0.5 max: 0.5 }
        bias_filler { type: "uniform" min: -0.5 max: 0.5 })";
@@ -23,13 +21,6 @@ constexpr const char* kFillers =
 std::string RNNText(int num_output, bool expose_hidden = false) {
   return StrCat("name: 'rnn' type: 'RNN' recurrent_param { num_output: ", num_output,
                 expose_hidden ? " expose_hidden: true " : " ", kFillers, " }");
-}
-
-void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expected) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i) {
-    EXPECT_NEAR(actual[i], expected[i], 1e-6) << "element " << i;
-  }
 }
 
 class RNNLayerTest : public ::testing::Test {

@@ -14,25 +14,6 @@
 namespace demi {
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-std::vector<float> Iota(int64_t n, float start = 1.0f) {
-  std::vector<float> values(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) values[i] = start + static_cast<float>(i);
-  return values;
-}
-
-/// Distinct values 0.05 apart in a shuffled order, so max pooling has no
-/// ties and a finite-difference step of 1e-2 never changes the argmax.
-void FillDistinct(Blob* blob, uint32_t seed) {
-  std::vector<float> values(static_cast<size_t>(blob->count()));
-  for (size_t i = 0; i < values.size(); ++i) {
-    values[i] = 0.05f * static_cast<float>(i) - 0.025f * static_cast<float>(values.size());
-  }
-  std::shuffle(values.begin(), values.end(), RandomEngine(seed));
-  std::copy(values.begin(), values.end(), blob->mutable_cpu_data());
-}
-
 class SPPLayerTest : public ::testing::Test {
  protected:
   /// Sets up `text` on a bottom of `shape` filled with `values` and runs Forward.

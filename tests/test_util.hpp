@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +51,36 @@ inline std::vector<float> DataOf(const Blob& blob) {
 
 inline std::vector<float> DiffOf(const Blob& blob) {
   return std::vector<float>(blob.cpu_diff(), blob.cpu_diff() + blob.count());
+}
+
+/// A quiet NaN, to overwrite memory a Backward claims not to read.
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+/// start, start + 1, ..., n values.
+inline std::vector<float> Iota(int64_t n, float start = 1.0f) {
+  std::vector<float> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[i] = start + static_cast<float>(i);
+  return values;
+}
+
+/// Distinct values 0.05 apart in a shuffled order, so max pooling has no
+/// ties and a finite-difference step of 1e-2 never changes the argmax.
+inline void FillDistinct(Blob* blob, uint32_t seed) {
+  std::vector<float> values(static_cast<size_t>(blob->count()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = 0.05f * static_cast<float>(i) - 0.025f * static_cast<float>(values.size());
+  }
+  std::shuffle(values.begin(), values.end(), RandomEngine(seed));
+  std::copy(values.begin(), values.end(), blob->mutable_cpu_data());
+}
+
+/// Element-wise EXPECT_NEAR with an absolute tolerance.
+inline void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expected,
+                       float tolerance = 1e-6f) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], tolerance) << "element " << i;
+  }
 }
 
 /// Asserts that running `fn` throws demi::Error whose message contains every
