@@ -229,3 +229,34 @@ TEST(LeanBuffersTest, PlannedBlockTrainsBitIdenticalToNone) {
 
 }  // namespace
 }  // namespace demi
+
+namespace demi {
+namespace {
+
+TEST(LeanBuffersTest, ScaleKeepsItsOwnCopyWhenBatchNormRunsNoBackward) {
+  // BatchNorm straight on the input has nothing to backpropagate into, so it
+  // saves nothing; the learned Scale after it must keep its own input copy.
+  const char* text = R"(
+    layer { name: "in" type: "DummyData" top: "x"
+            dummy_data_param { shape { dim: 4 dim: 3 dim: 2 dim: 2 } data_filler { type: "gaussian" } } }
+    layer { name: "bn" type: "BatchNorm" bottom: "x" top: "x" }
+    layer { name: "scale" type: "Scale" bottom: "x" top: "x" scale_param { bias_term: true } }
+    layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y" loss_weight: 1
+            inner_product_param { num_output: 2 weight_filler { type: "gaussian" } } }
+  )";
+  auto planned = MakeNet(text, ARENA, TRAIN);
+  EXPECT_FALSE(planned->layer_by_name("bn")->runs_backward());
+  EXPECT_TRUE(planned->layer_by_name("scale")->runs_backward());
+  // Reference: the same net with Scale out of place (no copies involved).
+  std::string out_of_place(text);
+  out_of_place.replace(out_of_place.find(R"(top: "x" scale_param)"), 8, R"(top: "s")");
+  out_of_place.replace(out_of_place.find(R"(bottom: "x" top: "y")"), 11, R"(bottom: "s")");
+  auto reference = MakeNet(out_of_place, NONE, TRAIN);
+  EXPECT_EQ(Train(planned.get(), 3), Train(reference.get(), 3));
+  for (size_t p = 0; p < reference->params().size(); ++p) {
+    EXPECT_EQ(DataOf(*planned->params()[p]), DataOf(*reference->params()[p])) << "param " << p;
+  }
+}
+
+}  // namespace
+}  // namespace demi

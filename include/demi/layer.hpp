@@ -102,6 +102,11 @@ class Layer {
   /// keeping its own copy; returns whether it took it. The net links them.
   virtual bool ShareSavedInput(Blob* saved) { return false; }
 
+  /// Whether Backward will run: the net decides (a layer outside a net
+  /// assumes it will). A layer may skip saving what only its Backward reads.
+  void set_runs_backward(bool value) { runs_backward_ = value; }
+  bool runs_backward() const { return runs_backward_; }
+
   void set_context(const Context& context) { context_ = context; }
   const Context& context() const { return context_; }
   Phase phase() const { return phase_; }
@@ -135,6 +140,7 @@ class Layer {
   void LogCpuFallback() const;
 
   std::vector<LayerBuffer> buffers_;
+  bool runs_backward_ = true;
 };
 
 }  // namespace demi

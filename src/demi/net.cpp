@@ -290,6 +290,7 @@ void Net::AnalyzeBackward(const NetParameter& param) {
     }
   }
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+    layers_[layer_id]->set_runs_backward(phase_ == TRAIN && layer_need_backward_[layer_id]);
     LOG(INFO) << layer_names_[layer_id]
               << (layer_need_backward_[layer_id] ? " needs" : " does not need")
               << " backward computation.";
@@ -361,7 +362,8 @@ void Net::CollectOutputs() {
 void Net::LinkSavedBuffers() {
   for (size_t i = 0; i + 1 < layers_.size(); ++i) {
     Blob* saved = layers_[i]->SavedOutputCopy();
-    if (saved == nullptr) continue;
+    // A layer whose Backward never runs does not fill its saved copy.
+    if (saved == nullptr || !layers_[i]->runs_backward()) continue;
     const auto& tops = top_vecs_[i];
     const auto& next_bottoms = bottom_vecs_[i + 1];
     const auto& next_tops = top_vecs_[i + 1];

@@ -19,7 +19,8 @@ void AbsValLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Bl
 
 void AbsValLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t count = bottom[0]->count();
-  if (in_place_) Copy(count, bottom[0]->cpu_data(), bottom_copy_.mutable_cpu_data());
+  if (in_place_ && runs_backward())
+    Copy(count, bottom[0]->cpu_data(), bottom_copy_.mutable_cpu_data());
   Abs(count, bottom[0]->cpu_data(), top[0]->mutable_cpu_data());
 }
 

@@ -120,7 +120,7 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
       for (int64_t s = 0; s < spatial_; ++s) y[at + s] = (x[at + s] - mean[c]) * inv_std[c];
     }
   }
-  if (keeps_x_norm()) Copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+  if (keeps_x_norm() && runs_backward()) Copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
 }
 
 void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,

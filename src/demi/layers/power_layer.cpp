@@ -31,7 +31,9 @@ void PowerLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
   const float shift = param.shift();
   const int64_t count = bottom[0]->count();
   const float* x = bottom[0]->cpu_data();
-  if (in_place_ && !ConstantDerivative()) Copy(count, x, bottom_copy_.mutable_cpu_data());
+  if (in_place_ && !ConstantDerivative() && runs_backward()) {
+    Copy(count, x, bottom_copy_.mutable_cpu_data());
+  }
   float* y = top[0]->mutable_cpu_data();
   for (int64_t i = 0; i < count; ++i) y[i] = std::pow(shift + scale * x[i], power);
 }

@@ -37,7 +37,7 @@ void PReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
   const int64_t channels = bottom[0]->shape(1);
   const int64_t dim = bottom[0]->count(2);
   const float* x = bottom[0]->cpu_data();
-  if (in_place_) Copy(bottom[0]->count(), x, bottom_copy_.mutable_cpu_data());
+  if (in_place_ && runs_backward()) Copy(bottom[0]->count(), x, bottom_copy_.mutable_cpu_data());
   const float* slope = blobs_[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
   for (int64_t n = 0; n < num; ++n) {

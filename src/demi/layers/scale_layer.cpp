@@ -94,7 +94,7 @@ bool ScaleLayer::ShareSavedInput(Blob* saved) {
 
 void ScaleLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const float* x = bottom[0]->cpu_data();
-  if (in_place_ && !input_shared_) {
+  if (in_place_ && !input_shared_ && runs_backward()) {
     // y overwrites x, and Backward needs x for ds.
     Copy(bottom[0]->count(), x, input_.mutable_cpu_data());
   }

@@ -27,7 +27,7 @@ void SwishLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
   const float beta = layer_param_.swish_param().beta();
   const int64_t count = bottom[0]->count();
   const float* x = bottom[0]->cpu_data();
-  if (in_place_) Copy(count, x, bottom_copy_.mutable_cpu_data());
+  if (in_place_ && runs_backward()) Copy(count, x, bottom_copy_.mutable_cpu_data());
   float* y = top[0]->mutable_cpu_data();
   for (int64_t i = 0; i < count; ++i) y[i] = x[i] * Sigmoid(beta * x[i]);
 }

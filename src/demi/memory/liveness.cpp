@@ -93,13 +93,13 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
       recorder.Use(tops[t]->data().get(), net.blob_names()[net.top_id_vecs()[i][t]], i, true);
     }
     const bool runs_backward = backward && net.layer_need_backward()[i];
+    if (!runs_backward) continue;  // its saved buffers are not written (Layer::runs_backward)
     for (const LayerBuffer& buffer : layer.buffers()) {
       if (buffer.lifetime != BufferLifetime::kSavedForBackward) continue;
       const std::string name = net.layer_names()[i] + "/" + buffer.name;
       recorder.Use(buffer.blob->data().get(), name, i, true);
-      if (runs_backward) recorder.Use(buffer.blob->data().get(), name, backward_step(i), false);
+      recorder.Use(buffer.blob->data().get(), name, backward_step(i), false);
     }
-    if (!runs_backward) continue;
     const int step = backward_step(i);
     for (size_t t = 0; t < tops.size(); ++t) {
       const std::string& name = net.blob_names()[net.top_id_vecs()[i][t]];
