@@ -31,10 +31,11 @@ SHARED_LIB := $(BUILD_DIR)/lib/libdemi.so
 TEST_BIN := $(BUILD_DIR)/test/test_all
 
 # ---- flags ----
-OPENCV_CFLAGS := $(shell pkg-config --cflags opencv4 2>/dev/null)
+# Deferred (=): on a fresh machine OpenCV arrives with the deps stamp, after parsing.
+OPENCV_CFLAGS = $(shell pkg-config --cflags opencv4 2>/dev/null)
 OPENCV_LIBS := -lopencv_imgcodecs -lopencv_imgproc -lopencv_core
 CPPFLAGS += -Iinclude -I$(BUILD_DIR)/src -I$(BLAS_INCLUDE) $(OPENCV_CFLAGS) \
-            $(addprefix -I,$(INCLUDE_DIRS)) -MMD -MP
+            $(addprefix -I,$(INCLUDE_DIRS)) -MMD -MP -DHIREDIS_NESTED_INCLUDE
 CXXFLAGS += -std=c++17 -fPIC -pthread
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Werror
 ifeq ($(DEBUG),1)
@@ -46,7 +47,7 @@ ifeq ($(CPU_ONLY),1)
   CPPFLAGS += -DCPU_ONLY
 endif
 LDFLAGS += -pthread -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
-LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -lopenblas -lm
+LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -lopenblas -lgloo -lhiredis -lm
 WHOLE_LIB := -Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive
 
 # ---- dependency check: runs scripts/install_deps.sh once per build dir ----

@@ -14,6 +14,9 @@ packages=(
   liblmdb-dev
   libopencv-dev
   libopenblas-dev
+  # Replication across processes and hosts: Gloo (TCP), its Redis store, and a
+  # Redis server that tests and examples start on loopback.
+  libgloo-dev libhiredis-dev redis-server
   clang-format
   # Real data for tests and examples: JPEG/PNG images and Fashion-MNIST.
   opencv-doc

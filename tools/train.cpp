@@ -2,11 +2,19 @@
 //   build/tools/train --solver=models/lenet/lenet_dummy_solver.prototxt
 //   build/tools/train --solver=... --snapshot=prefix_iter_1000.solverstate   (resume)
 //   build/tools/train --solver=... --weights=a.caffemodel,b.caffemodel      (fine-tune)
+//   build/tools/train --solver=... --gpu=all | --gpu=0,1 | --cpu_replicas=4  (data parallel)
+//   build/tools/train --solver=... --world_size=2 --rank=0 --rendezvous=file:///shared/dir
+//                                                       (one process per rank, on any hosts)
 #include <gflags/gflags.h>
+#include <glog/logging.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <vector>
 
+#include "demi/parallel/replicas.hpp"
 #include "demi/solver.hpp"
 #include "demi/solver_registry.hpp"
 #include "demi/util/cli.hpp"
@@ -18,7 +26,24 @@ DEFINE_string(weights, "",
               "Comma-separated .caffemodel files to fine-tune from, copied by layer name in "
               "order. Cannot be given with --snapshot.");
 DEFINE_string(snapshot, "", "A .solverstate to resume training from.");
-DEFINE_string(gpu, "", "GPU id to train on (none: CPU).");
+DEFINE_string(gpu, "",
+              "GPU ids to train on: one (0), several (0,1: one replica each) or all; none: "
+              "CPU.");
+DEFINE_int32(cpu_replicas, 1,
+             "Data-parallel replicas on the CPU in this process, each on its own thread "
+             "and its own shard of the data (batch_size is per replica).");
+DEFINE_int32(world_size, 1, "Processes training together (each with the same replicas).");
+DEFINE_int32(rank, 0, "This process's rank in [0, world_size); rank 0 logs and snapshots.");
+DEFINE_string(rendezvous, "",
+              "Where the processes meet: file:///dir (a directory every rank can reach, "
+              "e.g. on NFS) or redis://host:port.");
+DEFINE_string(rendezvous_host, "",
+              "Address other ranks reach this process at (default: this machine's hostname).");
+DEFINE_string(run_id, "demi",
+              "Distinguishes runs that share a rendezvous store; give each run its own.");
+DEFINE_double(comm_timeout, 1800,
+              "Seconds a rank waits for the others to join or to take part in a collective "
+              "before it fails.");
 DEFINE_int32(level, 0, "State level of the train and test nets.");
 DEFINE_string(stage, "", "Comma-separated state stages of the train and test nets.");
 DEFINE_string(sigint_effect, "stop",
@@ -41,8 +66,6 @@ demi::Context ChooseContext(const demi::SolverParameter& param) {
                    << "available; training on the CPU";
     }
   }
-  DEMI_CHECK(gpus.size() <= 1, "--gpu names ", gpus.size(),
-             " devices; training on several devices is not available yet, give one");
   demi::Context context;
   if (gpus.empty()) {
     LOG(INFO) << "Training on the CPU";
@@ -52,6 +75,34 @@ demi::Context ChooseContext(const demi::SolverParameter& param) {
     LOG(INFO) << "Training on GPU " << gpus[0];
   }
   return context;
+}
+
+int TrainReplicated(const demi::SolverParameter& param, const std::vector<int>& gpus,
+                    std::function<demi::SolverAction()> action) {
+  demi::ReplicationOptions options;
+  options.local_replicas = FLAGS_cpu_replicas;
+  options.gpus = gpus;
+  options.world_size = FLAGS_world_size;
+  options.rank = FLAGS_rank;
+  options.rendezvous = FLAGS_rendezvous;
+  options.host = FLAGS_rendezvous_host;
+  options.run_id = FLAGS_run_id;
+  options.timeout_seconds = FLAGS_comm_timeout;
+  try {
+    demi::Replicas replicas(param, options);
+    if (!FLAGS_weights.empty()) replicas.CopyWeights(FLAGS_weights);
+    LOG(INFO) << "Starting Optimization";
+    replicas.Solve(FLAGS_snapshot, std::move(action));
+  } catch (const demi::Error& error) {
+    if (FLAGS_world_size == 1) throw;
+    // A replica thread may still be blocked in a collective with another
+    // process: end the process now, which also tells the peers.
+    LOG(ERROR) << "rank " << FLAGS_rank << " of " << FLAGS_world_size << ": " << error.what();
+    google::FlushLogFiles(google::GLOG_INFO);
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  return 0;
 }
 
 int Train() {
@@ -74,9 +125,16 @@ int Train() {
   const int num_test_nets = std::max(param.test_iter_size(), param.test_state_size());
   while (param.test_state_size() < num_test_nets) param.add_test_state()->set_phase(demi::TEST);
   for (demi::NetState& state : *param.mutable_test_state()) apply_flags(&state);
+  demi::SignalHandler signals(sigint_effect, sighup_effect);
+  const std::vector<int> gpus = demi::ParseGpuFlag(FLAGS_gpu);
+  DEMI_CHECK(FLAGS_cpu_replicas >= 1, "--cpu_replicas must be at least 1, got ",
+             FLAGS_cpu_replicas);
+  DEMI_CHECK(gpus.empty() || FLAGS_cpu_replicas == 1, "give --gpu or --cpu_replicas, not both");
+  if (gpus.size() > 1 || FLAGS_cpu_replicas > 1 || FLAGS_world_size > 1) {
+    return TrainReplicated(param, gpus, signals.GetActionFunction());
+  }
   const demi::Context context = ChooseContext(param);
   std::unique_ptr<demi::Solver> solver = demi::SolverRegistry::Create(param, context);
-  demi::SignalHandler signals(sigint_effect, sighup_effect);
   solver->SetActionFunction(signals.GetActionFunction());
   if (!FLAGS_weights.empty()) solver->CopyWeights(FLAGS_weights);
   LOG(INFO) << "Starting Optimization";
@@ -90,7 +148,8 @@ int main(int argc, char** argv) {
   return demi::RunTool(argc, argv,
                        "Train a net.\n"
                        "Usage: train --solver=solver.prototxt [--snapshot=x.solverstate | "
-                       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0] [--level=N] "
-                       "[--stage=a,b]",
+                       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | "
+                       "--cpu_replicas=N] [--world_size=W --rank=R --rendezvous=file:///dir|"
+                       "redis://host:port] [--level=N] [--stage=a,b]",
                        Train);
 }

@@ -43,6 +43,11 @@ struct Context {
   Device device = Device::kCPU;
   int device_id = 0;
   uint32_t seed = 1701;  ///< base seed; each layer derives its own stream
+  /// Data-parallel replication: this replica's index among all replicas of
+  /// all processes, and their number. TRAIN data layers read shard `replica`
+  /// of `num_replicas`; layers' own random streams differ per replica.
+  int replica = 0;
+  int num_replicas = 1;
 };
 
 /// True when this build has CUDA support compiled in.

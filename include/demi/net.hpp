@@ -1,6 +1,7 @@
 #ifndef DEMI_NET_HPP_
 #define DEMI_NET_HPP_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -51,6 +52,16 @@ class Net {
   /// inside Forward: shape changes go through here.
   void Reshape();
   void ClearParamDiffs();
+  /// Multiplies every loss weight by `scale` (1 by default): replication
+  /// scales each replica's loss by 1 / replicas, so that summing their
+  /// gradients averages them and summing their losses gives the global one.
+  void SetLossScale(float scale);
+  float loss_scale() const { return loss_scale_; }
+  /// Called after each layer's Backward with its index (replication starts
+  /// all-reducing the params that layer finished); empty to stop.
+  void set_layer_backward_hook(std::function<void(int layer_id)> hook) {
+    layer_backward_hook_ = std::move(hook);
+  }
   /// data -= diff for every learnable param (after the solver scaled diffs).
   void Update();
 
@@ -93,6 +104,12 @@ class Net {
   const std::vector<std::string>& param_display_names() const { return param_display_names_; }
   /// The params the solver updates: owners only, each once.
   const std::vector<Blob*>& learnable_params() const { return learnable_params_; }
+  /// For each learnable param, its index in params().
+  const std::vector<int>& learnable_param_ids() const { return learnable_param_ids_; }
+  /// For each param, {layer index, index among that layer's blobs}.
+  const std::vector<std::pair<int, int>>& param_layer_indices() const {
+    return param_layer_indices_;
+  }
   const std::vector<float>& params_lr() const { return params_lr_; }
   const std::vector<float>& params_weight_decay() const { return params_weight_decay_; }
   const std::vector<Blob*>& input_blobs() const { return net_input_blobs_; }
@@ -138,6 +155,8 @@ class Net {
   Phase phase_ = TRAIN;
   Context context_;
   bool debug_info_ = false;
+  float loss_scale_ = 1.0f;
+  std::function<void(int)> layer_backward_hook_;
 
   std::vector<std::shared_ptr<Layer>> layers_;
   std::vector<std::string> layer_names_;

@@ -43,14 +43,26 @@ namespace demi {
 /// bit-identical to an uninterrupted one.
 class Solver {
  public:
-  /// Hooks into the loop (replication uses them to all-reduce gradients).
+  /// Hooks into the loop; replication (parallel/replica_sync.hpp) uses them
+  /// to all-reduce gradients and agree on what to do. Every replica calls
+  /// them at the same points of the same iterations.
   class Callback {
    public:
     virtual ~Callback() = default;
     /// Before the forward passes of an iteration.
     virtual void OnStart() {}
+    /// In the last backward pass of an iteration, after layer `layer_id`.
+    virtual void OnLayerBackward(int layer_id) {}
     /// After the backward passes, before the update.
     virtual void OnGradientsReady() {}
+    /// The iteration's loss as displayed (replication: the global batch's).
+    virtual float ReduceLoss(float loss) { return loss; }
+    /// What every replica does after an iteration or a test (stop,
+    /// snapshot) given this replica's request.
+    virtual SolverAction AgreeOnAction(SolverAction action) { return action; }
+    /// Before a test pass or a snapshot (replication averages BatchNorm's
+    /// statistics here).
+    virtual void OnBeforeTestOrSnapshot() {}
   };
 
   virtual ~Solver() = default;
@@ -89,6 +101,8 @@ class Solver {
   virtual const char* type() const = 0;
   const SolverParameter& param() const { return param_; }
   const Context& context() const { return context_; }
+  /// Replica 0: the one that tests, logs progress and writes snapshots.
+  bool is_root() const { return context_.replica == 0; }
   Net& net() { return *net_; }
   const Net& net() const { return *net_; }
   const std::vector<std::unique_ptr<Net>>& test_nets() const { return test_nets_; }
@@ -99,7 +113,8 @@ class Solver {
   const std::vector<std::shared_ptr<Blob>>& history() const { return history_; }
 
  protected:
-  /// Builds the train and test nets. `history_sets`: how many history blobs
+  /// Builds the train and test nets (test nets only on the root replica:
+  /// context.replica == 0). `history_sets`: how many history blobs
   /// the update rule keeps per learnable param (momentum; Adam's two moments).
   Solver(const SolverParameter& param, const Context& context, int history_sets);
 
@@ -130,6 +145,9 @@ class Solver {
   void DisplayTrainOutputs();
   void DisplayProgress();
   SolverAction RequestedAction();
+  /// `action` as agreed by the callbacks (every replica's requests).
+  SolverAction Agree(SolverAction action);
+  void BeforeTestOrSnapshot();
   void SnapshotSolverState(const std::string& model_filename);
   std::vector<RandomEngine*> RandomEngines();
 

@@ -8,6 +8,7 @@
 #include "demi/memory/liveness.hpp"
 #include "demi/util/insert_splits.hpp"
 #include "demi/util/io.hpp"
+#include "demi/util/math.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
 namespace demi {
@@ -15,8 +16,12 @@ namespace demi {
 namespace {
 
 /// A distinct, reproducible seed for each layer's random stream.
-uint32_t LayerSeed(uint32_t net_seed, int layer_id) {
-  std::seed_seq seq{net_seed, static_cast<uint32_t>(layer_id), 0x64656d69u};
+uint32_t LayerSeed(uint32_t net_seed, int layer_id, int replica) {
+  // Replica 0 keeps the single-replica stream; the others get their own, so
+  // that, say, Dropout masks differ between replicas.
+  std::vector<uint32_t> parts{net_seed, static_cast<uint32_t>(layer_id), 0x64656d69u};
+  if (replica > 0) parts.push_back(static_cast<uint32_t>(replica));
+  std::seed_seq seq(parts.begin(), parts.end());
   uint32_t seed = 0;
   seq.generate(&seed, &seed + 1);
   return seed;
@@ -116,7 +121,7 @@ void Net::CreateAndConnectLayers(const NetParameter& param) {
                layer_param.name(), "'");
     std::shared_ptr<Layer> layer = LayerRegistry::Create(layer_param);
     layer->set_context(context_);
-    layer->SeedRng(LayerSeed(context_.seed, layer_id));
+    layer->SeedRng(LayerSeed(context_.seed, layer_id, context_.replica));
     layers_.push_back(layer);
     layer_names_.push_back(layer_param.name());
     layer_index_[layer_param.name()] = layer_id;
@@ -397,7 +402,23 @@ void Net::BackwardFromTo(int start, int end) {
     if (!layer_need_backward_[i]) continue;
     layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     if (debug_info_) LogBackwardDebugInfo(i);
+    if (layer_backward_hook_) layer_backward_hook_(i);
   }
+}
+
+void Net::SetLossScale(float scale) {
+  DEMI_CHECK(scale > 0 && std::isfinite(scale), "loss scale must be positive, got ", scale);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    Layer& layer = *layers_[i];
+    for (size_t t = 0; t < top_vecs_[i].size(); ++t) {
+      const float weight = layer.loss(static_cast<int>(t));
+      if (weight == 0.0f) continue;
+      layer.set_loss(static_cast<int>(t), weight / loss_scale_ * scale);
+      Set(top_vecs_[i][t]->count(), layer.loss(static_cast<int>(t)),
+          top_vecs_[i][t]->mutable_cpu_diff());
+    }
+  }
+  loss_scale_ = scale;
 }
 
 void Net::Backward() {

@@ -91,9 +91,9 @@ Solver::Solver(const SolverParameter& param, const Context& context, int history
   context_.seed = ChooseSeed(param_);
   LOG(INFO) << "Random seed " << context_.seed
             << (param_.random_seed() >= 0 ? "" : " (from the clock; set random_seed to repeat)");
-  CheckSnapshotPrefix();
+  if (is_root()) CheckSnapshotPrefix();
   InitTrainNet();
-  InitTestNets();
+  if (is_root()) InitTestNets();
   const int num_params = static_cast<int>(net_->learnable_params().size());
   for (int set = 0; set < history_sets_; ++set) {
     for (int p = 0; p < num_params; ++p) {
@@ -261,6 +261,7 @@ void Solver::Solve(const std::string& resume_file) {
   Step(param_.max_iter() - iter_);
   // A stopped run snapshots too, so that it can be resumed.
   if (param_.snapshot_after_train() && (param_.snapshot() == 0 || iter_ % param_.snapshot() != 0)) {
+    BeforeTestOrSnapshot();
     Snapshot();
   }
   if (requested_early_exit_) {
@@ -269,11 +270,15 @@ void Solver::Solve(const std::string& resume_file) {
   }
   // As Caffe: show the loss and test the final params.
   if (param_.display() && iter_ % param_.display() == 0) {
-    const float loss = net_->Forward();
+    float loss = net_->Forward();
+    for (Callback* callback : callbacks_) loss = callback->ReduceLoss(loss);
     UpdateSmoothedLoss(loss, start_iter);
-    LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
+    if (is_root()) LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
   }
-  if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
+  if (param_.test_interval() && iter_ % param_.test_interval() == 0) {
+    BeforeTestOrSnapshot();
+    TestAll();
+  }
   LOG(INFO) << "Optimization Done.";
 }
 
@@ -288,25 +293,32 @@ void Solver::Step(int iters) {
     net_->ClearParamDiffs();
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
+      BeforeTestOrSnapshot();
       TestAll();
+      // The root alone tests (and sees stop requests meanwhile).
+      requested_early_exit_ =
+          Agree(requested_early_exit_ ? SolverAction::kStop : SolverAction::kNone) ==
+          SolverAction::kStop;
       if (requested_early_exit_) break;
     }
     for (Callback* callback : callbacks_) callback->OnStart();
     const bool display = param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
-    const float loss = ForwardBackwardAll();
+    float loss = ForwardBackwardAll();
+    for (Callback* callback : callbacks_) callback->OnGradientsReady();
+    for (Callback* callback : callbacks_) loss = callback->ReduceLoss(loss);
     UpdateSmoothedLoss(loss, start_iter);
-    if (display) {
+    if (display && is_root()) {
       LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
       DisplayTrainOutputs();
       DisplayProgress();
     }
-    for (Callback* callback : callbacks_) callback->OnGradientsReady();
     ApplyUpdate();
     ++iter_;
-    const SolverAction request = RequestedAction();
+    const SolverAction request = Agree(RequestedAction());
     if ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
         request == SolverAction::kSnapshot) {
+      BeforeTestOrSnapshot();
       Snapshot();
     }
     if (request == SolverAction::kStop) {
@@ -318,7 +330,21 @@ void Solver::Step(int iters) {
 
 float Solver::ForwardBackwardAll() {
   float loss = 0;
-  for (int i = 0; i < param_.iter_size(); ++i) loss += CheckedForwardBackward();
+  for (int i = 0; i < param_.iter_size(); ++i) {
+    // Params are final only in the last pass: callbacks see its layers.
+    if (i + 1 == param_.iter_size() && !callbacks_.empty()) {
+      net_->set_layer_backward_hook([this](int layer_id) {
+        for (Callback* callback : callbacks_) callback->OnLayerBackward(layer_id);
+      });
+    }
+    try {
+      loss += CheckedForwardBackward();
+    } catch (...) {
+      net_->set_layer_backward_hook(nullptr);
+      throw;
+    }
+  }
+  net_->set_layer_backward_hook(nullptr);
   return loss / param_.iter_size();
 }
 
@@ -397,10 +423,10 @@ void Solver::ApplyUpdate() {
   const float rate = GetLearningRate(param_, iter_);
   const int step = CurrentStep(param_, iter_);
   if (param_.lr_policy() == "multistep" && step != current_step_) {
-    LOG(INFO) << "MultiStep Status: Iteration " << iter_ << ", step = " << step;
+    LOG_IF(INFO, is_root()) << "MultiStep Status: Iteration " << iter_ << ", step = " << step;
   }
   current_step_ = step;
-  if (param_.display() && iter_ % param_.display() == 0) {
+  if (param_.display() && iter_ % param_.display() == 0 && is_root()) {
     LOG(INFO) << "Iteration " << iter_ << ", lr = " << rate;
   }
   const int num_params = static_cast<int>(net_->learnable_params().size());
@@ -448,6 +474,15 @@ void Solver::Regularize(int param_id) {
 
 SolverAction Solver::RequestedAction() {
   return action_function_ ? action_function_() : SolverAction::kNone;
+}
+
+SolverAction Solver::Agree(SolverAction action) {
+  for (Callback* callback : callbacks_) action = callback->AgreeOnAction(action);
+  return action;
+}
+
+void Solver::BeforeTestOrSnapshot() {
+  for (Callback* callback : callbacks_) callback->OnBeforeTestOrSnapshot();
 }
 
 // ---- testing ----

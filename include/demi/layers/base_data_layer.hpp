@@ -30,6 +30,12 @@ namespace demi {
 /// naming the layer and the record; with skip_bad_records the layer instead
 /// logs it, counts it (skipped_records()) and takes the next record: a batch
 /// is always the next batch_size good records of the stream, in order.
+///
+/// Replication: in TRAIN, replica r of R (context()) reads only its shard of
+/// the stream: the records at stream positions p with (p / batch_size) % R
+/// == r. Batch g of every replica, concatenated in replica order, is then
+/// batch g of one replica with R times the batch size, and across an epoch
+/// each record is read by exactly one replica.
 /// Backward does nothing; it reads no data.
 class BaseDataLayer : public Layer {
  public:
@@ -65,6 +71,8 @@ class BaseDataLayer : public Layer {
   /// Reads the next record of the stream into batch row `row` (called in
   /// stream order, from one thread); sets its record index and epoch.
   virtual void ReadExample(int64_t row, int64_t* index, int64_t* epoch) = 0;
+  /// Passes over the next record of the stream (another replica's).
+  virtual void SkipExample() = 0;
   /// Decodes and transforms row `row` into `out` (example_shape() floats)
   /// and `*label`; called concurrently for distinct rows. Throws
   /// BadRecordError for a bad record.
@@ -91,6 +99,8 @@ class BaseDataLayer : public Layer {
 
  private:
   void FillBatch(Batch* batch, const std::atomic<bool>& stop);
+  /// ReadExample for this replica's next record, skipping the others'.
+  void ReadOwnExample(int64_t row, int64_t* index, int64_t* epoch);
 
   std::string owner_;  ///< Owner(), kept for the destructor
   std::vector<int64_t> example_shape_;
@@ -99,7 +109,10 @@ class BaseDataLayer : public Layer {
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::atomic<int64_t> skipped_{0};
-  int64_t consecutive_bad_ = 0;      ///< bad records in a row, in stream order
+  int64_t consecutive_bad_ = 0;  ///< bad records in a row, in stream order
+  int shard_ = 0;                ///< this replica's shard of the stream
+  int num_shards_ = 1;
+  int64_t stream_position_ = 0;      ///< records read or skipped so far (prefetch thread)
   std::vector<std::string> errors_;  ///< per row, from the last load (prefetch thread)
 };
 

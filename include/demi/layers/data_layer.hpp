@@ -29,6 +29,7 @@ class DataLayer : public BaseDataLayer {
   std::vector<int64_t> DataLayerSetUp() override;
   int64_t SourceSize() const override { return reader_->size(); }
   void ReadExample(int64_t row, int64_t* index, int64_t* epoch) override;
+  void SkipExample() override;
   void LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) override;
   std::string DescribeExample(int64_t row) const override;
   std::string SkipHint() const override;

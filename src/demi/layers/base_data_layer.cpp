@@ -38,6 +38,13 @@ void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
   CHECK_EQ(example_shape_.size(), 3u);
   DEMI_CHECK(batch_size_ > 0, Owner(), ": batch_size must be positive, got ", batch_size_);
   example_size_ = example_shape_[0] * example_shape_[1] * example_shape_[2];
+  if (phase_ == TRAIN && context().num_replicas > 1) {
+    shard_ = context().replica;
+    num_shards_ = context().num_replicas;
+    CHECK(shard_ >= 0 && shard_ < num_shards_);
+    LOG(INFO) << Owner() << ": replica " << shard_ << " of " << num_shards_ << " reads every "
+              << num_shards_ << "th block of " << batch_size_ << " records";
+  }
   const int depth = static_cast<int>(layer_param_.data_param().prefetch());
   DEMI_CHECK(depth >= 1, Owner(), ": data_param prefetch must be at least 1, got ", depth);
   errors_.resize(batch_size_);
@@ -74,7 +81,7 @@ void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
   while (filled < batch_size_) {
     for (int64_t row = filled; row < batch_size_; ++row) {
       if (stop) return;
-      ReadExample(row, &batch->indices[row], &batch->epochs[row]);
+      ReadOwnExample(row, &batch->indices[row], &batch->epochs[row]);
     }
     pool_->Run(batch_size_ - filled, [&](int64_t begin, int64_t end) {
       for (int64_t row = filled + begin; row < filled + end; ++row) {
@@ -118,6 +125,15 @@ void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
       ++filled;
     }
   }
+}
+
+void BaseDataLayer::ReadOwnExample(int64_t row, int64_t* index, int64_t* epoch) {
+  while ((stream_position_ / batch_size_) % num_shards_ != shard_) {
+    SkipExample();
+    ++stream_position_;
+  }
+  ReadExample(row, index, epoch);
+  ++stream_position_;
 }
 
 void BaseDataLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {

@@ -68,6 +68,8 @@ void DataLayer::LoadExample(int64_t row, RandomEngine* engine, float* out, float
   *label = static_cast<float>(datum.label());
 }
 
+void DataLayer::SkipExample() { reader_->Skip(1); }
+
 std::string DataLayer::DescribeExample(int64_t row) const {
   const Record& record = records_[row];
   return StrCat("record '", record.key, "' (index ", record.index, ") of '", reader_->source(),

@@ -30,10 +30,7 @@ std::vector<int64_t> ImageDataLayer::DataLayerSetUp() {
     RandomEngine engine = RecordEngine(context().seed, -1, -1);
     const uint32_t skip = RandomIndex(&engine, param.rand_skip());
     LOG(INFO) << Owner() << ": skipping the first " << skip << " images";
-    for (uint32_t i = 0; i < skip; ++i) {
-      int64_t index = 0, epoch = 0;
-      ReadExample(0, &index, &epoch);
-    }
+    for (uint32_t i = 0; i < skip; ++i) SkipExample();
   }
   const int64_t first = order_[position_];
   try {
@@ -57,6 +54,10 @@ void ImageDataLayer::ReadExample(int64_t row, int64_t* index, int64_t* epoch) {
   rows_[row] = order_[position_];
   *index = rows_[row];
   *epoch = epoch_;
+  SkipExample();
+}
+
+void ImageDataLayer::SkipExample() {
   if (++position_ == static_cast<int64_t>(order_.size())) {
     position_ = 0;
     ++epoch_;

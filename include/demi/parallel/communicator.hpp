@@ -1,0 +1,50 @@
+#ifndef DEMI_PARALLEL_COMMUNICATOR_HPP_
+#define DEMI_PARALLEL_COMMUNICATOR_HPP_
+
+#include <cstddef>
+#include <string>
+
+#include "demi/common.hpp"
+
+namespace demi {
+
+/// @brief Collectives among the members of one group (replicas in a
+/// process, processes on hosts, GPUs): the few that data-parallel training
+/// needs. Every member calls the same collectives in the same order; a call
+/// returns when this member's part is done.
+///
+/// A failure (a member that died, never joined, or took longer than the
+/// backend's timeout) throws a CommError naming the backend, the operation
+/// and the member; no call blocks forever.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  /// This member's index in [0, size()).
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// "threads", "gloo", "nccl": for messages.
+  virtual const char* backend() const = 0;
+
+  /// data[i] = sum over members of their data[i]. The sum's order is fixed
+  /// by the backend, so equal inputs always give bit-equal outputs.
+  virtual void AllReduceSum(float* data, size_t count) = 0;
+  /// Copies `bytes` bytes at `data` of member `root` into every member's.
+  virtual void Broadcast(void* data, size_t bytes, int root) = 0;
+  /// Returns once every member has called it.
+  virtual void Barrier() = 0;
+};
+
+/// A collective that could not complete: a peer died, never joined, or the
+/// timeout passed.
+class CommError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace demi
+
+#endif  // DEMI_PARALLEL_COMMUNICATOR_HPP_

@@ -1,0 +1,357 @@
+#include "demi/parallel/gloo_communicator.hpp"
+
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/redis_store.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace demi {
+namespace {
+
+using Keys = std::vector<std::string>;
+using Millis = std::chrono::milliseconds;
+
+constexpr const char* kTimeoutHint = "(timeout: --comm_timeout)";
+
+struct Rendezvous {
+  enum Kind { kFile, kRedis } kind;
+  std::string path;  // kFile
+  std::string host;  // kRedis
+  int port = 6379;   // kRedis
+};
+
+Rendezvous ParseRendezvous(const std::string& url) {
+  const std::string file_scheme = "file://";
+  const std::string redis_scheme = "redis://";
+  Rendezvous r;
+  if (url.compare(0, file_scheme.size(), file_scheme) == 0) {
+    r.kind = Rendezvous::kFile;
+    r.path = url.substr(file_scheme.size());
+    DEMI_CHECK(!r.path.empty(), "gloo rendezvous '", url, "' names no directory; use file:///dir");
+    return r;
+  }
+  if (url.compare(0, redis_scheme.size(), redis_scheme) == 0) {
+    r.kind = Rendezvous::kRedis;
+    std::string rest = url.substr(redis_scheme.size());
+    if (!rest.empty() && rest.back() == '/') rest.pop_back();
+    const size_t colon = rest.rfind(':');
+    r.host = rest.substr(0, colon);
+    if (colon != std::string::npos) {
+      const std::string port = rest.substr(colon + 1);
+      char* end = nullptr;
+      const long value = std::strtol(port.c_str(), &end, 10);
+      DEMI_CHECK(!port.empty() && *end == '\0' && value > 0 && value < 65536, "gloo rendezvous '",
+                 url, "' has a bad port '", port, "'; use redis://host:port");
+      r.port = static_cast<int>(value);
+    }
+    DEMI_CHECK(!r.host.empty(), "gloo rendezvous '", url, "' names no host; use redis://host:port");
+    return r;
+  }
+  ThrowError(
+      StrCat("gloo rendezvous '", url, "' is neither file:///shared/dir nor redis://host:port"));
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+/// Gloo writes to sockets whose peer may be gone; without this, SIGPIPE would
+/// kill the process instead of the write failing with EPIPE.
+void IgnoreSigpipe() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) != 0) return;
+  if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL) {
+    signal(SIGPIPE, SIG_IGN);
+  }
+}
+
+/// FileStore keeps its key test protected; this exposes it for polling.
+class CheckableFileStore : public gloo::rendezvous::FileStore {
+ public:
+  using FileStore::check;
+  using FileStore::FileStore;
+};
+
+/// A view of a store that prefixes every key and bounds every wait by our
+/// timeout. Gloo's stores wait 30 or 60 s inside get() whatever the context's
+/// timeout says, and their own waits measure time in whole seconds; polling
+/// here keeps both to the configured limit.
+class TimedStore : public gloo::rendezvous::Store {
+ public:
+  using Check = std::function<bool(const Keys&)>;
+
+  TimedStore(gloo::rendezvous::Store& base, Check check, std::string prefix, Millis timeout)
+      : base_(base), check_(std::move(check)), prefix_(std::move(prefix)), timeout_(timeout) {}
+
+  void set(const std::string& key, const std::vector<char>& data) override {
+    base_.set(prefix_ + key, data);
+  }
+
+  std::vector<char> get(const std::string& key) override {
+    wait({key}, timeout_);
+    return base_.get(prefix_ + key);
+  }
+
+  void wait(const Keys& keys) override { wait(keys, timeout_); }
+
+  void wait(const Keys& keys, const Millis& timeout) override {
+    const Keys missing = WaitFor(keys, timeout);
+    if (!missing.empty()) {
+      throw gloo::IoException(StrCat("timed out after ", timeout.count(), " ms waiting for key(s) ",
+                                     Join(missing), " under '", prefix_, "'"));
+    }
+  }
+
+  bool Has(const std::string& key) { return check_({prefix_ + key}); }
+
+  /// Polls until every key is set or `timeout` passes; returns the keys
+  /// still missing (empty on success).
+  Keys WaitFor(const Keys& keys, Millis timeout) {
+    Keys full;
+    for (const std::string& key : keys) full.push_back(prefix_ + key);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!check_(full)) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        Keys missing;
+        for (const std::string& key : keys) {
+          if (!Has(key)) missing.push_back(key);
+        }
+        return missing;
+      }
+      std::this_thread::sleep_for(Millis(10));
+    }
+    return {};
+  }
+
+  static std::string Join(const Keys& keys) {
+    std::string out;
+    for (const std::string& key : keys) out += (out.empty() ? "'" : ", '") + key + "'";
+    return out;
+  }
+
+ private:
+  gloo::rendezvous::Store& base_;
+  Check check_;
+  const std::string prefix_;
+  const Millis timeout_;
+};
+
+std::string JoinedKey(int rank) { return StrCat("joined/", rank); }
+
+}  // namespace
+
+struct GlooCommunicator::State {
+  std::string where;  // the rendezvous URL, for messages
+  Millis timeout{0};
+  std::unique_ptr<gloo::rendezvous::Store> base;
+  std::unique_ptr<TimedStore> store;       // run_id/...: joins and user keys
+  std::unique_ptr<TimedStore> mesh_store;  // run_id/mesh/...: Gloo's addresses
+  std::shared_ptr<gloo::transport::Device> device;
+  std::shared_ptr<gloo::rendezvous::Context> context;
+};
+
+GlooCommunicator::GlooCommunicator(const GlooOptions& options)
+    : options_(options), state_(std::make_unique<State>()) {
+  const int rank = options.rank;
+  const int world = options.world_size;
+  DEMI_CHECK(world >= 1, "gloo: world_size must be at least 1, not ", world);
+  DEMI_CHECK(rank >= 0 && rank < world, "gloo: rank ", rank, " is outside [0, ", world,
+             ") for world_size ", world);
+  DEMI_CHECK(options.timeout_seconds > 0 && std::isfinite(options.timeout_seconds),
+             "gloo: timeout must be a positive number of seconds, not ", options.timeout_seconds);
+  DEMI_CHECK(!options.run_id.empty(), "gloo: run_id must not be empty");
+  const Rendezvous rendezvous = ParseRendezvous(options.rendezvous);
+  State& s = *state_;
+  s.where = options.rendezvous;
+  s.timeout = Millis(std::max<int64_t>(1, std::llround(options.timeout_seconds * 1000)));
+  const std::string who =
+      StrCat("gloo rendezvous through ", s.where, ": rank ", rank, " of ", world);
+
+  IgnoreSigpipe();
+
+  TimedStore::Check check;
+  if (rendezvous.kind == Rendezvous::kFile) {
+    std::error_code error;
+    std::filesystem::create_directories(rendezvous.path, error);
+    DEMI_CHECK(std::filesystem::is_directory(rendezvous.path), who,
+               ": cannot create the rendezvous directory '", rendezvous.path,
+               "': ", error.message());
+    try {
+      auto file_store = std::make_unique<CheckableFileStore>(rendezvous.path);
+      CheckableFileStore* raw = file_store.get();
+      check = [raw](const Keys& keys) { return raw->check(keys); };
+      s.base = std::move(file_store);
+    } catch (const std::exception& e) {
+      ThrowError(StrCat(who, ": cannot use the directory '", rendezvous.path, "': ", e.what()));
+    }
+  } else {
+    try {
+      auto redis_store =
+          std::make_unique<gloo::rendezvous::RedisStore>(rendezvous.host, rendezvous.port);
+      gloo::rendezvous::RedisStore* raw = redis_store.get();
+      check = [raw](const Keys& keys) { return raw->check(keys); };
+      s.base = std::move(redis_store);
+    } catch (const std::exception& e) {
+      throw CommError(StrCat(who, ": cannot reach Redis at ", rendezvous.host, ":", rendezvous.port,
+                             ": ", e.what()));
+    }
+  }
+  s.store = std::make_unique<TimedStore>(*s.base, check, options.run_id + "/", s.timeout);
+  s.mesh_store = std::make_unique<TimedStore>(*s.base, check, options.run_id + "/mesh/", s.timeout);
+
+  // Join: a key of ours that exists already was left by an earlier run with
+  // this run_id (or by a twin started with our rank); meshing through it
+  // would pick up stale addresses.
+  const std::string host = options.host.empty() ? Hostname() : options.host;
+  try {
+    if (s.store->Has(JoinedKey(rank))) {
+      throw CommError(StrCat(who, ": the store already holds rank ", rank, "'s key for run_id '",
+                             options.run_id,
+                             "', left by an earlier run or by another process started with "
+                             "this rank; give each run its own --run_id or a fresh directory"));
+    }
+    const std::string me = StrCat(host, " pid ", getpid());
+    s.store->set(JoinedKey(rank), std::vector<char>(me.begin(), me.end()));
+    Keys all;
+    for (int i = 0; i < world; ++i) all.push_back(JoinedKey(i));
+    const Keys missing = s.store->WaitFor(all, s.timeout);
+    if (!missing.empty()) {
+      std::string ranks;
+      for (const std::string& key : missing) {
+        ranks += (ranks.empty() ? "" : ", ") + key.substr(key.find('/') + 1);
+      }
+      throw CommError(StrCat(who, " waited ", options.timeout_seconds, " s for rank(s) ", ranks,
+                             " to join; check that every rank was started with the same "
+                             "--rendezvous and --world_size ",
+                             kTimeoutHint));
+    }
+  } catch (const CommError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CommError(StrCat(who, ": the store failed: ", e.what()));
+  }
+
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = host;
+    s.device = gloo::transport::tcp::CreateDevice(attr);
+  } catch (const std::exception& e) {
+    throw CommError(StrCat(who, ": cannot listen on host '", host, "': ", e.what()));
+  }
+  try {
+    s.context = std::make_shared<gloo::rendezvous::Context>(rank, world);
+    s.context->setTimeout(s.timeout);
+    s.context->connectFullMesh(*s.mesh_store, s.device);
+  } catch (const std::exception& e) {
+    throw CommError(StrCat(
+        who, ": connecting to the other ranks failed: ", e.what(),
+        "; a peer may have exited, or its --host may not be reachable from here ", kTimeoutHint));
+  }
+}
+
+GlooCommunicator::~GlooCommunicator() = default;
+
+template <typename Op>
+void GlooCommunicator::Run(const std::string& what, Op op) {
+  const std::string who =
+      StrCat("gloo ", what, " on rank ", options_.rank, " of ", options_.world_size);
+  if (broken_) throw CommError(StrCat(who, ": an earlier collective failed"));
+  std::string detail;
+  try {
+    op();
+    return;
+  } catch (const std::exception& e) {  // gloo::Exception, EnforceNotMet, std::*
+    detail = e.what();
+  } catch (...) {
+    detail = "unknown exception";
+  }
+  broken_ = true;
+  throw CommError(StrCat(who, " failed: ", detail,
+                         "; a peer may have exited or stopped responding (timeout ",
+                         options_.timeout_seconds, " s: --comm_timeout)"));
+}
+
+void GlooCommunicator::AllReduceSum(float* data, size_t count) {
+  if (broken_ || (count > 0 && size() > 1)) {
+    Run(StrCat("AllReduceSum of ", count, " floats"), [&] {
+      gloo::AllreduceOptions opts(state_->context);
+      opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+      opts.setOutput(data, count);
+      void (*sum)(void*, const void*, const void*, size_t) = &gloo::sum<float>;
+      opts.setReduceFunction(sum);
+      gloo::allreduce(opts);
+    });
+  }
+}
+
+void GlooCommunicator::Broadcast(void* data, size_t bytes, int root) {
+  DEMI_CHECK(root >= 0 && root < size(), "gloo Broadcast: root ", root, " is outside [0, ", size(),
+             ")");
+  if (broken_ || (bytes > 0 && size() > 1)) {
+    Run(StrCat("Broadcast of ", bytes, " bytes from rank ", root), [&] {
+      gloo::BroadcastOptions opts(state_->context);
+      opts.setOutput(static_cast<uint8_t*>(data), bytes);
+      opts.setRoot(root);
+      gloo::broadcast(opts);
+    });
+  }
+}
+
+void GlooCommunicator::Barrier() {
+  if (broken_ || size() > 1) {
+    Run("Barrier", [&] {
+      gloo::BarrierOptions opts(state_->context);
+      gloo::barrier(opts);
+    });
+  }
+}
+
+void GlooCommunicator::StoreSet(const std::string& key, const std::string& value) {
+  try {
+    state_->store->set("user/" + key, std::vector<char>(value.begin(), value.end()));
+  } catch (const std::exception& e) {
+    throw CommError(StrCat("gloo store through ", state_->where, ": rank ", rank(),
+                           " could not set key '", key,
+                           "' (each key may be set once per run): ", e.what()));
+  }
+}
+
+std::string GlooCommunicator::StoreGet(const std::string& key) {
+  const std::string who =
+      StrCat("gloo store through ", state_->where, ": rank ", rank(), " of ", size());
+  std::vector<char> value;
+  try {
+    if (!state_->store->WaitFor({"user/" + key}, state_->timeout).empty()) {
+      throw CommError(StrCat(who, " waited ", options_.timeout_seconds, " s for key '", key,
+                             "'; the rank that sets it may have exited ", kTimeoutHint));
+    }
+    value = state_->store->get("user/" + key);
+  } catch (const CommError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CommError(StrCat(who, " could not read key '", key, "': ", e.what()));
+  }
+  return std::string(value.begin(), value.end());
+}
+
+}  // namespace demi

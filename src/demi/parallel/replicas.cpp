@@ -1,0 +1,164 @@
+#include "demi/parallel/replicas.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <iomanip>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "demi/parallel/gloo_communicator.hpp"
+#include "demi/parallel/hierarchical_communicator.hpp"
+#include "demi/solver_registry.hpp"
+#include "demi/util/device.hpp"
+
+namespace demi {
+
+namespace {
+
+/// How long Run waits for the other replicas after one failed.
+constexpr auto kFailureGrace = std::chrono::seconds(10);
+
+std::chrono::milliseconds ToMilliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+}  // namespace
+
+Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : options_(options) {
+  const int local =
+      options_.gpus.empty() ? options_.local_replicas : static_cast<int>(options_.gpus.size());
+  DEMI_CHECK(local >= 1, "replicas per process must be at least 1, got ", local);
+  DEMI_CHECK(options_.world_size >= 1, "world size must be at least 1, got ", options_.world_size);
+  DEMI_CHECK(options_.rank >= 0 && options_.rank < options_.world_size, "rank ", options_.rank,
+             " is outside [0, ", options_.world_size, ")");
+  DEMI_CHECK(options_.timeout_seconds > 0, "the communication timeout must be positive, got ",
+             options_.timeout_seconds, " s");
+  if (options_.world_size > 1) {
+    GlooOptions gloo;
+    gloo.rank = options_.rank;
+    gloo.world_size = options_.world_size;
+    gloo.rendezvous = options_.rendezvous;
+    gloo.host = options_.host;
+    gloo.timeout_seconds = options_.timeout_seconds;
+    gloo.run_id = options_.run_id;
+    global_ = std::make_unique<GlooCommunicator>(gloo);
+    // Every process must run as many replicas: the counts are all equal iff
+    // sum(n) = W * n and sum(n^2) = W * n^2.
+    float sums[2] = {static_cast<float>(local), static_cast<float>(local) * local};
+    global_->AllReduceSum(sums, 2);
+    const float world = static_cast<float>(options_.world_size);
+    DEMI_CHECK(sums[0] == world * local && sums[1] == world * local * local, "rank ", options_.rank,
+               " runs ", local,
+               " replicas but another process runs a different number; every process must "
+               "run as many");
+  }
+  // One seed for all, so that data augmentation (keyed by the seed and the
+  // record) is the same whichever replica reads a record.
+  if (param.random_seed() < 0) {
+    uint32_t seed = std::random_device()();
+    if (global_) global_->Broadcast(&seed, sizeof(seed), 0);
+    param.set_random_seed(seed);
+  }
+  group_ = std::make_shared<ThreadGroup>(local, ToMilliseconds(options_.timeout_seconds));
+  const int total = local * options_.world_size;
+  for (int i = 0; i < local; ++i) {
+    auto thread_comm = std::make_unique<ThreadCommunicator>(group_, i);
+    if (global_) {
+      comms_.push_back(
+          std::make_unique<HierarchicalCommunicator>(std::move(thread_comm), global_.get()));
+    } else {
+      comms_.push_back(std::move(thread_comm));
+    }
+    Context context;
+    if (!options_.gpus.empty()) {
+      context.device = Device::kGPU;
+      context.device_id = options_.gpus[i];
+    }
+    context.replica = options_.rank * local + i;
+    context.num_replicas = total;
+    LOG(INFO) << "Creating replica " << context.replica << " of " << total;
+    solvers_.push_back(SolverRegistry::Create(param, context));
+    syncs_.push_back(std::make_unique<ReplicaSync>(solvers_.back().get(), comms_.back().get()));
+  }
+}
+
+Replicas::~Replicas() = default;
+
+void Replicas::CopyWeights(const std::string& paths) { solvers_.front()->CopyWeights(paths); }
+
+void Replicas::Solve(const std::string& resume_file, std::function<SolverAction()> action) {
+  if (action) solvers_.front()->SetActionFunction(std::move(action));
+  Run([&](int i) {
+    if (!resume_file.empty()) solvers_[i]->Restore(resume_file);
+    syncs_[i]->BroadcastState();
+    solvers_[i]->Solve();
+  });
+  if (options_.rank == 0) LOG(INFO) << WaitSummary();
+}
+
+void Replicas::Run(const std::function<void(int replica)>& fn) {
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable changed;
+    int finished = 0;
+    std::exception_ptr error;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < size(); ++i) {
+    threads.emplace_back([this, i, &fn, shared] {
+      std::exception_ptr error;
+      try {
+        fn(i);
+      } catch (const std::exception& e) {
+        error = std::current_exception();
+        group_->Abort(StrCat("replica ", solvers_[i]->context().replica, " failed: ", e.what()));
+      }
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      if (error && !shared->error) shared->error = error;
+      ++shared->finished;
+      shared->changed.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(shared->mutex);
+  shared->changed.wait(lock, [&] { return shared->finished == size() || shared->error; });
+  if (shared->finished < size()) {
+    shared->changed.wait_for(lock, kFailureGrace, [&] { return shared->finished == size(); });
+  }
+  const bool all_finished = shared->finished == size();
+  const std::exception_ptr error = shared->error;
+  lock.unlock();
+  for (std::thread& thread : threads) {
+    if (all_finished) {
+      thread.join();
+    } else {
+      thread.detach();  // stuck in another process's collective; the caller exits
+    }
+  }
+  if (!all_finished) {
+    LOG(ERROR) << "a replica is still blocked in a collective " << kFailureGrace.count()
+               << " s after another failed";
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+std::string Replicas::WaitSummary() const {
+  double step = 0, wait = 0;
+  int steps = 0;
+  for (const auto& sync : syncs_) {
+    step += sync->step_seconds();
+    wait += sync->wait_seconds();
+    steps += sync->steps();
+  }
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << "Replication: " << total() << " replicas (" << size()
+      << " in this process, " << options_.world_size << " process(es)); "
+      << (steps > 0 ? 1000.0 * step / steps : 0.0) << " ms/step, of which "
+      << (steps > 0 ? 1000.0 * wait / steps : 0.0) << " ms ("
+      << (step > 0 ? 100.0 * wait / step : 0.0) << "%) waiting for all-reduce after backward";
+  return out.str();
+}
+
+}  // namespace demi

@@ -1,0 +1,277 @@
+// Data-parallel replication in one process: sharded data, 1 x 64 = 2 x 32 =
+// 4 x 16 replicas, BatchNorm statistics averaged into tests and snapshots.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "data_test_util.hpp"
+#include "demi/layer_registry.hpp"
+#include "demi/layers/data_layer.hpp"
+#include "demi/parallel/replicas.hpp"
+#include "solver_test_util.hpp"
+
+namespace demi {
+namespace {
+
+/// `n` 28 x 28 images with label i % 10, drawn as a bright band whose row
+/// depends on the label, over noise: a fixed, learnable dataset.
+void WriteBandsDB(const std::string& path, int n) {
+  std::mt19937 engine(7);
+  std::vector<Datum> datums;
+  for (int i = 0; i < n; ++i) {
+    std::vector<uint8_t> pixels(28 * 28);
+    for (auto& p : pixels) p = static_cast<uint8_t>(engine() % 96);
+    const int label = i % 10;
+    for (int x = 0; x < 28; ++x) pixels[(2 + 2 * label) * 28 + x] = 250;
+    datums.push_back(RawDatum(1, 28, 28, pixels, label));
+  }
+  WriteDatumDB(path, datums);
+}
+
+std::string LeNetSolver(const std::string& source, int batch) {
+  return StrCat(R"(
+    base_lr: 0.01 momentum: 0.9 weight_decay: 0.0005
+    lr_policy: "inv" gamma: 0.0001 power: 0.75
+    max_iter: 50 display: 0 random_seed: 1701 snapshot_after_train: false
+    net_param {
+      name: "LeNet"
+      layer { name: "mnist" type: "Data" top: "data" top: "label"
+              transform_param { scale: 0.00390625 }
+              data_param { source: ")",
+                source, R"(" batch_size: )", batch, R"( backend: LMDB } }
+      layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+              convolution_param { num_output: 20 kernel_size: 5 weight_filler { type: "xavier" } } }
+      layer { name: "pool1" type: "Pooling" bottom: "conv1" top: "pool1"
+              pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+      layer { name: "conv2" type: "Convolution" bottom: "pool1" top: "conv2"
+              convolution_param { num_output: 50 kernel_size: 5 weight_filler { type: "xavier" } } }
+      layer { name: "pool2" type: "Pooling" bottom: "conv2" top: "pool2"
+              pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+      layer { name: "ip1" type: "InnerProduct" bottom: "pool2" top: "ip1"
+              inner_product_param { num_output: 500 weight_filler { type: "xavier" } } }
+      layer { name: "relu1" type: "ReLU" bottom: "ip1" top: "ip1" }
+      layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+              inner_product_param { num_output: 10 weight_filler { type: "xavier" } } }
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" }
+    })");
+}
+
+/// Per blob: |a - b| / |a| over the blob, the worst one.
+double WorstRelativeDifference(const Net& reference, const Net& other) {
+  double worst = 0;
+  const auto& a = reference.learnable_params();
+  const auto& b = other.learnable_params();
+  EXPECT_EQ(a.size(), b.size());
+  for (size_t p = 0; p < a.size() && p < b.size(); ++p) {
+    double diff = 0, norm = 0;
+    for (int64_t i = 0; i < a[p]->count(); ++i) {
+      const double d = a[p]->cpu_data()[i] - b[p]->cpu_data()[i];
+      diff += d * d;
+      norm += static_cast<double>(a[p]->cpu_data()[i]) * a[p]->cpu_data()[i];
+    }
+    worst = std::max(worst, std::sqrt(diff / std::max(norm, 1e-30)));
+  }
+  return worst;
+}
+
+ReplicationOptions CpuReplicas(int n) {
+  ReplicationOptions options;
+  options.local_replicas = n;
+  options.timeout_seconds = 120;
+  return options;
+}
+
+TEST(ReplicationTest, DataShardsConcatenateToTheSingleReplicaBatches) {
+  ScratchDir dir;
+  const int records = 24;
+  WriteBandsDB(dir.file("db"), records);
+  auto data_layer = [&](int batch, int replica, int replicas) {
+    LayerParameter param = ParseText<LayerParameter>(
+        StrCat("name: 'd' type: 'Data' top: 'data' top: 'label' data_param { source: '",
+               dir.file("db"), "' batch_size: ", batch, " backend: LMDB }"));
+    auto layer = std::unique_ptr<BaseDataLayer>(
+        static_cast<BaseDataLayer*>(LayerRegistry::Create(param).release()));
+    Context context;
+    context.replica = replica;
+    context.num_replicas = replicas;
+    layer->set_context(context);
+    return layer;
+  };
+  // 2 ranks x 2 replicas: shards 0..3, 3 records each per global batch of 12.
+  const int shards = 4, batch = 3, batches = 6;  // 6 x 12 records = 3 epochs
+  auto single = data_layer(batch * shards, 0, 1);
+  Blob single_data, single_label;
+  single->SetUp({}, {&single_data, &single_label});
+  std::vector<std::unique_ptr<BaseDataLayer>> layers;
+  std::vector<Blob> data(shards), label(shards);
+  for (int s = 0; s < shards; ++s) {
+    layers.push_back(data_layer(batch, s, shards));
+    layers.back()->SetUp({}, {&data[s], &label[s]});
+  }
+  std::map<std::pair<int, int>, int> reads;  // (epoch, label-indexed record) -> times read
+  int64_t position = 0;
+  for (int b = 0; b < batches; ++b) {
+    single->Forward({}, {&single_data, &single_label});
+    std::vector<float> concatenated;
+    for (int s = 0; s < shards; ++s) {
+      layers[s]->Forward({}, {&data[s], &label[s]});
+      concatenated.insert(concatenated.end(), data[s].cpu_data(),
+                          data[s].cpu_data() + data[s].count());
+      for (int i = 0; i < batch; ++i, ++position) {
+        // Record (position % records) of epoch (position / records) went to shard s.
+        EXPECT_EQ(label[s].cpu_data()[i], static_cast<float>(position % records % 10));
+        ++reads[{static_cast<int>(position / records), static_cast<int>(position % records)}];
+      }
+    }
+    ASSERT_EQ(concatenated, DataOf(single_data)) << "global batch " << b;
+  }
+  ASSERT_EQ(reads.size(), 3u * records);                       // every record of every epoch ...
+  for (const auto& [key, times] : reads) EXPECT_EQ(times, 1);  // ... read once
+}
+
+/// Trains LeNet (no BatchNorm) on a fixed dataset with a global batch of 64
+/// split over 1, 2 and 4 CPU replicas: the same params after 50 iterations.
+class ReplicaEquivalenceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir();
+    WriteBandsDB(dir_->file("db"), 200);
+    reference_ = MakeSolver(LeNetSolver(dir_->file("db"), 64)).release();
+    reference_->Solve();
+  }
+  static void TearDownTestSuite() {
+    delete reference_;
+    delete dir_;
+  }
+
+  void ExpectReplicasMatchReference(int replicas) {
+    Replicas group(ParseText<SolverParameter>(LeNetSolver(dir_->file("db"), 64 / replicas)),
+                   CpuReplicas(replicas));
+    ASSERT_EQ(group.total(), replicas);
+    group.Solve("");
+    for (int i = 0; i < replicas; ++i) {
+      EXPECT_EQ(group.solver(i).iter(), 50);
+      EXPECT_LT(WorstRelativeDifference(reference_->net(), group.solver(i).net()), 1e-5)
+          << "replica " << i << " of " << replicas;
+      // Replicas apply identical updates: bit-equal to replica 0.
+      EXPECT_EQ(AllParams(group.solver(i).net()), AllParams(group.solver(0).net()));
+    }
+    // Loss scaling: the displayed loss is the global batch's, not a shard's.
+    EXPECT_NEAR(group.solver(0).smoothed_loss(), reference_->smoothed_loss(),
+                1e-4 * std::abs(reference_->smoothed_loss()));
+  }
+
+  static ScratchDir* dir_;
+  static Solver* reference_;
+};
+ScratchDir* ReplicaEquivalenceTest::dir_ = nullptr;
+Solver* ReplicaEquivalenceTest::reference_ = nullptr;
+
+TEST_F(ReplicaEquivalenceTest, TrainingMovedTheParams) {
+  auto untrained = MakeSolver(LeNetSolver(dir_->file("db"), 64));
+  EXPECT_GT(WorstRelativeDifference(untrained->net(), reference_->net()), 1e-2);
+  EXPECT_LT(reference_->smoothed_loss(), 2.0f);  // learned something (ln 10 = 2.3)
+}
+
+TEST_F(ReplicaEquivalenceTest, TwoReplicasOf32) { ExpectReplicasMatchReference(2); }
+
+TEST_F(ReplicaEquivalenceTest, FourReplicasOf16) { ExpectReplicasMatchReference(4); }
+
+std::string BatchNormSolver(const std::string& source, int batch, const std::string& prefix) {
+  return StrCat(R"(
+    base_lr: 0.05 momentum: 0.9 lr_policy: "fixed" max_iter: 100 display: 0
+    random_seed: 5 snapshot_after_train: false test_iter: 5 test_interval: 1000
+    test_initialization: false snapshot_prefix: ")",
+                prefix, R"("
+    net_param {
+      layer { name: "d" type: "Data" top: "data" top: "label" include { phase: TRAIN }
+              transform_param { scale: 0.00390625 }
+              data_param { source: ")",
+                source, R"(" batch_size: )", batch, R"( backend: LMDB } }
+      layer { name: "d" type: "Data" top: "data" top: "label" include { phase: TEST }
+              transform_param { scale: 0.00390625 }
+              data_param { source: ")",
+                source, R"(" batch_size: 20 backend: LMDB } }
+      layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+              convolution_param { num_output: 4 kernel_size: 4 stride: 3
+                                  weight_filler { type: "gaussian" std: 0.1 } } }
+      layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+      layer { name: "scale" type: "Scale" bottom: "conv" top: "conv" scale_param { bias_term: true } }
+      layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+      layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
+              inner_product_param { num_output: 10 weight_filler { type: "gaussian" std: 0.05 } } }
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+      layer { name: "accuracy" type: "Accuracy" bottom: "ip" bottom: "label" top: "accuracy"
+              include { phase: TEST } }
+    })");
+}
+
+std::vector<std::vector<float>> BatchNormStatistics(Solver& solver) {
+  std::vector<std::vector<float>> stats;
+  for (const auto& blob : solver.net().layer_by_name("bn")->blobs()) stats.push_back(DataOf(*blob));
+  return stats;
+}
+
+TEST(ReplicationBatchNormTest, StatisticsAreAveragedIntoTestsAndSnapshots) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 100);
+  const std::string text = BatchNormSolver(dir.file("db"), 10, dir.file("bn"));
+  Replicas group(ParseText<SolverParameter>(text), CpuReplicas(2));
+  EXPECT_EQ(group.solver(0).test_nets().size(), 1u);
+  EXPECT_TRUE(group.solver(1).test_nets().empty());  // only the root tests
+  group.Run([&](int i) {
+    group.sync(i).BroadcastState();
+    group.solver(i).Step(20);
+  });
+  const auto stats0 = BatchNormStatistics(group.solver(0));
+  const auto stats1 = BatchNormStatistics(group.solver(1));
+  ASSERT_EQ(stats0.size(), 3u);
+  ASSERT_NE(stats0[0], stats1[0]) << "replicas saw different data: their means should differ";
+  for (const char* layer : {"conv", "scale", "ip"}) {  // learned params stay equal
+    for (size_t b = 0; b < 2; ++b) {
+      EXPECT_EQ(DataOf(*group.solver(0).net().layer_by_name(layer)->blobs()[b]),
+                DataOf(*group.solver(1).net().layer_by_name(layer)->blobs()[b]))
+          << layer;
+    }
+  }
+
+  group.Run([&](int i) { group.sync(i).AverageComputedParams(); });
+  for (size_t b = 0; b < stats0.size(); ++b) {
+    std::vector<float> average(stats0[b].size());
+    for (size_t k = 0; k < average.size(); ++k) {
+      average[k] = (stats0[b][k] + stats1[b][k]) * 0.5f;
+    }
+    ExpectNear(BatchNormStatistics(group.solver(0))[b], average, 1e-6f);
+    EXPECT_EQ(BatchNormStatistics(group.solver(0))[b], BatchNormStatistics(group.solver(1))[b]);
+  }
+
+  const std::vector<float> scores = group.solver(0).Test(0);
+  ASSERT_EQ(scores.size(), 2u);  // accuracy, loss
+  group.solver(0).Snapshot();
+  group.solver(1).Snapshot();  // not the root: writes nothing
+  auto restored = MakeSolver(text);
+  restored->Restore(dir.file("bn_iter_20.solverstate"));
+  EXPECT_EQ(BatchNormStatistics(*restored), BatchNormStatistics(group.solver(0)));
+  EXPECT_EQ(restored->Test(0), scores);
+}
+
+TEST(ReplicationTest, AReplicaThatFailsStopsTheOthers) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 40);
+  Replicas group(ParseText<SolverParameter>(LeNetSolver(dir.file("db"), 4)), CpuReplicas(3));
+  ExpectErrorContaining(
+      [&] {
+        group.Run([&](int i) {
+          if (i == 2) ThrowError("replica two broke");
+          group.solver(i).Step(5);
+        });
+      },
+      {"replica two broke"});
+}
+
+}  // namespace
+}  // namespace demi

@@ -1,0 +1,159 @@
+// Replication across processes, as users run it: build/tools/train ranks
+// meeting through a file rendezvous on loopback (Gloo over TCP).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "data_test_util.hpp"
+#include "solver_test_util.hpp"
+
+namespace demi {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ToolPath(const std::string& name) {
+  const fs::path exe = fs::read_symlink("/proc/self/exe");
+  return (exe.parent_path().parent_path() / "tools" / name).string();
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Runs a shell script; returns its exit status.
+int Shell(const std::string& script) {
+  const int status = std::system(("bash -c '" + script + "'").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void WriteBandsDB(const std::string& path, int n) {
+  std::mt19937 engine(7);
+  std::vector<Datum> datums;
+  for (int i = 0; i < n; ++i) {
+    std::vector<uint8_t> pixels(28 * 28);
+    for (auto& p : pixels) p = static_cast<uint8_t>(engine() % 96);
+    for (int x = 0; x < 28; ++x) pixels[(2 + 2 * (i % 10)) * 28 + x] = 250;
+    datums.push_back(RawDatum(1, 28, 28, pixels, i % 10));
+  }
+  WriteDatumDB(path, datums);
+}
+
+/// A small LeNet-like solver; `extra` adds or overrides solver fields.
+std::string Solver(const std::string& source, int batch, const std::string& extra) {
+  return StrCat(R"(
+    base_lr: 0.01 momentum: 0.9 weight_decay: 0.0005 lr_policy: "fixed"
+    display: 10 random_seed: 1701 )",
+                extra, R"(
+    net_param {
+      layer { name: "d" type: "Data" top: "data" top: "label"
+              transform_param { scale: 0.00390625 }
+              data_param { source: ")",
+                source, R"(" batch_size: )", batch, R"( backend: LMDB } }
+      layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+              convolution_param { num_output: 8 kernel_size: 5 stride: 2
+                                  weight_filler { type: "xavier" } } }
+      layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
+      layer { name: "ip1" type: "InnerProduct" bottom: "conv1" top: "ip1"
+              inner_product_param { num_output: 64 weight_filler { type: "xavier" } } }
+      layer { name: "relu2" type: "ReLU" bottom: "ip1" top: "ip1" }
+      layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+              inner_product_param { num_output: 10 weight_filler { type: "xavier" } } }
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" }
+    })");
+}
+
+/// The shell command for rank `rank` of `world`, logging to `log`.
+std::string Rank(const ScratchDir& dir, int rank, int world, const std::string& flags) {
+  return StrCat("timeout 300 ", ToolPath("train"), " --solver=", dir.file("solver.prototxt"),
+                " --world_size=", world, " --rank=", rank, " --rendezvous=file://",
+                dir.file("rendezvous"), " --rendezvous_host=127.0.0.1 ", flags, " > ",
+                dir.file(StrCat("rank", rank, ".log")), " 2>&1");
+}
+
+TEST(ReplicationProcessesTest, TwoProcessesOfTwoReplicasMatchOneReplica) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 160);
+  std::ofstream(dir.file("solver.prototxt")) << Solver(
+      dir.file("db"), 16, StrCat("max_iter: 50 snapshot_prefix: \"", dir.file("run"), "\""));
+  const int status = Shell(StrCat(Rank(dir, 0, 2, "--cpu_replicas=2 --run_id=eq"), " & p0=$!; ",
+                                  Rank(dir, 1, 2, "--cpu_replicas=2 --run_id=eq"),
+                                  " & p1=$!; wait $p0; s0=$?; wait $p1; s1=$?; exit $((s0|s1))"));
+  const std::string log0 = ReadAll(dir.file("rank0.log"));
+  const std::string log1 = ReadAll(dir.file("rank1.log"));
+  ASSERT_EQ(status, 0) << "rank 0:\n" << log0 << "\nrank 1:\n" << log1;
+  // Rank 0 logs progress and writes the snapshot; rank 1 does neither.
+  EXPECT_NE(log0.find("Iteration 40, loss = "), std::string::npos) << log0;
+  EXPECT_NE(log0.find("Replication: 4 replicas (2 in this process, 2 process(es))"),
+            std::string::npos);
+  EXPECT_EQ(log1.find("Iteration 40, loss = "), std::string::npos) << log1;
+  EXPECT_EQ(log1.find("Snapshotting"), std::string::npos) << log1;
+
+  auto reference = MakeSolver(Solver(dir.file("db"), 64, "max_iter: 50"));
+  reference->Solve();
+  auto trained = MakeSolver(Solver(dir.file("db"), 64, "max_iter: 50"));
+  trained->CopyWeights(dir.file("run_iter_50.caffemodel"));
+  const auto& a = reference->net().learnable_params();
+  const auto& b = trained->net().learnable_params();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t p = 0; p < a.size(); ++p) {
+    double diff = 0, norm = 0;
+    for (int64_t i = 0; i < a[p]->count(); ++i) {
+      const double d = a[p]->cpu_data()[i] - b[p]->cpu_data()[i];
+      diff += d * d;
+      norm += static_cast<double>(a[p]->cpu_data()[i]) * a[p]->cpu_data()[i];
+    }
+    EXPECT_LT(std::sqrt(diff / norm), 1e-5) << "param " << p;
+  }
+  auto untrained = MakeSolver(Solver(dir.file("db"), 64, "max_iter: 50"));
+  EXPECT_NE(AllParams(untrained->net()), AllParams(trained->net()));
+}
+
+TEST(ReplicationProcessesTest, ARankThatNeverJoinsFailsTheOtherWithinTheTimeout) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 20);
+  std::ofstream(dir.file("solver.prototxt")) << Solver(dir.file("db"), 4, "max_iter: 10");
+  const auto start = std::chrono::steady_clock::now();
+  const int status = Shell(Rank(dir, 0, 2, "--run_id=alone --comm_timeout=2"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string log = ReadAll(dir.file("rank0.log"));
+  EXPECT_NE(status, 0) << log;
+  EXPECT_LT(seconds, 30) << log;
+  EXPECT_NE(log.find("rank 0 of 2"), std::string::npos) << log;
+  EXPECT_NE(log.find("1"), std::string::npos) << log;
+}
+
+TEST(ReplicationProcessesTest, ARankKilledMidRunFailsTheOtherWithinTheTimeout) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 40);
+  std::ofstream(dir.file("solver.prototxt")) << Solver(dir.file("db"), 4, "max_iter: 1000000");
+  const std::string flags = "--run_id=kill --comm_timeout=10";
+  // Rank 1 is killed once rank 0 has logged training progress.
+  const auto start = std::chrono::steady_clock::now();
+  const int status = Shell(
+      StrCat(Rank(dir, 0, 2, flags), " & p0=$!; ", Rank(dir, 1, 2, flags),
+             " & p1=$!; for i in $(seq 600); do grep -q \"Iteration 20,\" ", dir.file("rank0.log"),
+             " && break; sleep 0.1; done; pkill -9 -P $p1; ", "kill -9 $p1; wait $p0"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string log = ReadAll(dir.file("rank0.log"));
+  EXPECT_NE(log.find("Iteration 20,"), std::string::npos) << log;
+  EXPECT_NE(status, 0) << log;
+  EXPECT_NE(status, 124) << "rank 0 hung until the outer timeout:\n" << log;
+  EXPECT_LT(seconds, 90) << log;
+  EXPECT_NE(log.find("rank 0 of 2"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace demi
