@@ -43,11 +43,42 @@ ifeq ($(DEBUG),1)
 else
   CXXFLAGS += -O2 -g1 -DNDEBUG
 endif
+# ---- CUDA: on when nvcc is found, unless CPU_ONLY or USE_CUDA := 0 ----
+CUDA_DIR ?= /usr/local/cuda
+NVCC ?= $(firstword $(wildcard $(CUDA_DIR)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
 ifeq ($(CPU_ONLY),1)
+  USE_CUDA := 0
+endif
+USE_CUDA ?= $(if $(NVCC),1,0)
+CUDA_ARCH ?= 80 90
+# cuDNN and NCCL: on when their headers are found, unless Makefile.config says.
+USE_CUDNN ?= $(if $(wildcard $(CUDA_DIR)/include/cudnn.h /usr/include/cudnn.h),1,0)
+USE_NCCL ?= $(if $(wildcard $(CUDA_DIR)/include/nccl.h /usr/include/nccl.h),1,0)
+ifeq ($(USE_CUDA),1)
+  CU_SRCS := $(shell find src/demi -name '*.cu' | sort)
+  CPPFLAGS += -I$(CUDA_DIR)/include
+  CUDA_LIBS := -L$(CUDA_DIR)/lib64 -Wl,-rpath,$(CUDA_DIR)/lib64 -lcublas -lcudart
+  ifeq ($(USE_CUDNN),1)
+    CPPFLAGS += -DUSE_CUDNN
+    CUDA_LIBS += -lcudnn
+  endif
+  ifeq ($(USE_NCCL),1)
+    CPPFLAGS += -DUSE_NCCL
+    CUDA_LIBS += -lnccl
+  endif
+  NVCCFLAGS := -ccbin $(CXX) -std=c++17 -O2 -lineinfo \
+               $(foreach arch,$(CUDA_ARCH),-gencode arch=compute_$(arch),code=sm_$(arch)) \
+               -Xcompiler -fPIC,-pthread,-Wall,-Wextra,-Wno-unused-parameter,-Werror \
+               --Werror all-warnings -Iinclude -I$(BUILD_DIR)/src -I$(CUDA_DIR)/include \
+               $(addprefix -I,$(INCLUDE_DIRS)) $(filter -D%,$(CPPFLAGS))
+else
+  CU_SRCS :=
   CPPFLAGS += -DCPU_ONLY
 endif
+CU_OBJS := $(CU_SRCS:%.cu=$(BUILD_DIR)/objs/%.cu.o)
+LIB_OBJS += $(CU_OBJS)
 LDFLAGS += -pthread -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
-LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -lopenblas -lgloo -lhiredis -lm
+LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
 WHOLE_LIB := -Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive
 
 # ---- dependency check: runs scripts/install_deps.sh once per build dir ----
@@ -74,6 +105,11 @@ $(BUILD_DIR)/objs/proto/demi.pb.o: $(PROTO_GEN_CC)
 $(BUILD_DIR)/objs/%.o: %.cpp | $(PROTO_GEN_H)
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(WARNINGS) -c $< -o $@
+
+# CUDA twins: x.cu beside x.cpp, warnings are errors.
+$(BUILD_DIR)/objs/%.cu.o: %.cu | $(PROTO_GEN_H)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -117,4 +153,4 @@ bench: $(BENCH_BINS) tools
 clean:
 	rm -rf $(BUILD_DIR)
 
--include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CU_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,21 @@ inline void WriteDatumDB(const std::string& path, const std::vector<Datum>& datu
     txn->Put(key, datums[i].SerializeAsString());
   }
   txn->Commit();
+}
+
+/// `n` 28 x 28 images with label i % 10, drawn as a bright band whose row
+/// depends on the label, over noise: a fixed, learnable dataset.
+inline void WriteBandsDB(const std::string& path, int n) {
+  std::mt19937 engine(7);
+  std::vector<Datum> datums;
+  for (int i = 0; i < n; ++i) {
+    std::vector<uint8_t> pixels(28 * 28);
+    for (auto& p : pixels) p = static_cast<uint8_t>(engine() % 96);
+    const int label = i % 10;
+    for (int x = 0; x < 28; ++x) pixels[(2 + 2 * label) * 28 + x] = 250;
+    datums.push_back(RawDatum(1, 28, 28, pixels, label));
+  }
+  WriteDatumDB(path, datums);
 }
 
 /// Small real JPEGs shipped by Debian's opencv-doc package (empty if absent).

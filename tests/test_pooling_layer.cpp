@@ -113,9 +113,11 @@ TEST_F(PoolingLayerTest, AveDividesByTheWindowClippedToThePaddedImage) {
   Run(R"(type: "Pooling" pooling_param { pool: AVE kernel_size: 3 stride: 2 pad: 1 })",
       {1, 1, 4, 4}, Iota(16));
   EXPECT_EQ(top_.shape(), (std::vector<int64_t>{1, 1, 3, 3}));
-  ExpectNear(DataOf(top_), {14.0f / 9, 30.0f / 9, 12.0f / 6,  //
-                            57.0f / 9, 99.0f / 9, 36.0f / 6,  //
-                            27.0f / 6, 45.0f / 6, 16.0f / 4}, 1e-5f);
+  ExpectNear(DataOf(top_),
+             {14.0f / 9, 30.0f / 9, 12.0f / 6,  //
+              57.0f / 9, 99.0f / 9, 36.0f / 6,  //
+              27.0f / 6, 45.0f / 6, 16.0f / 4},
+             1e-5f);
 }
 
 TEST_F(PoolingLayerTest, RectangularSettings) {

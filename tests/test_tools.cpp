@@ -15,41 +15,19 @@
 #include "demi/util/device.hpp"
 #include "demi/util/io.hpp"
 #include "solver_test_util.hpp"
+#include "tool_test_util.hpp"
 
 namespace demi {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// build/tools/<name>, found beside this test binary (build/test/...).
-std::string ToolPath(const std::string& name) {
-  const fs::path exe = fs::read_symlink("/proc/self/exe");
-  return (exe.parent_path().parent_path() / "tools" / name).string();
-}
-
-struct Result {
-  int status = -1;
-  std::string output;
-};
-
-/// Runs a shell command with stderr folded into stdout.
-Result RunShell(const std::string& command) {
-  Result result;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
 /// Runs a tool with flags, failing the test if the tool was not built.
 Result Tool(const std::string& name, const std::string& flags) {
   const std::string path = ToolPath(name);
   EXPECT_TRUE(fs::exists(path)) << path << " is missing: build the tools (make tools)";
-  return RunShell("timeout 120 " + path + " " + flags);
+  // --logtostderr: tests leave no glog files behind.
+  return RunShell("timeout 120 " + path + " --logtostderr " + flags);
 }
 
 bool Contains(const std::string& text, const std::string& part) {
@@ -183,7 +161,7 @@ TEST(TrainToolTest, SignalsSnapshotAndStop) {
   WriteProtoToTextFile(param, solver);
   const std::string log = dir.file("log");
   const std::string script =
-      StrCat(ToolPath("train"), " --solver=", solver, " > ", log, " 2>&1 & pid=$!\n",
+      StrCat(ToolPath("train"), " --logtostderr --solver=", solver, " > ", log, " 2>&1 & pid=$!\n",
              "wait_for() { for i in $(seq 300); do grep -q \"$1\" ", log,
              " && return 0; sleep 0.1; done; return 1; }\n",
              "wait_for 'Iteration 0, loss' || { kill -9 $pid; exit 90; }\n", "kill -HUP $pid\n",

@@ -8,30 +8,19 @@
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
 
-#ifndef CPU_ONLY
-#include <cuda_runtime.h>
-#endif
-
 DEFINE_string(gpu, "", "Device ids to query (none: all).");
 
 namespace {
 
 void QueryDevice(int id) {
-#ifdef CPU_ONLY
-  LOG(INFO) << "Device id: " << id;
-#else
-  cudaDeviceProp prop;
-  const cudaError_t status = cudaGetDeviceProperties(&prop, id);
-  DEMI_CHECK(status == cudaSuccess, "cannot query device ", id, ": ", cudaGetErrorString(status));
-  LOG(INFO) << "Device id:                     " << id;
-  LOG(INFO) << "Name:                          " << prop.name;
-  LOG(INFO) << "Compute capability:            " << prop.major << "." << prop.minor;
-  LOG(INFO) << "Total global memory:           " << prop.totalGlobalMem;
-  LOG(INFO) << "Number of multiprocessors:     " << prop.multiProcessorCount;
-  LOG(INFO) << "Total shared memory per block: " << prop.sharedMemPerBlock;
-  LOG(INFO) << "Warp size:                     " << prop.warpSize;
-  LOG(INFO) << "Maximum threads per block:     " << prop.maxThreadsPerBlock;
-#endif
+  const demi::DeviceInfo info = demi::GetDeviceInfo(id);
+  constexpr double kMiB = 1024.0 * 1024.0;
+  LOG(INFO) << "Device id:                 " << id;
+  LOG(INFO) << "Name:                      " << info.name;
+  LOG(INFO) << "Compute capability:        " << info.major << "." << info.minor;
+  LOG(INFO) << "Total memory:              " << info.total_bytes / kMiB << " MiB";
+  LOG(INFO) << "Free memory:               " << info.free_bytes / kMiB << " MiB";
+  LOG(INFO) << "Number of multiprocessors: " << info.multiprocessors;
 }
 
 int DeviceQuery() {

@@ -72,6 +72,7 @@ demi::Context ChooseContext(const demi::SolverParameter& param) {
   } else {
     context.device = demi::Device::kGPU;
     context.device_id = gpus[0];
+    demi::SetCurrentDevice(gpus[0]);
     LOG(INFO) << "Training on GPU " << gpus[0];
   }
   return context;

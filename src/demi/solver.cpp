@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "demi/memory/report.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
@@ -312,6 +313,9 @@ void Solver::Step(int iters) {
       LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
       DisplayTrainOutputs();
       DisplayProgress();
+      if (context_.device == Device::kGPU && iter_ == start_iter) {
+        LOG(INFO) << DeviceMemoryLine(*net_, context_.device_id);
+      }
     }
     ApplyUpdate();
     ++iter_;

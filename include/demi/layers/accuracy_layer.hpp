@@ -36,6 +36,11 @@ class AccuracyLayer : public Layer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
 
  private:
   int64_t top_k_ = 1;
@@ -46,6 +51,7 @@ class AccuracyLayer : public Layer {
   int64_t inner_num_ = 0;
   std::vector<int64_t> class_labels_;  ///< labels seen per class (with a second top)
   std::vector<int64_t> class_hits_;    ///< correct predictions per class
+  Blob outcome_;  ///< Forward_gpu's verdict per position: hit, miss, ignored or bad label
 };
 
 }  // namespace demi

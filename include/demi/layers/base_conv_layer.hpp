@@ -1,6 +1,9 @@
 #ifndef DEMI_LAYERS_BASE_CONV_LAYER_HPP_
 #define DEMI_LAYERS_BASE_CONV_LAYER_HPP_
 
+#include <cstddef>
+#include <memory>
+
 #include "demi/layer.hpp"
 #include "demi/util/im2col.hpp"
 
@@ -38,11 +41,24 @@ void CheckConvWindowFits(const LayerParameter& param, const ConvGeometry& g, con
 /// a columns buffer (scratch) of (conv_in * kh * kw) x (output spatial size);
 /// 1x1 kernels with stride 1 and no padding use the image itself.
 /// Backward reads the bottoms (for dW) and not the tops.
+///
+/// Engines (convolution_param.engine, as in Caffe): CAFFE runs the GEMMs
+/// above (on the GPU with cuBLAS and GpuIm2col); CUDNN, and DEFAULT in builds
+/// with USE_CUDNN, runs a GPU layer with cuDNN over the whole batch. cuDNN's
+/// algorithms are picked by its heuristics (the _v7 queries) among those that
+/// are deterministic, use plain FP32 math (FMA, never TF32 tensor ops, so the
+/// GPU agrees with the CPU) and need at most kCudnnWorkspaceBytes of
+/// workspace; the workspace is a scratch buffer sized in Reshape to the
+/// largest of the three chosen algorithms, so the memory planner places it.
+/// A shape for which no such algorithm exists runs the CAFFE engine.
 class BaseConvolutionLayer : public Layer {
  public:
   using Layer::Layer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  /// Workspace budget of one layer's cuDNN algorithms (a constant until a
+  /// net-level setting exists).
+  static constexpr size_t kCudnnWorkspaceBytes = size_t{64} << 20;
   int MinBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
   bool EqualNumBottomTopBlobs() const override { return true; }
@@ -68,6 +84,37 @@ class BaseConvolutionLayer : public Layer {
   void AddBias(float* top_image) const;
   /// db[m] += sum over positions of channel m of one top image's gradient.
   void AccumulateBiasGradient(const float* top_image_diff);
+
+#ifndef CPU_ONLY
+  /// Device twins of the helpers above (base_conv_layer.cu), on device
+  /// pointers. The bias helpers cover all num_ images of one top at once.
+  void ForwardGemmGpu(const float* image, const float* weights, float* output,
+                      bool columns_ready = false);
+  void BackwardGemmGpu(const float* output, const float* weights, float* image);
+  void WeightGemmGpu(const float* image, const float* output, float* weights_diff);
+  void AddBiasGpu(float* top_data) const;
+  void AccumulateBiasGradientGpu(const float* top_diff);
+#endif
+
+#ifdef USE_CUDNN
+  /// The cuDNN engine (base_conv_layer_cudnn.cpp), on whole-batch device
+  /// pointers; "image" and "output" name the convolution's sides as above.
+  struct CudnnState;
+  void CudnnSetUp();
+  void CudnnReshape(const Blob& bottom);
+  /// Whether this layer runs cuDNN at the current shape.
+  bool CudnnReady() const;
+  void CudnnConvolve(const float* image, const float* weights, float* output);
+  /// image = the adjoint of CudnnConvolve applied to output.
+  void CudnnConvolveAdjoint(const float* output, const float* weights, float* image);
+  /// weights_diff += the weight gradient of CudnnConvolve.
+  void CudnnWeightGradient(const float* image, const float* output, float* weights_diff);
+  void CudnnAddBias(float* top_data);
+  void CudnnBiasGradient(const float* top_diff);
+  /// Null for the CAFFE engine. shared_ptr: its type-erased deleter lets
+  /// this header leave CudnnState incomplete.
+  std::shared_ptr<CudnnState> cudnn_;
+#endif
 
   ConvGeometry geometry_{};  ///< the convolution's image (all conv_in channels)
   int64_t channels_ = 0;     ///< bottom channels

@@ -89,6 +89,13 @@ class BaseDataLayer : public Layer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>&, const std::vector<bool>&,
                     const std::vector<Blob*>&) override {}
+#ifndef CPU_ONLY
+  /// Copies the next batch into the tops' device memory (defined in the .cpp:
+  /// it launches no kernel).
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>&, const std::vector<bool>&,
+                    const std::vector<Blob*>&) override {}
+#endif
 
   /// "Data layer 'name'", for messages.
   std::string Owner() const;

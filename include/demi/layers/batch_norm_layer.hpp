@@ -1,6 +1,8 @@
 #ifndef DEMI_LAYERS_BATCH_NORM_LAYER_HPP_
 #define DEMI_LAYERS_BATCH_NORM_LAYER_HPP_
 
+#include <memory>
+
 #include "demi/layer.hpp"
 
 namespace demi {
@@ -35,6 +37,17 @@ namespace demi {
 /// copy of y (saved for backward, and offered to a following in-place Scale
 /// as its saved input) and Backward reads that. With global statistics it
 /// reads no data. The per-channel mean is scratch.
+///
+/// GPU: CUDA kernels (batch_norm_layer.cu), and in builds with USE_CUDNN
+/// cuDNN's spatial batch normalization for batch statistics over m > 1
+/// values (BatchNormParameter has no engine field, as in Caffe). cuDNN's
+/// forward runs with an averaging factor of 1 into scratch, and the running
+/// sums are then updated as above; in place it writes the copy of y first.
+/// Its backward runs with y in place of x, a mean of 0, an inverse standard
+/// deviation of 1 and 1 / sqrt(var + eps) as the scale, which is the
+/// formula above; in place (dx aliasing dy) the CUDA kernels run instead.
+/// Global statistics always run the CUDA kernels. cuDNN needs a scratch
+/// buffer of 4 C floats.
 class BatchNormLayer : public Layer {
  public:
   explicit BatchNormLayer(const LayerParameter& param);
@@ -52,8 +65,27 @@ class BatchNormLayer : public Layer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
 
  private:
+#ifdef USE_CUDNN
+  /// The cuDNN path (batch_norm_layer_cudnn.cpp).
+  struct CudnnState;
+  void CudnnSetUp();
+  void CudnnReshape(const Blob& bottom);
+  /// Whether Forward runs cuDNN: batch statistics over more than one value
+  /// and, in place, a copy of y to write.
+  bool CudnnForwardReady() const;
+  void CudnnForward(const Blob& bottom, Blob* top);
+  void CudnnBackward(const Blob& top, Blob* bottom);
+  /// Null without cuDNN; shared_ptr leaves CudnnState incomplete here.
+  std::shared_ptr<CudnnState> cudnn_;
+#endif
+
   /// Whether Backward needs the copy of y: in place with batch statistics.
   bool keeps_x_norm() const { return in_place_ && !use_global_stats_; }
 

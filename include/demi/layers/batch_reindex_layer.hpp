@@ -30,6 +30,16 @@ class BatchReindexLayer : public Layer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
+
+ private:
+  /// Backward_gpu's grouping of the positions by item: N + 1 group starts,
+  /// then the positions (built on the host, as floats).
+  Blob gather_;
 };
 
 }  // namespace demi

@@ -33,10 +33,16 @@ class ContrastiveLossLayer : public LossLayer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
 
  private:
-  Blob diff_;   ///< a - b; saved for backward
-  Blob coeff_;  ///< per pair; saved for backward
+  Blob diff_;       ///< a - b; saved for backward
+  Blob coeff_;      ///< per pair; saved for backward
+  Blob pair_loss_;  ///< per pair, Forward_gpu's terms before their sum
   int64_t num_ = 0;
   int64_t dim_ = 0;
 };

@@ -32,11 +32,20 @@ class EmbedLayer : public Layer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
 
  private:
   int64_t num_output_ = 0;  ///< N
   int64_t input_dim_ = 0;   ///< K, the number of indices
   bool bias_term_ = true;
+  /// Backward_gpu's grouping of the positions by the row of W they read: the
+  /// rows used, their group starts (one more), then the positions (built on
+  /// the host, as floats).
+  Blob gather_;
 };
 
 }  // namespace demi

@@ -40,11 +40,17 @@ class FilterLayer : public Layer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
 
  private:
   int selector_index_ = -1;                   ///< the last bottom
   std::vector<int64_t> selected_;             ///< items kept by the last Forward
   std::vector<std::vector<int64_t>> shapes_;  ///< top shapes, axis 0 set by Forward
+  Blob selected_rows_;  ///< selected_ as floats, for Forward_gpu and Backward_gpu
 };
 
 }  // namespace demi

@@ -1,6 +1,8 @@
 #ifndef DEMI_LAYERS_LRN_LAYER_HPP_
 #define DEMI_LAYERS_LRN_LAYER_HPP_
 
+#include <memory>
+
 #include "demi/layer.hpp"
 
 namespace demi {
@@ -22,6 +24,12 @@ namespace demi {
 ///            dy_j x_j scale_j^(-beta - 1),
 /// with alpha' = alpha / n (across) or alpha / n^2 (within). Backward reads
 /// the bottom data and not the top; the per-image ratio buffer is scratch.
+///
+/// Engines (lrn_param.engine, as in Caffe): CAFFE, or CUDNN (DEFAULT in
+/// builds with USE_CUDNN) for a GPU layer with ACROSS_CHANNELS and settings
+/// cuDNN takes (local_size <= 16, k >= 1e-5, beta >= 0.01); WITHIN_CHANNEL
+/// always runs the CAFFE kernels. cuDNN keeps no scale buffer and its
+/// backward reads the top data as well as the bottom's.
 class LRNLayer : public Layer {
  public:
   using Layer::Layer;
@@ -31,14 +39,30 @@ class LRNLayer : public Layer {
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return true; }
-  bool BackwardReadsTopData(int) const override { return false; }
+  bool BackwardReadsTopData(int) const override { return cudnn_engine_; }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
 
  private:
+#ifdef USE_CUDNN
+  /// The cuDNN engine (lrn_layer_cudnn.cpp).
+  struct CudnnState;
+  void CudnnSetUp();
+  void CudnnReshape(const Blob& bottom);
+  void CudnnForward(const Blob& bottom, Blob* top);
+  void CudnnBackward(const Blob& top, Blob* bottom);
+  /// Null for the CAFFE engine; shared_ptr leaves CudnnState incomplete here.
+  std::shared_ptr<CudnnState> cudnn_;
+#endif
+
   /// Sum of `image` (one C x H x W image) over the window centred on (c, h, w).
   double WindowSum(const float* image, int64_t c, int64_t h, int64_t w) const;
 
@@ -48,8 +72,9 @@ class LRNLayer : public Layer {
   float beta_ = 0;
   float shift_ = 1;  ///< k (across) or 1 (within)
   int64_t num_ = 0, channels_ = 0, height_ = 0, width_ = 0;
-  Blob scale_;  ///< saved for backward, shaped like the bottom
-  Blob ratio_;  ///< scratch, one C x H x W image
+  bool cudnn_engine_ = false;  ///< set up for cuDNN (USE_CUDNN builds only)
+  Blob scale_;                 ///< saved for backward, shaped like the bottom
+  Blob ratio_;                 ///< scratch, one C x H x W image
 };
 
 }  // namespace demi

@@ -1,6 +1,8 @@
 #ifndef DEMI_LAYERS_POOLING_LAYER_HPP_
 #define DEMI_LAYERS_POOLING_LAYER_HPP_
 
+#include <memory>
+
 #include "demi/layer.hpp"
 
 namespace demi {
@@ -28,6 +30,15 @@ namespace demi {
 ///
 /// Backward reads neither the bottom nor the top data: MAX routes dy to the
 /// saved argmax, AVE spreads dy / window size over the window.
+///
+/// Engines (pooling_param.engine, as in Caffe): CAFFE, or CUDNN (DEFAULT in
+/// builds with USE_CUDNN) for a GPU layer with one top (cuDNN gives no
+/// mask) and not in place. cuDNN's windows are the same only where the
+/// output size equals floor((in + 2 pad - kernel) / stride) + 1 (FLOOR, or
+/// CEIL when the division is exact): there MAX (deterministic) and AVE
+/// (padding counted) run in cuDNN, elsewhere the CAFFE kernels. cuDNN's
+/// backward reads the bottom and top data, so with this engine the layer
+/// declares both.
 class PoolingLayer : public Layer {
  public:
   using Layer::Layer;
@@ -40,15 +51,33 @@ class PoolingLayer : public Layer {
   int MaxTopBlobs() const override {
     return layer_param_.pooling_param().pool() == PoolingParameter::MAX ? 2 : 1;
   }
-  bool BackwardReadsBottomData(int) const override { return false; }
-  bool BackwardReadsTopData(int) const override { return false; }
+  bool BackwardReadsBottomData(int) const override { return cudnn_engine_; }
+  bool BackwardReadsTopData(int) const override { return cudnn_engine_; }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
 
  private:
+#ifdef USE_CUDNN
+  /// The cuDNN engine (pooling_layer_cudnn.cpp).
+  struct CudnnState;
+  void CudnnSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+  void CudnnReshape(const Blob& bottom, const Blob& top);
+  /// Whether cuDNN runs at the current shape.
+  bool CudnnReady() const;
+  void CudnnForward(const Blob& bottom, Blob* top);
+  void CudnnBackward(const Blob& top, Blob* bottom);
+  /// Null for the CAFFE engine; shared_ptr leaves CudnnState incomplete here.
+  std::shared_ptr<CudnnState> cudnn_;
+#endif
+
   PoolingParameter::PoolMethod method_ = PoolingParameter::MAX;
   bool global_ = false;
   int64_t kernel_h_ = 0, kernel_w_ = 0;
@@ -57,6 +86,7 @@ class PoolingLayer : public Layer {
   int64_t height_ = 0, width_ = 0;       ///< bottom plane
   int64_t pooled_h_ = 0, pooled_w_ = 0;  ///< top plane
   int64_t planes_ = 0;                   ///< N * C
+  bool cudnn_engine_ = false;            ///< set up for cuDNN (USE_CUDNN builds only)
   Blob argmax_;  ///< MAX only: index of the max within its H x W plane, saved for backward
 };
 

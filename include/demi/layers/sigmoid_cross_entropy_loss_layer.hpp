@@ -34,9 +34,15 @@ class SigmoidCrossEntropyLossLayer : public LossLayer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
 
  private:
   Blob gradient_;  ///< p - t, 0 where ignored; saved for backward
+  Blob terms_;     ///< Forward_gpu's per-element losses, then 1 where counted (2 x count)
   LossParameter::NormalizationMode normalization_ = LossParameter::BATCH_SIZE;
   bool has_ignore_label_ = false;
   int64_t ignore_label_ = 0;

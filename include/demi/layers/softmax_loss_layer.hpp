@@ -43,12 +43,18 @@ class SoftmaxWithLossLayer : public LossLayer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+#endif
 
  private:
   std::unique_ptr<Layer> softmax_;
   std::vector<Blob*> softmax_bottom_;
   std::vector<Blob*> softmax_top_;
-  Blob prob_;  ///< probabilities, then p - onehot(label); saved for backward
+  Blob prob_;           ///< probabilities, then p - onehot(label); saved for backward
+  Blob position_loss_;  ///< Forward_gpu's loss per (outer, inner) position, before the sum
   LossParameter::NormalizationMode normalization_ = LossParameter::VALID;
   bool has_ignore_label_ = false;
   int64_t ignore_label_ = 0;

@@ -29,6 +29,11 @@ struct NetMemoryReport {
 
 NetMemoryReport ReportNetMemory(const Net& net, int64_t batch);
 
+/// One line for a net training on GPU `device`: the arena the plan needs,
+/// the bytes Demitasse holds on the device now and at its peak (its own
+/// counters), and the device's used and total memory (cudaMemGetInfo).
+std::string DeviceMemoryLine(const Net& net, int device);
+
 /// A human-readable table of one report.
 std::string FormatMemoryReport(const NetMemoryReport& report);
 /// One JSON object on one line.

@@ -36,6 +36,9 @@ class Communicator {
   virtual void Broadcast(void* data, size_t bytes, int root) = 0;
   /// Returns once every member has called it.
   virtual void Barrier() = 0;
+  /// True when AllReduceSum and Broadcast take device pointers of the
+  /// member's GPU (NCCL); host pointers always work.
+  virtual bool accepts_device_pointers() const { return false; }
 };
 
 /// A collective that could not complete: a peer died, never joined, or the

@@ -31,6 +31,10 @@ namespace demi {
 ///   variance and scale factor) are averaged over the replicas.
 /// Params with lr_mult 0 and params no layer back-propagates to are not
 /// all-reduced: their update is zero anyway.
+///
+/// On a GPU, a layer's gradients are handed over once the compute stream
+/// finished them; an NCCL communicator then reduces them in device memory,
+/// any other through host memory.
 class ReplicaSync : public Solver::Callback {
  public:
   /// Registers with `solver`; both must outlive this.
@@ -60,6 +64,9 @@ class ReplicaSync : public Solver::Callback {
 
  private:
   void PlanReductions();
+  /// What to hand the communicator: device memory when it takes it.
+  float* DataFor(Blob* blob);
+  float* DiffFor(Blob* blob);
   void Enqueue(const std::vector<int>& params);
   void WorkerLoop();
 
@@ -69,6 +76,8 @@ class ReplicaSync : public Solver::Callback {
   /// final once layer i's backward is done.
   std::vector<std::vector<int>> final_after_layer_;
   std::vector<Blob*> computed_params_;
+  bool on_gpu_ = false;           ///< the solver trains on a GPU
+  bool device_pointers_ = false;  ///< ... and the communicator reads its memory
 
   std::mutex mutex_;
   std::condition_variable changed_;

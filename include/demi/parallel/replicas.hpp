@@ -14,6 +14,8 @@
 
 namespace demi {
 
+class GlooCommunicator;
+
 /// How to replicate: replicas in this process (CPU threads or GPUs), and the
 /// processes (ranks) that join through a rendezvous.
 struct ReplicationOptions {
@@ -36,6 +38,10 @@ struct ReplicationOptions {
 /// averaged gradients, so the replicas stay equal. Replica 0 of rank 0
 /// tests, logs progress and writes snapshots. Without a random_seed, rank 0
 /// picks one for all, so data augmentation agrees across replicas.
+///
+/// Backends: replicas of a process meet through threads (CPU) or NCCL (GPUs,
+/// when built with USE_NCCL), processes through Gloo; NCCL spans processes
+/// itself, its unique id travelling through the Gloo store.
 class Replicas {
  public:
   Replicas(SolverParameter param, const ReplicationOptions& options);
@@ -68,10 +74,12 @@ class Replicas {
  private:
   ReplicationOptions options_;
   std::unique_ptr<Communicator> global_;  ///< across processes (Gloo), or null
+  GlooCommunicator* gloo_ = nullptr;      ///< global_, typed (its store joins NCCL)
   std::shared_ptr<ThreadGroup> group_;    ///< this process's replicas
   std::vector<std::unique_ptr<Communicator>> comms_;
   std::vector<std::unique_ptr<Solver>> solvers_;
   std::vector<std::unique_ptr<ReplicaSync>> syncs_;
+  int blas_threads_before_ = 0;  ///< restored at the end (CPU replicas change it)
 };
 
 }  // namespace demi

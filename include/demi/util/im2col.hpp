@@ -27,6 +27,13 @@ void Im2col(const float* image, const ConvGeometry& g, float* columns);
 /// The adjoint of Im2col: accumulates columns back into a zeroed image.
 void Col2im(const float* columns, const ConvGeometry& g, float* image);
 
+#ifndef CPU_ONLY
+/// Device twins (im2col.cu): the same layout; GpuCol2im gathers each image
+/// element's windows in the CPU order, so both agree bit for bit.
+void GpuIm2col(const float* image, const ConvGeometry& g, float* columns);
+void GpuCol2im(const float* columns, const ConvGeometry& g, float* image);
+#endif
+
 }  // namespace demi
 
 #endif  // DEMI_UTIL_IM2COL_HPP_

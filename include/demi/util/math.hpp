@@ -41,6 +41,10 @@ double Sumsq(int64_t n, const float* x);
 /// Strided dot: sum over i of x[i * incx] * y[i * incy].
 double StridedDot(int64_t n, const float* x, int64_t incx, const float* y, int64_t incy);
 
+/// Threads OpenBLAS may use for one call (process-wide), and how many it uses.
+void SetBlasThreads(int threads);
+int BlasThreads();
+
 // Random numbers, drawn from an explicit engine.
 void RngUniform(int64_t n, float lo, float hi, float* r, RandomEngine* engine);
 void RngGaussian(int64_t n, float mean, float stddev, float* r, RandomEngine* engine);

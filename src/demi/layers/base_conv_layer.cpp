@@ -127,6 +127,9 @@ void BaseConvolutionLayer::LayerSetUp(const std::vector<Blob*>& bottom,
     }
   }
   param_propagate_down_.assign(blobs_.size(), true);
+#ifdef USE_CUDNN
+  CudnnSetUp();
+#endif
 }
 
 void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
@@ -148,6 +151,9 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
   } else {
     columns_.Reshape(std::vector<int64_t>{kernel_dim_ * group_, output_spatial_});
   }
+#ifdef USE_CUDNN
+  if (cudnn_) CudnnReshape(*bottom[0]);
+#endif
 }
 
 void BaseConvolutionLayer::ForwardGemm(const float* image, const float* weights, float* output,

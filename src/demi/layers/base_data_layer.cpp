@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <opencv2/core.hpp>
 
+#include "demi/util/device.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -142,5 +143,20 @@ void BaseDataLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vec
   if (top.size() > 1) Copy(top[1]->count(), batch->label.data(), top[1]->mutable_cpu_data());
   prefetcher_->Release(batch);
 }
+
+#ifndef CPU_ONLY
+void BaseDataLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  Batch* batch = prefetcher_->Next();
+  // The batch is pageable memory: an asynchronous copy from it returns once
+  // the bytes are staged, so the batch may go back to the prefetcher at once.
+  CopyHostToDevice(top[0]->mutable_gpu_data(), batch->data.data(),
+                   static_cast<size_t>(top[0]->count()) * sizeof(float));
+  if (top.size() > 1) {
+    CopyHostToDevice(top[1]->mutable_gpu_data(), batch->label.data(),
+                     static_cast<size_t>(top[1]->count()) * sizeof(float));
+  }
+  prefetcher_->Release(batch);
+}
+#endif
 
 }  // namespace demi

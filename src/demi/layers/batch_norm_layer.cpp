@@ -60,6 +60,9 @@ void BatchNormLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
   RegisterBuffer("mean", &mean_, BufferLifetime::kScratch);
   RegisterBuffer("inv_std", &inv_std_, BufferLifetime::kSavedForBackward);
   if (keeps_x_norm()) RegisterBuffer("x_norm", &x_norm_, BufferLifetime::kSavedForBackward);
+#ifdef USE_CUDNN
+  CudnnSetUp();
+#endif
 }
 
 void BatchNormLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -72,6 +75,9 @@ void BatchNormLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector
   mean_.Reshape(std::vector<int64_t>{channels_});
   inv_std_.Reshape(std::vector<int64_t>{channels_});
   if (keeps_x_norm()) x_norm_.ReshapeLike(*bottom[0]);
+#ifdef USE_CUDNN
+  if (cudnn_) CudnnReshape(*bottom[0]);
+#endif
 }
 
 void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {

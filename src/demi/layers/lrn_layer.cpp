@@ -18,6 +18,10 @@ void LRNLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Bl
   alpha_over_n_ = across_ ? param.alpha() / size : param.alpha() / (size * size);
   beta_ = param.beta();
   shift_ = across_ ? param.k() : 1.0f;
+#ifdef USE_CUDNN
+  CudnnSetUp();
+  if (cudnn_engine_) return;  // cuDNN keeps no scale
+#endif
   RegisterBuffer("scale", &scale_, BufferLifetime::kSavedForBackward);
   RegisterBuffer("ratio", &ratio_, BufferLifetime::kScratch);
 }
@@ -32,6 +36,12 @@ void LRNLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*
   height_ = bottom[0]->shape(2);
   width_ = bottom[0]->shape(3);
   top[0]->ReshapeLike(*bottom[0]);
+#ifdef USE_CUDNN
+  if (cudnn_engine_) {
+    CudnnReshape(*bottom[0]);
+    return;
+  }
+#endif
   scale_.ReshapeLike(*bottom[0]);
   ratio_.Reshape(std::vector<int64_t>{channels_, height_, width_});
 }

@@ -84,6 +84,9 @@ void PoolingLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
   if (method_ == PoolingParameter::MAX) {
     RegisterBuffer("argmax", &argmax_, BufferLifetime::kSavedForBackward);
   }
+#ifdef USE_CUDNN
+  CudnnSetUp(bottom, top);
+#endif
 }
 
 void PoolingLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -116,6 +119,9 @@ void PoolingLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
     argmax_.ReshapeLike(*top[0]);
     if (top.size() > 1) top[1]->ReshapeLike(*top[0]);
   }
+#ifdef USE_CUDNN
+  if (cudnn_) CudnnReshape(*bottom[0], *top[0]);
+#endif
 }
 
 void PoolingLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "demi/net.hpp"
+#include "demi/util/device.hpp"
 
 namespace demi {
 
@@ -131,6 +132,18 @@ std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports) {
   }
   svg << "</svg>\n";
   return svg.str();
+}
+
+std::string DeviceMemoryLine(const Net& net, int device) {
+  const DeviceInfo info = GetDeviceInfo(device);
+  const DeviceMemoryCounters counters = GetDeviceMemoryCounters();
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << "GPU " << device << " memory: planned arena "
+       << MiB(net.memory_plan().arena_bytes) << " MiB; held by Demitasse " << MiB(counters.current)
+       << " MiB (peak " << MiB(counters.peak) << " MiB, " << counters.allocations
+       << " allocations); device " << MiB(info.total_bytes - info.free_bytes) << " of "
+       << MiB(info.total_bytes) << " MiB in use";
+  return line.str();
 }
 
 }  // namespace demi

@@ -242,7 +242,7 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
       }
       throw CommError(StrCat(who, " waited ", options.timeout_seconds, " s for rank(s) ", ranks,
                              " to join; check that every rank was started with the same "
-                             "--rendezvous and --world_size ",
+                             "--rendezvous, --run_id and --world_size ",
                              kTimeoutHint));
     }
   } catch (const CommError&) {
@@ -263,9 +263,10 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     s.context->setTimeout(s.timeout);
     s.context->connectFullMesh(*s.mesh_store, s.device);
   } catch (const std::exception& e) {
-    throw CommError(StrCat(
-        who, ": connecting to the other ranks failed: ", e.what(),
-        "; a peer may have exited, or its --host may not be reachable from here ", kTimeoutHint));
+    throw CommError(
+        StrCat(who, ": connecting to the other ranks failed: ", e.what(),
+               "; a peer may have exited, or its --rendezvous_host may not be reachable from here ",
+               kTimeoutHint));
   }
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "demi/util/device.hpp"
+
 namespace demi {
 
 namespace {
@@ -15,6 +17,8 @@ bool HasComputedParams(const Layer& layer) { return std::string(layer.type()) ==
 ReplicaSync::ReplicaSync(Solver* solver, Communicator* comm) : solver_(solver), comm_(comm) {
   CHECK(solver_ && comm_);
   CHECK_EQ(solver_->context().replica, comm_->rank());
+  on_gpu_ = solver_->context().device == Device::kGPU;
+  device_pointers_ = on_gpu_ && comm_->accepts_device_pointers();
   solver_->net().SetLossScale(1.0f / comm_->size());
   PlanReductions();
   solver_->AddCallback(this);
@@ -61,17 +65,17 @@ void ReplicaSync::BroadcastState() {
   for (size_t p = 0; p < net.params().size(); ++p) {
     if (net.param_owners()[p] >= 0) continue;  // shares an owner's memory
     Blob& blob = *net.params()[p];
-    comm_->Broadcast(blob.mutable_cpu_data(), blob.count() * sizeof(float), 0);
+    comm_->Broadcast(DataFor(&blob), blob.count() * sizeof(float), 0);
   }
   for (const auto& history : solver_->history()) {
-    comm_->Broadcast(history->mutable_cpu_data(), history->count() * sizeof(float), 0);
+    comm_->Broadcast(DataFor(history.get()), history->count() * sizeof(float), 0);
   }
 }
 
 void ReplicaSync::AverageComputedParams() {
   const float scale = 1.0f / comm_->size();
   for (Blob* blob : computed_params_) {
-    comm_->AllReduceSum(blob->mutable_cpu_data(), blob->count());
+    comm_->AllReduceSum(DataFor(blob), blob->count());
     blob->scale_data(scale);
   }
 }
@@ -80,7 +84,20 @@ void ReplicaSync::AverageComputedParams() {
 
 void ReplicaSync::OnStart() { step_start_ = std::chrono::steady_clock::now(); }
 
-void ReplicaSync::OnLayerBackward(int layer_id) { Enqueue(final_after_layer_[layer_id]); }
+void ReplicaSync::OnLayerBackward(int layer_id) {
+  const std::vector<int>& params = final_after_layer_[layer_id];
+  // The worker thread reads the gradients: they must be finished, not queued.
+  if (on_gpu_ && !params.empty()) SynchronizeDevice();
+  Enqueue(params);
+}
+
+float* ReplicaSync::DataFor(Blob* blob) {
+  return device_pointers_ ? blob->mutable_gpu_data() : blob->mutable_cpu_data();
+}
+
+float* ReplicaSync::DiffFor(Blob* blob) {
+  return device_pointers_ ? blob->mutable_gpu_diff() : blob->mutable_cpu_diff();
+}
 
 void ReplicaSync::Enqueue(const std::vector<int>& params) {
   if (params.empty()) return;
@@ -104,6 +121,7 @@ void ReplicaSync::OnGradientsReady() {
 }
 
 void ReplicaSync::WorkerLoop() {
+  if (on_gpu_) SetCurrentDevice(solver_->context().device_id);
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return shutdown_ || (!queue_.empty() && !error_); });
@@ -113,8 +131,8 @@ void ReplicaSync::WorkerLoop() {
     ++in_flight_;
     lock.unlock();
     try {
-      Blob& blob = *solver_->net().learnable_params()[param];
-      comm_->AllReduceSum(blob.mutable_cpu_diff(), blob.count());
+      Blob* blob = solver_->net().learnable_params()[param];
+      comm_->AllReduceSum(DiffFor(blob), blob->count());
     } catch (...) {
       lock.lock();
       error_ = std::current_exception();

@@ -1,7 +1,9 @@
 #include "demi/parallel/replicas.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <iomanip>
 #include <mutex>
 #include <random>
@@ -10,8 +12,10 @@
 
 #include "demi/parallel/gloo_communicator.hpp"
 #include "demi/parallel/hierarchical_communicator.hpp"
+#include "demi/parallel/nccl_communicator.hpp"
 #include "demi/solver_registry.hpp"
 #include "demi/util/device.hpp"
+#include "demi/util/math.hpp"
 
 namespace demi {
 
@@ -22,6 +26,18 @@ constexpr auto kFailureGrace = std::chrono::seconds(10);
 
 std::chrono::milliseconds ToMilliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+/// CPU replicas run their GEMMs at once: each gets its share of the cores,
+/// since OpenBLAS threading every replica's calls over all cores
+/// oversubscribes them (bench/scaling.sh). OPENBLAS_NUM_THREADS overrides.
+void ShareCoresAmongReplicas(int replicas) {
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = std::max(1, cores / replicas);
+  SetBlasThreads(threads);
+  LOG(INFO) << replicas << " CPU replicas on " << cores << " cores: " << threads
+            << " BLAS thread(s) each (set OPENBLAS_NUM_THREADS to choose)";
 }
 
 }  // namespace
@@ -43,7 +59,9 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
     gloo.host = options_.host;
     gloo.timeout_seconds = options_.timeout_seconds;
     gloo.run_id = options_.run_id;
-    global_ = std::make_unique<GlooCommunicator>(gloo);
+    auto gloo_comm = std::make_unique<GlooCommunicator>(gloo);
+    gloo_ = gloo_comm.get();
+    global_ = std::move(gloo_comm);
     // Every process must run as many replicas: the counts are all equal iff
     // sum(n) = W * n and sum(n^2) = W * n^2.
     float sums[2] = {static_cast<float>(local), static_cast<float>(local) * local};
@@ -61,20 +79,37 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
     if (global_) global_->Broadcast(&seed, sizeof(seed), 0);
     param.set_random_seed(seed);
   }
+  if (options_.gpus.empty() && local > 1) {
+    blas_threads_before_ = BlasThreads();
+    ShareCoresAmongReplicas(local);
+  }
   group_ = std::make_shared<ThreadGroup>(local, ToMilliseconds(options_.timeout_seconds));
   const int total = local * options_.world_size;
+#ifdef USE_NCCL
+  // GPUs reduce in device memory through NCCL, one clique for all of them.
+  if (!options_.gpus.empty()) {
+    for (auto& member :
+         NcclCommunicator::CreateClique(options_.gpus, options_.rank, options_.world_size, gloo_,
+                                        ToMilliseconds(options_.timeout_seconds))) {
+      comms_.push_back(std::move(member));
+    }
+  }
+#endif
   for (int i = 0; i < local; ++i) {
-    auto thread_comm = std::make_unique<ThreadCommunicator>(group_, i);
-    if (global_) {
-      comms_.push_back(
-          std::make_unique<HierarchicalCommunicator>(std::move(thread_comm), global_.get()));
-    } else {
-      comms_.push_back(std::move(thread_comm));
+    if (static_cast<int>(comms_.size()) <= i) {
+      auto thread_comm = std::make_unique<ThreadCommunicator>(group_, i);
+      if (global_) {
+        comms_.push_back(
+            std::make_unique<HierarchicalCommunicator>(std::move(thread_comm), global_.get()));
+      } else {
+        comms_.push_back(std::move(thread_comm));
+      }
     }
     Context context;
     if (!options_.gpus.empty()) {
       context.device = Device::kGPU;
       context.device_id = options_.gpus[i];
+      SetCurrentDevice(context.device_id);
     }
     context.replica = options_.rank * local + i;
     context.num_replicas = total;
@@ -84,7 +119,11 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
   }
 }
 
-Replicas::~Replicas() = default;
+Replicas::~Replicas() {
+  syncs_.clear();
+  solvers_.clear();
+  if (blas_threads_before_ > 0) SetBlasThreads(blas_threads_before_);
+}
 
 void Replicas::CopyWeights(const std::string& paths) { solvers_.front()->CopyWeights(paths); }
 
@@ -111,6 +150,8 @@ void Replicas::Run(const std::function<void(int replica)>& fn) {
     threads.emplace_back([this, i, &fn, shared] {
       std::exception_ptr error;
       try {
+        const Context& context = solvers_[i]->context();
+        if (context.device == Device::kGPU) SetCurrentDevice(context.device_id);
         fn(i);
       } catch (const std::exception& e) {
         error = std::current_exception();

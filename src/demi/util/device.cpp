@@ -1,18 +1,13 @@
 #include "demi/util/device.hpp"
 
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <unordered_map>
 
 #include "demi/common.hpp"
-
-#ifndef CPU_ONLY
-#include <cuda_runtime.h>
-#define DEMI_CUDA_CHECK(call)                                                     \
-  do {                                                                            \
-    cudaError_t status = (call);                                                  \
-    CHECK_EQ(status, cudaSuccess) << #call << ": " << cudaGetErrorString(status); \
-  } while (0)
-#endif
+#include "demi/util/cuda.hpp"
 
 namespace demi {
 
@@ -26,6 +21,18 @@ void* HostMalloc(size_t bytes) {
 
 void HostFree(void* ptr) { std::free(ptr); }
 
+namespace {
+
+std::atomic<int64_t> device_current{0};
+std::atomic<int64_t> device_peak{0};
+std::atomic<int64_t> device_allocations{0};
+
+}  // namespace
+
+DeviceMemoryCounters GetDeviceMemoryCounters() {
+  return {device_current.load(), device_peak.load(), device_allocations.load()};
+}
+
 #ifdef CPU_ONLY
 
 namespace {
@@ -36,32 +43,125 @@ namespace {
 }
 }  // namespace
 
+void* PinnedHostMalloc(size_t bytes) { return HostMalloc(bytes); }
+void PinnedHostFree(void* ptr) { HostFree(ptr); }
 void* DeviceMalloc(size_t) { NoCuda(); }
 void DeviceFree(void* ptr) { CHECK(ptr == nullptr) << "device pointer in a CPU_ONLY build"; }
 void CopyHostToDevice(void*, const void*, size_t) { NoCuda(); }
 void CopyDeviceToHost(void*, const void*, size_t) { NoCuda(); }
 void DeviceMemset(void*, int, size_t) { NoCuda(); }
 int DeviceCount() { return 0; }
+void SetCurrentDevice(int) { NoCuda(); }
+void SynchronizeDevice() {}
+DeviceInfo GetDeviceInfo(int) { NoCuda(); }
 
 #else
 
-void* DeviceMalloc(size_t bytes) {
+namespace {
+
+/// DeviceMalloc's sizes, for the counters on free.
+std::mutex sizes_mutex;
+std::unordered_map<void*, size_t>& AllocationSizes() {
+  static auto* sizes = new std::unordered_map<void*, size_t>();
+  return *sizes;
+}
+
+void CountAllocation(void* ptr, size_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(sizes_mutex);
+    AllocationSizes()[ptr] = bytes;
+  }
+  const int64_t now = device_current += static_cast<int64_t>(bytes);
+  ++device_allocations;
+  int64_t peak = device_peak.load();
+  while (now > peak && !device_peak.compare_exchange_weak(peak, now)) {
+  }
+}
+
+void CountFree(void* ptr) {
+  std::lock_guard<std::mutex> lock(sizes_mutex);
+  auto it = AllocationSizes().find(ptr);
+  if (it == AllocationSizes().end()) return;
+  device_current -= static_cast<int64_t>(it->second);
+  AllocationSizes().erase(it);
+}
+
+/// Pinned buffers come from cudaMallocHost only when a device exists; the
+/// set remembers which, so that each is freed by its own allocator.
+std::mutex pinned_mutex;
+std::unordered_map<void*, bool>& PinnedKinds() {
+  static auto* kinds = new std::unordered_map<void*, bool>();
+  return *kinds;
+}
+}  // namespace
+
+void* PinnedHostMalloc(size_t bytes) {
+  if (bytes == 0) return nullptr;
   void* ptr = nullptr;
-  if (bytes > 0) DEMI_CUDA_CHECK(cudaMalloc(&ptr, bytes));
+  const bool pinned = DeviceCount() > 0 && cudaMallocHost(&ptr, bytes) == cudaSuccess;
+  if (!pinned) {
+    cudaGetLastError();
+    ptr = HostMalloc(bytes);
+  }
+  std::lock_guard<std::mutex> lock(pinned_mutex);
+  PinnedKinds()[ptr] = pinned;
   return ptr;
 }
+
+void PinnedHostFree(void* ptr) {
+  if (ptr == nullptr) return;
+  bool pinned = false;
+  {
+    std::lock_guard<std::mutex> lock(pinned_mutex);
+    auto it = PinnedKinds().find(ptr);
+    CHECK(it != PinnedKinds().end()) << "PinnedHostFree of a pointer it did not allocate";
+    pinned = it->second;
+    PinnedKinds().erase(it);
+  }
+  if (pinned) {
+    DEMI_CUDA_CHECK(cudaFreeHost(ptr));
+  } else {
+    HostFree(ptr);
+  }
+}
+
+void* DeviceMalloc(size_t bytes) {
+  void* ptr = nullptr;
+  if (bytes == 0) return ptr;
+  const cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    int device = -1;
+    cudaGetDevice(&device);
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    ThrowError(StrCat("cannot allocate ", bytes, " bytes on GPU ", device, " (", free_bytes >> 20,
+                      " MiB free of ", total_bytes >> 20, " MiB): ", cudaGetErrorString(status),
+                      "; try a smaller batch, or build/tools/memory --fit to find one"));
+  }
+  CountAllocation(ptr, bytes);
+  return ptr;
+}
+
 void DeviceFree(void* ptr) {
-  if (ptr != nullptr) DEMI_CUDA_CHECK(cudaFree(ptr));
+  if (ptr == nullptr) return;
+  CountFree(ptr);
+  DEMI_CUDA_CHECK(cudaFree(ptr));
 }
+
 void CopyHostToDevice(void* dst, const void* src, size_t bytes) {
-  DEMI_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  DEMI_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, CudaStream()));
 }
+
 void CopyDeviceToHost(void* dst, const void* src, size_t bytes) {
-  DEMI_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+  DEMI_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, CudaStream()));
+  SynchronizeStream();
 }
+
 void DeviceMemset(void* ptr, int value, size_t bytes) {
-  DEMI_CUDA_CHECK(cudaMemset(ptr, value, bytes));
+  DEMI_CUDA_CHECK(cudaMemsetAsync(ptr, value, bytes, CudaStream()));
 }
+
 int DeviceCount() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -69,6 +169,29 @@ int DeviceCount() {
     return 0;
   }
   return count;
+}
+
+void SetCurrentDevice(int id) { SetDevice(id); }
+
+void SynchronizeDevice() { SynchronizeStream(); }
+
+DeviceInfo GetDeviceInfo(int id) {
+  const int count = DeviceCount();
+  DEMI_CHECK(id >= 0 && id < count, "GPU ", id, " does not exist (", count, " device(s) present)");
+  cudaDeviceProp prop{};
+  DEMI_CUDA_CHECK(cudaGetDeviceProperties(&prop, id));
+  DeviceInfo info;
+  info.name = prop.name;
+  info.total_bytes = prop.totalGlobalMem;
+  info.major = prop.major;
+  info.minor = prop.minor;
+  info.multiprocessors = prop.multiProcessorCount;
+  int previous = 0;
+  DEMI_CUDA_CHECK(cudaGetDevice(&previous));
+  DEMI_CUDA_CHECK(cudaSetDevice(id));
+  DEMI_CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &info.total_bytes));
+  DEMI_CUDA_CHECK(cudaSetDevice(previous));
+  return info;
 }
 
 #endif

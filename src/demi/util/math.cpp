@@ -134,4 +134,8 @@ void RngBernoulli(int64_t n, float p, uint32_t* r, RandomEngine* engine) {
   for (int64_t i = 0; i < n; ++i) r[i] = dist(*engine) ? 1u : 0u;
 }
 
+void SetBlasThreads(int threads) { openblas_set_num_threads(threads); }
+
+int BlasThreads() { return openblas_get_num_threads(); }
+
 }  // namespace demi

@@ -1,0 +1,36 @@
+#ifndef DEMI_LAYERS_CUDNN_OPS_HPP_
+#define DEMI_LAYERS_CUDNN_OPS_HPP_
+
+// The cuDNN engine of the elementwise activations (ReLU, Sigmoid, TanH) and
+// of Softmax: stateless calls on this thread's cuDNN handle and stream.
+// Built with USE_CUDNN only.
+#ifdef USE_CUDNN
+
+#include <cudnn.h>
+
+#include <cstdint>
+
+#include "demi/proto/demi.pb.h"
+
+namespace demi {
+
+/// Whether a layer with `engine` uses cuDNN: DEFAULT and CUDNN do, as in
+/// Caffe (every Engine enum numbers CAFFE 1).
+inline bool WantsCudnn(int engine) { return engine != ReLUParameter::CAFFE; }
+
+/// y = f(x) over `count` floats (x and y may be the same memory).
+void CudnnActivationForward(cudnnActivationMode_t mode, int64_t count, const float* x, float* y);
+/// dx = f'(.) dy from the output y alone (ReLU, sigmoid and tanh derivatives
+/// are functions of y, so an in-place layer needs nothing else).
+void CudnnActivationBackward(cudnnActivationMode_t mode, int64_t count, const float* y,
+                             const float* dy, float* dx);
+
+/// Softmax over the middle axis of an outer x channels x inner tensor.
+void CudnnSoftmaxForward(int64_t outer, int64_t channels, int64_t inner, const float* x, float* y);
+void CudnnSoftmaxBackward(int64_t outer, int64_t channels, int64_t inner, const float* y,
+                          const float* dy, float* dx);
+
+}  // namespace demi
+
+#endif  // USE_CUDNN
+#endif  // DEMI_LAYERS_CUDNN_OPS_HPP_

@@ -1,0 +1,46 @@
+#ifndef DEMI_UTIL_MATH_GPU_HPP_
+#define DEMI_UTIL_MATH_GPU_HPP_
+
+// The device twins of util/math.hpp: same names with a Gpu prefix, same
+// row-major conventions, pointers to device memory of the current device,
+// work queued on this thread's stream (util/cuda.hpp). BLAS goes through
+// cuBLAS; the elementwise functions are grid-stride kernels (math_gpu.cu).
+// Reductions return to the host, so they wait for the stream.
+#ifndef CPU_ONLY
+
+#include <cstdint>
+
+namespace demi {
+
+/// C = alpha * op(A) * op(B) + beta * C, with op(A) M x K and op(B) K x N.
+void GpuGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+             const float* a, const float* b, float beta, float* c);
+/// y = alpha * op(A) * x + beta * y, with A M x N.
+void GpuGemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const float* x,
+             float beta, float* y);
+void GpuAxpy(int64_t n, float alpha, const float* x, float* y);  ///< y += a x
+void GpuAxpby(int64_t n, float alpha, const float* x, float beta, float* y);
+void GpuScal(int64_t n, float alpha, float* x);  ///< x *= a
+void GpuCopy(int64_t n, const float* x, float* y);
+void GpuSet(int64_t n, float value, float* y);
+void GpuAddScalar(int64_t n, float alpha, float* y);  ///< y += a
+void GpuAdd(int64_t n, const float* a, const float* b, float* y);
+void GpuSub(int64_t n, const float* a, const float* b, float* y);
+void GpuMul(int64_t n, const float* a, const float* b, float* y);
+void GpuDiv(int64_t n, const float* a, const float* b, float* y);
+void GpuPowx(int64_t n, const float* a, float b, float* y);
+void GpuSqr(int64_t n, const float* a, float* y);
+void GpuExp(int64_t n, const float* a, float* y);
+void GpuLog(int64_t n, const float* a, float* y);
+void GpuAbs(int64_t n, const float* a, float* y);
+void GpuSign(int64_t n, const float* a, float* y);  ///< -1, 0 or 1
+
+/// Reductions, accumulated by cuBLAS in float and returned as double.
+double GpuDot(int64_t n, const float* x, const float* y);
+double GpuAsum(int64_t n, const float* x);
+double GpuSumsq(int64_t n, const float* x);
+
+}  // namespace demi
+
+#endif  // CPU_ONLY
+#endif  // DEMI_UTIL_MATH_GPU_HPP_

@@ -1,0 +1,161 @@
+// The CUDNN engine of Convolution and Deconvolution (see base_conv_layer.hpp).
+#include "demi/layers/base_conv_layer.hpp"
+
+#ifdef USE_CUDNN
+
+#include <algorithm>
+
+#include "demi/util/cuda.hpp"
+#include "demi/util/cudnn.hpp"
+
+namespace demi {
+
+struct BaseConvolutionLayer::CudnnState {
+  CudnnTensor image, output, bias;
+  CudnnFilter filter;
+  CudnnConvolution conv;
+  cudnnConvolutionFwdAlgo_t forward_algo{};
+  cudnnConvolutionBwdDataAlgo_t backward_data_algo{};
+  cudnnConvolutionBwdFilterAlgo_t backward_filter_algo{};
+  bool ready = false;  ///< algorithms were found for the current shape
+  Blob workspace;      ///< scratch, bytes as floats
+};
+
+namespace {
+
+// The first of cuDNN's ranked candidates that runs, is deterministic (this
+// drops BWD_DATA_ALGO_0 and BWD_FILTER_ALGO_0/3, which use atomics), keeps
+// FP32 math (no tensor-op TF32) and fits the budget.
+template <typename Perf, typename Algo>
+bool PickAlgorithm(const Perf* candidates, int count, Algo* algo) {
+  for (int i = 0; i < count; ++i) {
+    const Perf& c = candidates[i];
+    if (c.status == CUDNN_STATUS_SUCCESS && c.determinism == CUDNN_DETERMINISTIC &&
+        (c.mathType == CUDNN_FMA_MATH || c.mathType == CUDNN_DEFAULT_MATH) &&
+        c.memory <= BaseConvolutionLayer::kCudnnWorkspaceBytes) {
+      *algo = c.algo;
+      return true;
+    }
+  }
+  return false;
+}
+
+float* WorkspacePointer(Blob* workspace) {
+  return workspace->count() > 0 ? workspace->mutable_gpu_data() : nullptr;
+}
+
+}  // namespace
+
+void BaseConvolutionLayer::CudnnSetUp() {
+  const ConvolutionParameter::Engine engine = layer_param_.convolution_param().engine();
+  if (engine == ConvolutionParameter::CAFFE || context_.device != Device::kGPU) return;
+  cudnn_ = std::make_shared<CudnnState>();
+  const ConvGeometry& g = geometry_;
+  cudnn_->conv.Set({static_cast<int>(g.pad_h), static_cast<int>(g.pad_w)},
+                   {static_cast<int>(g.stride_h), static_cast<int>(g.stride_w)},
+                   {static_cast<int>(g.dilation_h), static_cast<int>(g.dilation_w)},
+                   static_cast<int>(group_));
+  // Plain FP32: with the default math, Ampere and later may run TF32.
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(cudnn_->conv.get(), CUDNN_FMA_MATH));
+  cudnn_->filter.Set(blobs_[0]->shape());
+  cudnn_->bias.Set({1, num_output_, 1, 1});
+  RegisterBuffer("cudnn_workspace", &cudnn_->workspace, BufferLifetime::kScratch);
+}
+
+void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
+  CudnnState& s = *cudnn_;
+  const std::vector<int64_t> top_shape{num_, num_output_, top_h_, top_w_};
+  s.image.Set(reverse_dimensions() ? top_shape : bottom.shape());
+  s.output.Set(reverse_dimensions() ? bottom.shape() : top_shape);
+
+  cudnnHandle_t handle = CudnnHandle();
+  int count = 0;
+  cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  DEMI_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+      handle, s.image.get(), s.filter.get(), s.conv.get(), s.output.get(),
+      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, forward));
+  s.ready = PickAlgorithm(forward, count, &s.forward_algo);
+  cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+      handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(),
+      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, backward_data));
+  s.ready = s.ready && PickAlgorithm(backward_data, count, &s.backward_data_algo);
+  cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+      handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(),
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, backward_filter));
+  s.ready = s.ready && PickAlgorithm(backward_filter, count, &s.backward_filter_algo);
+  if (!s.ready) {
+    LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no deterministic FP32 "
+                 << "cuDNN algorithm within " << (kCudnnWorkspaceBytes >> 20)
+                 << " MiB of workspace for bottom shape " << bottom.shape_string()
+                 << "; using the CAFFE engine";
+    s.workspace.Reshape(std::vector<int64_t>{0});
+    return;
+  }
+
+  // The exact workspace of each chosen algorithm, the largest of the three.
+  size_t bytes = 0, needed = 0;
+  DEMI_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle, s.image.get(), s.filter.get(),
+                                                           s.conv.get(), s.output.get(),
+                                                           s.forward_algo, &needed));
+  bytes = std::max(bytes, needed);
+  DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+      handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(), s.backward_data_algo,
+      &needed));
+  bytes = std::max(bytes, needed);
+  DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+      handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(), s.backward_filter_algo,
+      &needed));
+  bytes = std::max(bytes, needed);
+  s.workspace.Reshape(
+      std::vector<int64_t>{static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float))});
+  columns_.Reshape(std::vector<int64_t>{0});  // cuDNN unfolds nothing
+}
+
+bool BaseConvolutionLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; }
+
+void BaseConvolutionLayer::CudnnConvolve(const float* image, const float* weights, float* output) {
+  CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnConvolutionForward(
+      CudnnHandle(), CudnnScale::One(), s.image.get(), image, s.filter.get(), weights, s.conv.get(),
+      s.forward_algo, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
+      CudnnScale::Zero(), s.output.get(), output));
+}
+
+void BaseConvolutionLayer::CudnnConvolveAdjoint(const float* output, const float* weights,
+                                                float* image) {
+  CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnConvolutionBackwardData(
+      CudnnHandle(), CudnnScale::One(), s.filter.get(), weights, s.output.get(), output,
+      s.conv.get(), s.backward_data_algo, WorkspacePointer(&s.workspace),
+      s.workspace.count() * sizeof(float), CudnnScale::Zero(), s.image.get(), image));
+}
+
+void BaseConvolutionLayer::CudnnWeightGradient(const float* image, const float* output,
+                                               float* weights_diff) {
+  CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+      CudnnHandle(), CudnnScale::One(), s.image.get(), image, s.output.get(), output, s.conv.get(),
+      s.backward_filter_algo, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
+      CudnnScale::One(), s.filter.get(), weights_diff));
+}
+
+void BaseConvolutionLayer::CudnnAddBias(float* top_data) {
+  CudnnState& s = *cudnn_;
+  const CudnnTensor& top = reverse_dimensions() ? s.image : s.output;
+  DEMI_CUDNN_CHECK(cudnnAddTensor(CudnnHandle(), CudnnScale::One(), s.bias.get(),
+                                  blobs_[1]->gpu_data(), CudnnScale::One(), top.get(), top_data));
+}
+
+void BaseConvolutionLayer::CudnnBiasGradient(const float* top_diff) {
+  CudnnState& s = *cudnn_;
+  const CudnnTensor& top = reverse_dimensions() ? s.image : s.output;
+  DEMI_CUDNN_CHECK(cudnnConvolutionBackwardBias(CudnnHandle(), CudnnScale::One(), top.get(),
+                                                top_diff, CudnnScale::One(), s.bias.get(),
+                                                blobs_[1]->mutable_gpu_diff()));
+}
+
+}  // namespace demi
+
+#endif  // USE_CUDNN

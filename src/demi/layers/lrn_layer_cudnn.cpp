@@ -1,0 +1,52 @@
+// The CUDNN engine of LRN, ACROSS_CHANNELS only (see lrn_layer.hpp).
+#include "demi/layers/lrn_layer.hpp"
+
+#ifdef USE_CUDNN
+
+#include "demi/util/cudnn.hpp"
+
+namespace demi {
+
+struct LRNLayer::CudnnState {
+  CudnnState() { DEMI_CUDNN_CHECK(cudnnCreateLRNDescriptor(&lrn)); }
+  ~CudnnState() { cudnnDestroyLRNDescriptor(lrn); }
+  CudnnState(const CudnnState&) = delete;
+  CudnnState& operator=(const CudnnState&) = delete;
+
+  cudnnLRNDescriptor_t lrn = nullptr;
+  CudnnTensor data;  ///< bottom and top
+};
+
+void LRNLayer::CudnnSetUp() {
+  const LRNParameter& param = layer_param_.lrn_param();
+  const bool fits = across_ && param.local_size() >= CUDNN_LRN_MIN_N &&
+                    param.local_size() <= CUDNN_LRN_MAX_N && param.k() >= CUDNN_LRN_MIN_K &&
+                    param.beta() >= CUDNN_LRN_MIN_BETA;
+  if (param.engine() == LRNParameter::CAFFE || context_.device != Device::kGPU || !fits) return;
+  cudnn_ = std::make_shared<CudnnState>();
+  cudnn_engine_ = true;
+  // cuDNN divides alpha by local_size itself, as Caffe's formula does.
+  DEMI_CUDNN_CHECK(
+      cudnnSetLRNDescriptor(cudnn_->lrn, param.local_size(), param.alpha(), beta_, shift_));
+}
+
+void LRNLayer::CudnnReshape(const Blob& bottom) { cudnn_->data.Set(bottom.shape()); }
+
+void LRNLayer::CudnnForward(const Blob& bottom, Blob* top) {
+  CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnLRNCrossChannelForward(
+      CudnnHandle(), s.lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, CudnnScale::One(), s.data.get(),
+      bottom.gpu_data(), CudnnScale::Zero(), s.data.get(), top->mutable_gpu_data()));
+}
+
+void LRNLayer::CudnnBackward(const Blob& top, Blob* bottom) {
+  CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnLRNCrossChannelBackward(
+      CudnnHandle(), s.lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, CudnnScale::One(), s.data.get(),
+      top.gpu_data(), s.data.get(), top.gpu_diff(), s.data.get(), bottom->gpu_data(),
+      CudnnScale::Zero(), s.data.get(), bottom->mutable_gpu_diff()));
+}
+
+}  // namespace demi
+
+#endif  // USE_CUDNN

@@ -1,0 +1,180 @@
+#include "demi/layers/pooling_layer.hpp"
+#include "demi/util/cuda_kernel.cuh"
+#include "demi/util/math_gpu.hpp"
+
+namespace demi {
+
+namespace {
+
+// kernels
+
+/// The window geometry of pooling_layer.cpp, passed by value to kernels.
+struct PoolShape {
+  int64_t height, width, pooled_h, pooled_w;
+  int64_t kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w;
+};
+
+/// One dimension of output `out`'s window, as PoolWindow in the CPU code:
+/// [begin, end) clipped to in + pad (AVE's divisor), [lo, hi) inside the image.
+__device__ inline void Window(int64_t out, int64_t kernel, int64_t pad, int64_t stride, int64_t in,
+                              int64_t* begin, int64_t* end, int64_t* lo, int64_t* hi) {
+  *begin = out * stride - pad;
+  *end = min(*begin + kernel, in + pad);
+  *lo = max(*begin, int64_t{0});
+  *hi = min(*end, in);
+}
+
+/// The outputs whose window holds input row (or column) `i`: [first, last).
+__device__ inline void Covering(int64_t i, int64_t kernel, int64_t pad, int64_t stride,
+                                int64_t pooled, int64_t* first, int64_t* last) {
+  *first = i + pad < kernel ? 0 : (i + pad - kernel) / stride + 1;
+  *last = min((i + pad) / stride + 1, pooled);
+}
+
+/// One thread per output: the first largest value in the clipped window, in
+/// the CPU's row-major order, and its index in the plane (-1, value 0, for a
+/// window wholly outside the image).
+__global__ void MaxPoolForwardKernel(int64_t n, const float* x, PoolShape s, float* y,
+                                     float* argmax) {
+  for (int64_t out = GridStart(); out < n; out += GridStride()) {
+    const int64_t ow = out % s.pooled_w;
+    const int64_t oh = out / s.pooled_w % s.pooled_h;
+    const float* x_p = x + out / (s.pooled_w * s.pooled_h) * s.height * s.width;
+    int64_t hb, he, hlo, hhi, wb, we, wlo, whi;
+    Window(oh, s.kernel_h, s.pad_h, s.stride_h, s.height, &hb, &he, &hlo, &hhi);
+    Window(ow, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
+    int64_t best = -1;
+    for (int64_t h = hlo; h < hhi; ++h) {
+      for (int64_t w = wlo; w < whi; ++w) {
+        if (best < 0 || x_p[h * s.width + w] > x_p[best]) best = h * s.width + w;
+      }
+    }
+    y[out] = best < 0 ? 0.0f : x_p[best];
+    argmax[out] = static_cast<float>(best);
+  }
+}
+
+/// One thread per output: the clipped window's sum (in double, as the CPU)
+/// over the window's size clipped to [-pad, in + pad).
+__global__ void AvePoolForwardKernel(int64_t n, const float* x, PoolShape s, float* y) {
+  for (int64_t out = GridStart(); out < n; out += GridStride()) {
+    const int64_t ow = out % s.pooled_w;
+    const int64_t oh = out / s.pooled_w % s.pooled_h;
+    const float* x_p = x + out / (s.pooled_w * s.pooled_h) * s.height * s.width;
+    int64_t hb, he, hlo, hhi, wb, we, wlo, whi;
+    Window(oh, s.kernel_h, s.pad_h, s.stride_h, s.height, &hb, &he, &hlo, &hhi);
+    Window(ow, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
+    if (hlo >= hhi || wlo >= whi) {
+      y[out] = 0.0f;
+      continue;
+    }
+    double sum = 0;
+    for (int64_t h = hlo; h < hhi; ++h) {
+      for (int64_t w = wlo; w < whi; ++w) sum += x_p[h * s.width + w];
+    }
+    y[out] = static_cast<float>(sum / ((he - hb) * (we - wb)));
+  }
+}
+
+/// One thread per input: sums dy of the outputs that chose it, in the CPU's
+/// output order (a gather, no atomics).
+__global__ void MaxPoolBackwardKernel(int64_t n, const float* dy, const float* argmax, PoolShape s,
+                                      float* dx) {
+  for (int64_t in = GridStart(); in < n; in += GridStride()) {
+    const int64_t w = in % s.width;
+    const int64_t h = in / s.width % s.height;
+    const int64_t out_base = in / (s.width * s.height) * s.pooled_h * s.pooled_w;
+    const float me = static_cast<float>(h * s.width + w);
+    int64_t oh_first, oh_last, ow_first, ow_last;
+    Covering(h, s.kernel_h, s.pad_h, s.stride_h, s.pooled_h, &oh_first, &oh_last);
+    Covering(w, s.kernel_w, s.pad_w, s.stride_w, s.pooled_w, &ow_first, &ow_last);
+    float sum = 0;
+    for (int64_t oh = oh_first; oh < oh_last; ++oh) {
+      for (int64_t ow = ow_first; ow < ow_last; ++ow) {
+        const int64_t out = out_base + oh * s.pooled_w + ow;
+        if (argmax[out] == me) sum += dy[out];
+      }
+    }
+    dx[in] = sum;
+  }
+}
+
+/// One thread per input: sums dy / window size of the windows holding it,
+/// in the CPU's output order.
+__global__ void AvePoolBackwardKernel(int64_t n, const float* dy, PoolShape s, float* dx) {
+  for (int64_t in = GridStart(); in < n; in += GridStride()) {
+    const int64_t w = in % s.width;
+    const int64_t h = in / s.width % s.height;
+    const int64_t out_base = in / (s.width * s.height) * s.pooled_h * s.pooled_w;
+    int64_t oh_first, oh_last, ow_first, ow_last;
+    Covering(h, s.kernel_h, s.pad_h, s.stride_h, s.pooled_h, &oh_first, &oh_last);
+    Covering(w, s.kernel_w, s.pad_w, s.stride_w, s.pooled_w, &ow_first, &ow_last);
+    float sum = 0;
+    for (int64_t oh = oh_first; oh < oh_last; ++oh) {
+      int64_t hb, he, hlo, hhi;
+      Window(oh, s.kernel_h, s.pad_h, s.stride_h, s.height, &hb, &he, &hlo, &hhi);
+      for (int64_t ow = ow_first; ow < ow_last; ++ow) {
+        int64_t wb, we, wlo, whi;
+        Window(ow, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
+        sum += dy[out_base + oh * s.pooled_w + ow] / static_cast<float>((he - hb) * (we - wb));
+      }
+    }
+    dx[in] = sum;
+  }
+}
+
+}  // namespace
+
+// launchers
+
+void PoolingLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+#ifdef USE_CUDNN
+  if (CudnnReady()) {
+    CudnnForward(*bottom[0], top[0]);
+    return;
+  }
+#endif
+  const PoolShape s{height_,   width_, pooled_h_, pooled_w_, kernel_h_,
+                    kernel_w_, pad_h_, pad_w_,    stride_h_, stride_w_};
+  const int64_t n = top[0]->count();
+  if (n == 0) return;
+  const float* x = bottom[0]->gpu_data();
+  float* y = top[0]->mutable_gpu_data();
+  if (method_ == PoolingParameter::MAX) {
+    float* argmax = argmax_.mutable_gpu_data();
+    MaxPoolForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, x, s, y, argmax);
+    CheckLaunch("MaxPoolForwardKernel");
+    if (top.size() > 1) GpuCopy(n, argmax, top[1]->mutable_gpu_data());
+  } else {
+    AvePoolForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, x, s, y);
+    CheckLaunch("AvePoolForwardKernel");
+  }
+}
+
+void PoolingLayer::Backward_gpu(const std::vector<Blob*>& top,
+                                const std::vector<bool>& propagate_down,
+                                const std::vector<Blob*>& bottom) {
+  if (!propagate_down[0]) return;
+#ifdef USE_CUDNN
+  if (CudnnReady()) {
+    CudnnBackward(*top[0], bottom[0]);
+    return;
+  }
+#endif
+  const PoolShape s{height_,   width_, pooled_h_, pooled_w_, kernel_h_,
+                    kernel_w_, pad_h_, pad_w_,    stride_h_, stride_w_};
+  const int64_t n = bottom[0]->count();
+  if (n == 0) return;
+  const float* dy = top[0]->gpu_diff();
+  float* dx = bottom[0]->mutable_gpu_diff();
+  if (method_ == PoolingParameter::MAX) {
+    MaxPoolBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
+        n, dy, argmax_.gpu_data(), s, dx);
+    CheckLaunch("MaxPoolBackwardKernel");
+  } else {
+    AvePoolBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, dy, s, dx);
+    CheckLaunch("AvePoolBackwardKernel");
+  }
+}
+
+}  // namespace demi

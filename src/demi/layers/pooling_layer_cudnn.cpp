@@ -1,0 +1,73 @@
+// The CUDNN engine of Pooling (see pooling_layer.hpp).
+#include "demi/layers/pooling_layer.hpp"
+
+#ifdef USE_CUDNN
+
+#include "demi/util/cudnn.hpp"
+
+namespace demi {
+
+struct PoolingLayer::CudnnState {
+  CudnnState() { DEMI_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&pool)); }
+  ~CudnnState() { cudnnDestroyPoolingDescriptor(pool); }
+  CudnnState(const CudnnState&) = delete;
+  CudnnState& operator=(const CudnnState&) = delete;
+
+  cudnnPoolingDescriptor_t pool = nullptr;
+  CudnnTensor bottom, top;
+  bool ready = false;  ///< cuDNN's windows are the layer's at the current shape
+};
+
+void PoolingLayer::CudnnSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const PoolingParameter& param = layer_param_.pooling_param();
+  // cuDNN gives no argmax top and, as in Caffe, is not used in place.
+  if (param.engine() == PoolingParameter::CAFFE || context_.device != Device::kGPU ||
+      top.size() > 1 || bottom[0] == top[0]) {
+    return;
+  }
+  cudnn_ = std::make_shared<CudnnState>();
+  cudnn_engine_ = true;
+}
+
+void PoolingLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
+  CudnnState& s = *cudnn_;
+  // cuDNN's output size is floor((in + 2 pad - kernel) / stride) + 1; past
+  // it (CEIL rounding), its edge windows would differ from ours.
+  const int64_t span_h = height_ + 2 * pad_h_ - kernel_h_;
+  const int64_t span_w = width_ + 2 * pad_w_ - kernel_w_;
+  s.ready = span_h >= 0 && span_w >= 0 && pooled_h_ == span_h / stride_h_ + 1 &&
+            pooled_w_ == span_w / stride_w_ + 1;
+  if (!s.ready) return;
+  // Within those sizes every window ends inside in + pad, so AVE's divisor
+  // is the whole kernel, padding included, as cuDNN counts it.
+  const cudnnPoolingMode_t mode = method_ == PoolingParameter::MAX
+                                      ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                      : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+  DEMI_CUDNN_CHECK(cudnnSetPooling2dDescriptor(
+      s.pool, mode, CUDNN_NOT_PROPAGATE_NAN, static_cast<int>(kernel_h_),
+      static_cast<int>(kernel_w_), static_cast<int>(pad_h_), static_cast<int>(pad_w_),
+      static_cast<int>(stride_h_), static_cast<int>(stride_w_)));
+  s.bottom.Set(bottom.shape());
+  s.top.Set(top.shape());
+}
+
+bool PoolingLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; }
+
+void PoolingLayer::CudnnForward(const Blob& bottom, Blob* top) {
+  CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnPoolingForward(CudnnHandle(), s.pool, CudnnScale::One(), s.bottom.get(),
+                                       bottom.gpu_data(), CudnnScale::Zero(), s.top.get(),
+                                       top->mutable_gpu_data()));
+}
+
+void PoolingLayer::CudnnBackward(const Blob& top, Blob* bottom) {
+  CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnPoolingBackward(CudnnHandle(), s.pool, CudnnScale::One(), s.top.get(),
+                                        top.gpu_data(), s.top.get(), top.gpu_diff(), s.bottom.get(),
+                                        bottom->gpu_data(), CudnnScale::Zero(), s.bottom.get(),
+                                        bottom->mutable_gpu_diff()));
+}
+
+}  // namespace demi
+
+#endif  // USE_CUDNN

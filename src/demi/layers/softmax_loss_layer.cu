@@ -1,0 +1,85 @@
+#include <cfloat>
+
+#include "demi/layers/softmax_loss_layer.hpp"
+#include "demi/util/cuda_kernel.cuh"
+#include "demi/util/math_gpu.hpp"
+
+namespace demi {
+
+namespace {
+
+// kernels
+
+/// One thread per (outer i, inner j) position: its loss -log p[label], and
+/// p - onehot(label) in place of p (a zero column where the label is
+/// ignored). The labels were checked on the host.
+__global__ void SoftmaxLossKernel(int64_t positions, int64_t channels, int64_t inner,
+                                  bool has_ignore_label, int64_t ignore_label, const float* label,
+                                  float* prob, float* loss) {
+  for (int64_t p = GridStart(); p < positions; p += GridStride()) {
+    float* column = prob + (p / inner) * channels * inner + p % inner;
+    const int64_t value = static_cast<int64_t>(label[p]);
+    if (has_ignore_label && value == ignore_label) {
+      for (int64_t c = 0; c < channels; ++c) column[c * inner] = 0.0f;
+      loss[p] = 0.0f;
+      continue;
+    }
+    float* q = column + value * inner;
+    loss[p] = -logf(fmaxf(*q, FLT_MIN));
+    *q -= 1.0f;
+  }
+}
+
+/// y = alpha * x (written, so stale values in y never matter).
+__global__ void ScaleKernel(int64_t n, float alpha, const float* x, float* y) {
+  for (int64_t k = GridStart(); k < n; k += GridStride()) y[k] = alpha * x[k];
+}
+
+}  // namespace
+
+// launchers
+
+void SoftmaxWithLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
+                                       const std::vector<Blob*>& top) {
+  softmax_->set_context(context_);
+  softmax_->Forward(softmax_bottom_, softmax_top_);
+  if (top.size() > 1) GpuCopy(prob_.count(), prob_.gpu_data(), top[1]->mutable_gpu_data());
+  // The labels are checked and counted on the host, with the CPU's message.
+  const int64_t positions = outer_num_ * inner_num_;
+  const float* label = bottom[1]->cpu_data();
+  int64_t valid_count = 0;
+  for (int64_t index = 0; index < positions; ++index) {
+    const int64_t value = static_cast<int64_t>(label[index]);
+    if (has_ignore_label_ && value == ignore_label_) continue;
+    DEMI_CHECK(value >= 0 && value < channels_, "SoftmaxWithLoss layer '", layer_param_.name(),
+               "': label ", value, " at index ", index, " is outside [0, ", channels_,
+               ") for scores ", bottom[0]->shape_string());
+    ++valid_count;
+  }
+  double loss = 0;
+  if (positions > 0) {
+    position_loss_.Reshape(std::vector<int64_t>{positions});
+    SoftmaxLossKernel<<<CudaBlocks(positions), kCudaThreads, 0, CudaStream()>>>(
+        positions, channels_, inner_num_, has_ignore_label_, ignore_label_, bottom[1]->gpu_data(),
+        prob_.mutable_gpu_data(), position_loss_.mutable_gpu_data());
+    CheckLaunch("SoftmaxLossKernel");
+    loss = GpuAsum(positions, position_loss_.gpu_data());  // every term is >= 0
+  }
+  normalizer_ = Normalizer(normalization_, outer_num_, inner_num_, valid_count);
+  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / normalizer_);
+}
+
+void SoftmaxWithLossLayer::Backward_gpu(const std::vector<Blob*>& top,
+                                        const std::vector<bool>& propagate_down,
+                                        const std::vector<Blob*>& bottom) {
+  DEMI_CHECK(!propagate_down[1], "SoftmaxWithLoss layer '", layer_param_.name(),
+             "' cannot backpropagate to labels");
+  const int64_t count = prob_.count();
+  if (!propagate_down[0] || count == 0) return;
+  const float scale = top[0]->cpu_diff()[0] / normalizer_;
+  ScaleKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(count, scale, prob_.gpu_data(),
+                                                                    bottom[0]->mutable_gpu_diff());
+  CheckLaunch("ScaleKernel");
+}
+
+}  // namespace demi

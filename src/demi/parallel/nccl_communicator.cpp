@@ -1,0 +1,171 @@
+#include "demi/parallel/nccl_communicator.hpp"
+
+#ifdef USE_NCCL
+
+#include <string>
+#include <thread>
+
+#include "demi/parallel/gloo_communicator.hpp"
+#include "demi/util/cuda.hpp"
+#include "demi/util/device.hpp"
+
+namespace demi {
+
+namespace {
+
+constexpr const char* kUniqueIdKey = "nccl_unique_id";
+
+void CheckNccl(ncclResult_t result, const char* what) {
+  if (result != ncclSuccess && result != ncclInProgress) {
+    throw CommError(StrCat("nccl: ", what, " failed: ", ncclGetErrorString(result)));
+  }
+}
+
+bool IsDevicePointer(const void* ptr) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
+/// Polls until every communicator finished initializing (non-blocking init).
+void WaitForInit(const std::vector<ncclComm_t>& comms, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (ncclComm_t comm : comms) {
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      CheckNccl(ncclCommGetAsyncError(comm, &state), "ncclCommGetAsyncError");
+      if (state == ncclSuccess) break;
+      CheckNccl(state, "joining the clique");
+      if (std::chrono::steady_clock::now() > deadline) {
+        for (ncclComm_t c : comms) ncclCommAbort(c);
+        throw CommError(StrCat("nccl: the GPUs did not all join within ", timeout.count() / 1000,
+                               " s (--comm_timeout)"));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateClique(
+    const std::vector<int>& devices, int process_rank, int world_size, GlooCommunicator* store,
+    std::chrono::milliseconds timeout) {
+  CHECK(!devices.empty());
+  CHECK(world_size == 1 || store != nullptr);
+  ncclUniqueId id;
+  if (process_rank == 0) {
+    CheckNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    if (store) store->StoreSet(kUniqueIdKey, std::string(id.internal, sizeof(id.internal)));
+  } else {
+    const std::string bytes = store->StoreGet(kUniqueIdKey);
+    DEMI_CHECK(bytes.size() == sizeof(id.internal), "nccl: the unique id in the store has ",
+               bytes.size(), " bytes, expected ", sizeof(id.internal));
+    std::copy(bytes.begin(), bytes.end(), id.internal);
+  }
+  const int local = static_cast<int>(devices.size());
+  const int total = local * world_size;
+  std::vector<ncclComm_t> comms(local);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  CheckNccl(ncclGroupStart(), "ncclGroupStart");
+  for (int i = 0; i < local; ++i) {
+    SetDevice(devices[i]);
+    CheckNccl(ncclCommInitRankConfig(&comms[i], total, id, process_rank * local + i, &config),
+              "ncclCommInitRankConfig");
+  }
+  CheckNccl(ncclGroupEnd(), "ncclGroupEnd");
+  WaitForInit(comms, timeout);
+  std::vector<std::unique_ptr<NcclCommunicator>> members;
+  for (int i = 0; i < local; ++i) {
+    members.emplace_back(
+        new NcclCommunicator(comms[i], devices[i], process_rank * local + i, total, timeout));
+  }
+  return members;
+}
+
+NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device, int rank, int size,
+                                   std::chrono::milliseconds timeout)
+    : comm_(comm), device_(device), rank_(rank), size_(size), timeout_(timeout) {}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (broken_) {
+    ncclCommAbort(comm_);
+  } else {
+    ncclCommDestroy(comm_);
+  }
+  if (staging_ != nullptr) {
+    SetDevice(device_);
+    DeviceFree(staging_);
+  }
+}
+
+void* NcclCommunicator::Staging(size_t bytes) {
+  if (bytes > staging_bytes_) {
+    DeviceFree(staging_);
+    staging_ = DeviceMalloc(bytes);
+    staging_bytes_ = bytes;
+  }
+  return staging_;
+}
+
+void NcclCommunicator::Wait(const char* operation) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  for (;;) {
+    const cudaError_t done = cudaStreamQuery(CudaStream());
+    if (done == cudaSuccess) return;
+    if (done != cudaErrorNotReady) DEMI_CUDA_CHECK(done);
+    ncclResult_t state = ncclSuccess;
+    ncclCommGetAsyncError(comm_, &state);
+    const bool failed = state != ncclSuccess && state != ncclInProgress;
+    if (failed || std::chrono::steady_clock::now() > deadline) {
+      broken_ = true;
+      ncclCommAbort(comm_);
+      comm_ = nullptr;
+      throw CommError(StrCat("nccl: ", operation, " on GPU ", device_, " (rank ", rank_, " of ",
+                             size_, ") ",
+                             failed ? StrCat("failed: ", ncclGetErrorString(state))
+                                    : StrCat("timed out after ", timeout_.count() / 1000, " s"),
+                             "; a peer may have exited (--comm_timeout)"));
+    }
+    std::this_thread::yield();
+  }
+}
+
+void NcclCommunicator::AllReduceSum(float* data, size_t count) {
+  if (broken_) throw CommError("nccl: an earlier collective failed");
+  if (count == 0 || size_ == 1) return;
+  SetDevice(device_);
+  const bool on_device = IsDevicePointer(data);
+  float* buffer = on_device ? data : static_cast<float*>(Staging(count * sizeof(float)));
+  if (!on_device) CopyHostToDevice(buffer, data, count * sizeof(float));
+  CheckNccl(ncclAllReduce(buffer, buffer, count, ncclFloat32, ncclSum, comm_, CudaStream()),
+            "ncclAllReduce");
+  Wait("all-reduce");
+  if (!on_device) CopyDeviceToHost(data, buffer, count * sizeof(float));
+}
+
+void NcclCommunicator::Broadcast(void* data, size_t bytes, int root) {
+  if (broken_) throw CommError("nccl: an earlier collective failed");
+  if (bytes == 0 || size_ == 1) return;
+  SetDevice(device_);
+  const bool on_device = IsDevicePointer(data);
+  void* buffer = on_device ? data : Staging(bytes);
+  if (!on_device) CopyHostToDevice(buffer, data, bytes);
+  CheckNccl(ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, CudaStream()),
+            "ncclBroadcast");
+  Wait("broadcast");
+  if (!on_device) CopyDeviceToHost(data, buffer, bytes);
+}
+
+void NcclCommunicator::Barrier() {
+  float token = 0;
+  AllReduceSum(&token, 1);
+}
+
+}  // namespace demi
+
+#endif  // USE_NCCL

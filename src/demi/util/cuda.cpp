@@ -1,0 +1,67 @@
+#include "demi/util/cuda.hpp"
+
+#ifndef CPU_ONLY
+
+#include <map>
+
+namespace demi {
+
+namespace {
+
+/// This thread's stream and cuBLAS handle per device. Thread-local, so each
+/// replica thread (one per GPU) has its own and no locking is needed.
+struct DeviceHandles {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+};
+
+class ThreadHandles {
+ public:
+  ~ThreadHandles() {
+    // At thread or process exit the driver may be shutting down: ignore errors.
+    for (auto& [device, handles] : by_device_) {
+      if (cudaSetDevice(device) != cudaSuccess) continue;
+      if (handles.cublas) cublasDestroy(handles.cublas);
+      if (handles.stream) cudaStreamDestroy(handles.stream);
+    }
+  }
+
+  DeviceHandles& Current() {
+    int device = 0;
+    DEMI_CUDA_CHECK(cudaGetDevice(&device));
+    DeviceHandles& handles = by_device_[device];
+    if (handles.stream == nullptr) {
+      DEMI_CUDA_CHECK(cudaStreamCreateWithFlags(&handles.stream, cudaStreamNonBlocking));
+      DEMI_CUBLAS_CHECK(cublasCreate(&handles.cublas));
+      DEMI_CUBLAS_CHECK(cublasSetStream(handles.cublas, handles.stream));
+    }
+    return handles;
+  }
+
+ private:
+  std::map<int, DeviceHandles> by_device_;
+};
+
+ThreadHandles& Handles() {
+  thread_local ThreadHandles handles;
+  return handles;
+}
+
+}  // namespace
+
+void CheckLaunch(const char* kernel) {
+  const cudaError_t status = cudaPeekAtLastError();
+  CHECK_EQ(status, cudaSuccess) << "launching " << kernel << ": " << cudaGetErrorString(status);
+}
+
+cudaStream_t CudaStream() { return Handles().Current().stream; }
+
+cublasHandle_t CublasHandle() { return Handles().Current().cublas; }
+
+void SetDevice(int device) { DEMI_CUDA_CHECK(cudaSetDevice(device)); }
+
+void SynchronizeStream() { DEMI_CUDA_CHECK(cudaStreamSynchronize(CudaStream())); }
+
+}  // namespace demi
+
+#endif  // CPU_ONLY

@@ -1,0 +1,175 @@
+#include <limits>
+
+#include "demi/common.hpp"
+#include "demi/util/cuda_kernel.cuh"
+#include "demi/util/math_gpu.hpp"
+
+namespace demi {
+
+namespace {
+
+/// cuBLAS takes int sizes; larger ones are a caller's bug to report.
+int BlasInt(int64_t value) {
+  CHECK_LE(value, std::numeric_limits<int>::max()) << "size too large for cuBLAS";
+  return static_cast<int>(value);
+}
+
+// kernels
+
+__global__ void SetKernel(int64_t n, float value, float* y) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] = value;
+}
+
+__global__ void AddScalarKernel(int64_t n, float alpha, float* y) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] += alpha;
+}
+
+/// y[i] = op(a[i], b[i]) for the binary elementwise functions.
+template <typename Op>
+__global__ void BinaryKernel(int64_t n, const float* a, const float* b, float* y, Op op) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] = op(a[i], b[i]);
+}
+
+/// y[i] = op(a[i]) for the unary elementwise functions.
+template <typename Op>
+__global__ void UnaryKernel(int64_t n, const float* a, float* y, Op op) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] = op(a[i]);
+}
+
+struct AddOp {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct SubOp {
+  __device__ float operator()(float a, float b) const { return a - b; }
+};
+struct MulOp {
+  __device__ float operator()(float a, float b) const { return a * b; }
+};
+struct DivOp {
+  __device__ float operator()(float a, float b) const { return a / b; }
+};
+struct PowxOp {
+  float power;
+  __device__ float operator()(float a) const { return powf(a, power); }
+};
+struct SqrOp {
+  __device__ float operator()(float a) const { return a * a; }
+};
+struct ExpOp {
+  __device__ float operator()(float a) const { return expf(a); }
+};
+struct LogOp {
+  __device__ float operator()(float a) const { return logf(a); }
+};
+struct AbsOp {
+  __device__ float operator()(float a) const { return fabsf(a); }
+};
+struct SignOp {
+  __device__ float operator()(float a) const { return static_cast<float>((a > 0) - (a < 0)); }
+};
+
+// launchers
+
+template <typename Op>
+void LaunchBinary(int64_t n, const float* a, const float* b, float* y, Op op, const char* name) {
+  if (n <= 0) return;
+  BinaryKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, a, b, y, op);
+  CheckLaunch(name);
+}
+
+template <typename Op>
+void LaunchUnary(int64_t n, const float* a, float* y, Op op, const char* name) {
+  if (n <= 0) return;
+  UnaryKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, a, y, op);
+  CheckLaunch(name);
+}
+
+}  // namespace
+
+void GpuGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+             const float* a, const float* b, float beta, float* c) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  const int lda = BlasInt(trans_a ? m : k);
+  const int ldb = BlasInt(trans_b ? k : n);
+  DEMI_CUBLAS_CHECK(cublasSgemm(CublasHandle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, BlasInt(n), BlasInt(m),
+                                BlasInt(k), &alpha, b, ldb, a, lda, &beta, c, BlasInt(n)));
+}
+
+void GpuGemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const float* x,
+             float beta, float* y) {
+  // Row-major M x N A is column-major N x M A^T: flip the transpose.
+  DEMI_CUBLAS_CHECK(cublasSgemv(CublasHandle(), trans_a ? CUBLAS_OP_N : CUBLAS_OP_T, BlasInt(n),
+                                BlasInt(m), &alpha, a, BlasInt(n), x, 1, &beta, y, 1));
+}
+
+void GpuAxpy(int64_t n, float alpha, const float* x, float* y) {
+  DEMI_CUBLAS_CHECK(cublasSaxpy(CublasHandle(), BlasInt(n), &alpha, x, 1, y, 1));
+}
+
+void GpuAxpby(int64_t n, float alpha, const float* x, float beta, float* y) {
+  GpuScal(n, beta, y);
+  GpuAxpy(n, alpha, x, y);
+}
+
+void GpuScal(int64_t n, float alpha, float* x) {
+  DEMI_CUBLAS_CHECK(cublasSscal(CublasHandle(), BlasInt(n), &alpha, x, 1));
+}
+
+void GpuCopy(int64_t n, const float* x, float* y) {
+  if (x == y || n <= 0) return;
+  DEMI_CUDA_CHECK(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, CudaStream()));
+}
+
+void GpuSet(int64_t n, float value, float* y) {
+  if (n <= 0) return;
+  if (value == 0.0f) {
+    DEMI_CUDA_CHECK(cudaMemsetAsync(y, 0, n * sizeof(float), CudaStream()));
+    return;
+  }
+  SetKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, value, y);
+  CheckLaunch("SetKernel");
+}
+
+void GpuAddScalar(int64_t n, float alpha, float* y) {
+  if (n <= 0) return;
+  AddScalarKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, alpha, y);
+  CheckLaunch("AddScalarKernel");
+}
+
+void GpuAdd(int64_t n, const float* a, const float* b, float* y) {
+  LaunchBinary(n, a, b, y, AddOp(), "Add");
+}
+void GpuSub(int64_t n, const float* a, const float* b, float* y) {
+  LaunchBinary(n, a, b, y, SubOp(), "Sub");
+}
+void GpuMul(int64_t n, const float* a, const float* b, float* y) {
+  LaunchBinary(n, a, b, y, MulOp(), "Mul");
+}
+void GpuDiv(int64_t n, const float* a, const float* b, float* y) {
+  LaunchBinary(n, a, b, y, DivOp(), "Div");
+}
+void GpuPowx(int64_t n, const float* a, float b, float* y) {
+  LaunchUnary(n, a, y, PowxOp{b}, "Powx");
+}
+void GpuSqr(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, SqrOp(), "Sqr"); }
+void GpuExp(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, ExpOp(), "Exp"); }
+void GpuLog(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, LogOp(), "Log"); }
+void GpuAbs(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, AbsOp(), "Abs"); }
+void GpuSign(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, SignOp(), "Sign"); }
+
+double GpuDot(int64_t n, const float* x, const float* y) {
+  float result = 0;
+  if (n > 0) DEMI_CUBLAS_CHECK(cublasSdot(CublasHandle(), BlasInt(n), x, 1, y, 1, &result));
+  return result;
+}
+
+double GpuAsum(int64_t n, const float* x) {
+  float result = 0;
+  if (n > 0) DEMI_CUBLAS_CHECK(cublasSasum(CublasHandle(), BlasInt(n), x, 1, &result));
+  return result;
+}
+
+double GpuSumsq(int64_t n, const float* x) { return GpuDot(n, x, x); }
+
+}  // namespace demi
