@@ -11,6 +11,7 @@
 #include "demi/layers/data_layer.hpp"
 #include "demi/util/io.hpp"
 #include "test_util.hpp"
+#include "tool_test_util.hpp"
 
 namespace demi {
 namespace {
@@ -292,24 +293,24 @@ int RunCommand(const std::string& command) {
 }
 
 bool ToolsBuilt() {
-  return std::filesystem::exists("build/tools/convert_mnist") &&
-         std::filesystem::exists("build/tools/convert_imageset") &&
-         std::filesystem::exists("build/tools/compute_image_mean");
+  return std::filesystem::exists(ToolPath("convert_mnist")) &&
+         std::filesystem::exists(ToolPath("convert_imageset")) &&
+         std::filesystem::exists(ToolPath("compute_image_mean"));
 }
 
 TEST(DataToolsTest, ConvertMnistAndComputeImageMean) {
-  if (!ToolsBuilt()) GTEST_SKIP() << "build/tools/convert_* not built (make tools)";
+  if (!ToolsBuilt()) GTEST_SKIP() << "the convert tools are not built (make tools)";
   TempDir dir;
   WriteMnist(dir, true);
-  EXPECT_EQ(RunCommand(StrCat("build/tools/convert_mnist ", dir / "images", " ", dir / "labels",
+  EXPECT_EQ(RunCommand(StrCat(ToolPath("convert_mnist"), " ", dir / "images", " ", dir / "labels",
                               " ", dir / "db")),
             0);
   EXPECT_EQ(ReadAll(dir / "db").size(), 3u);
-  EXPECT_NE(RunCommand(StrCat("build/tools/convert_mnist ", dir / "images", " ", dir / "db")), 0);
-  EXPECT_NE(RunCommand(StrCat("build/tools/convert_mnist --backend=leveldb ", dir / "images", " ",
+  EXPECT_NE(RunCommand(StrCat(ToolPath("convert_mnist"), " ", dir / "images", " ", dir / "db")), 0);
+  EXPECT_NE(RunCommand(StrCat(ToolPath("convert_mnist"), " --backend=leveldb ", dir / "images", " ",
                               dir / "labels", " ", dir / "db2")),
             0);
-  EXPECT_EQ(RunCommand(StrCat("build/tools/compute_image_mean ", dir / "db", " ",
+  EXPECT_EQ(RunCommand(StrCat(ToolPath("compute_image_mean"), " ", dir / "db", " ",
                               dir / "mean.binaryproto")),
             0);
   BlobProto mean;
@@ -319,11 +320,12 @@ TEST(DataToolsTest, ConvertMnistAndComputeImageMean) {
 }
 
 TEST(DataToolsTest, ConvertImagesetWithCaffesFlags) {
-  if (!ToolsBuilt()) GTEST_SKIP() << "build/tools/convert_* not built (make tools)";
+  if (!ToolsBuilt()) GTEST_SKIP() << "the convert tools are not built (make tools)";
   if (OpenCvDocJpegs().size() < 4) GTEST_SKIP() << "opencv-doc's example JPEGs are not installed";
   TempDir dir;
   const std::vector<std::string> names = WriteJpegList(dir);
-  EXPECT_EQ(RunCommand(StrCat("build/tools/convert_imageset --resize_height=8 --resize_width=8 "
+  EXPECT_EQ(RunCommand(StrCat(ToolPath("convert_imageset"),
+                              " --resize_height=8 --resize_width=8 "
                               "--shuffle --check_size --backend=lmdb ",
                               kJpegRoot, " ", dir / "list.txt", " ", dir / "db")),
             0);
@@ -331,11 +333,11 @@ TEST(DataToolsTest, ConvertImagesetWithCaffesFlags) {
   ASSERT_EQ(records.size(), names.size());
   EXPECT_EQ(records[0].second.channels(), 3);
   EXPECT_EQ(records[0].second.height(), 8);
-  EXPECT_EQ(RunCommand(StrCat("build/tools/convert_imageset --encoded --encode_type=png ",
+  EXPECT_EQ(RunCommand(StrCat(ToolPath("convert_imageset"), " --encoded --encode_type=png ",
                               kJpegRoot, " ", dir / "list.txt", " ", dir / "png")),
             0);
   EXPECT_TRUE(ReadAll(dir / "png")[0].second.encoded());
-  EXPECT_NE(RunCommand(StrCat("build/tools/convert_imageset ", kJpegRoot, " ", dir / "list.txt")),
+  EXPECT_NE(RunCommand(StrCat(ToolPath("convert_imageset"), " ", kJpegRoot, " ", dir / "list.txt")),
             0);
 }
 

@@ -13,56 +13,11 @@
 #include "demi/layers/data_layer.hpp"
 #include "demi/parallel/replicas.hpp"
 #include "demi/util/math.hpp"
+#include "replication_test_util.hpp"
 #include "solver_test_util.hpp"
 
 namespace demi {
 namespace {
-
-std::string LeNetSolver(const std::string& source, int batch) {
-  return StrCat(R"(
-    base_lr: 0.001 momentum: 0.9 weight_decay: 0.0005
-    lr_policy: "inv" gamma: 0.0001 power: 0.75
-    max_iter: 50 display: 0 random_seed: 1701 snapshot_after_train: false
-    net_param {
-      name: "LeNet"
-      layer { name: "mnist" type: "Data" top: "data" top: "label"
-              transform_param { scale: 0.00390625 }
-              data_param { source: ")",
-                source, R"(" batch_size: )", batch, R"( backend: LMDB } }
-      layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
-              convolution_param { num_output: 20 kernel_size: 5 weight_filler { type: "xavier" } } }
-      layer { name: "pool1" type: "Pooling" bottom: "conv1" top: "pool1"
-              pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
-      layer { name: "conv2" type: "Convolution" bottom: "pool1" top: "conv2"
-              convolution_param { num_output: 50 kernel_size: 5 weight_filler { type: "xavier" } } }
-      layer { name: "pool2" type: "Pooling" bottom: "conv2" top: "pool2"
-              pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
-      layer { name: "ip1" type: "InnerProduct" bottom: "pool2" top: "ip1"
-              inner_product_param { num_output: 500 weight_filler { type: "xavier" } } }
-      layer { name: "relu1" type: "ReLU" bottom: "ip1" top: "ip1" }
-      layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
-              inner_product_param { num_output: 10 weight_filler { type: "xavier" } } }
-      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" }
-    })");
-}
-
-/// Per blob: |a - b| / |a| over the blob, the worst one.
-double WorstRelativeDifference(const Net& reference, const Net& other) {
-  double worst = 0;
-  const auto& a = reference.learnable_params();
-  const auto& b = other.learnable_params();
-  EXPECT_EQ(a.size(), b.size());
-  for (size_t p = 0; p < a.size() && p < b.size(); ++p) {
-    double diff = 0, norm = 0;
-    for (int64_t i = 0; i < a[p]->count(); ++i) {
-      const double d = a[p]->cpu_data()[i] - b[p]->cpu_data()[i];
-      diff += d * d;
-      norm += static_cast<double>(a[p]->cpu_data()[i]) * a[p]->cpu_data()[i];
-    }
-    worst = std::max(worst, std::sqrt(diff / std::max(norm, 1e-30)));
-  }
-  return worst;
-}
 
 ReplicationOptions CpuReplicas(int n) {
   ReplicationOptions options;
@@ -120,10 +75,8 @@ TEST(ReplicationTest, DataShardsConcatenateToTheSingleReplicaBatches) {
 }
 
 /// Trains LeNet (no BatchNorm) on a fixed dataset with a global batch of 64
-/// split over 1, 2 and 4 CPU replicas: the same params after 50 iterations.
-/// Only float summation order differs, but training amplifies it (a max
-/// pooling or ReLU flip is a jump): at base_lr 0.01 the biases differed by
-/// up to 5e-4 relative after 50 iterations, at 0.001 by under 1e-6.
+/// split over 1, 2 and 4 CPU replicas: the same params after 50 iterations
+/// (only float summation order differs; see LeNetSolver).
 class ReplicaEquivalenceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

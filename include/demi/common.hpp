@@ -48,6 +48,9 @@ struct Context {
   /// of `num_replicas`; layers' own random streams differ per replica.
   int replica = 0;
   int num_replicas = 1;
+  /// The most workspace one layer's cuDNN algorithms may use
+  /// (NetParameter.cudnn_workspace_mb).
+  size_t cudnn_workspace_bytes = size_t{64} << 20;
 };
 
 /// True when this build has CUDA support compiled in.

@@ -49,6 +49,7 @@ void Net::Init(const NetParameter& in_param) {
   NetParameter upgraded(in_param);
   UpgradeNetAsNeeded(StrCat("net '", in_param.name(), "'"), &upgraded);
   phase_ = upgraded.state().phase();
+  context_.cudnn_workspace_bytes = static_cast<size_t>(upgraded.cudnn_workspace_mb()) << 20;
   NetParameter filtered;
   FilterNet(upgraded, &filtered);
   NetParameter param;

@@ -156,6 +156,9 @@ void Solver::InitTrainNet() {
   if (param_.has_memory_optimization()) {
     net_param.set_memory_optimization(param_.memory_optimization());
   }
+  if (param_.has_cudnn_workspace_mb()) {
+    net_param.set_cudnn_workspace_mb(param_.cudnn_workspace_mb());
+  }
   net_ = std::make_unique<Net>(net_param, context_);
 }
 
@@ -219,6 +222,9 @@ void Solver::InitTestNets() {
     net_params[i].mutable_state()->CopyFrom(state);
     if (param_.has_memory_optimization()) {
       net_params[i].set_memory_optimization(param_.memory_optimization());
+    }
+    if (param_.has_cudnn_workspace_mb()) {
+      net_params[i].set_cudnn_workspace_mb(param_.cudnn_workspace_mb());
     }
     LOG(INFO) << "Creating test net (#" << i << ") specified by " << sources[i];
     Context test_context = context_;

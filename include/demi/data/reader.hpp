@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "demi/data/db.hpp"
+#include "demi/util/device.hpp"
 
 namespace demi {
 
@@ -55,8 +56,9 @@ class DBReader {
 /// `label` N values, and row i came from record `indices[i]` of epoch
 /// `epochs[i]`. A batch is a list of records, so replicas can shard it.
 struct Batch {
-  std::vector<float> data;
-  std::vector<float> label;
+  /// Page-locked where a GPU exists, so copies to it run asynchronously.
+  std::vector<float, PinnedAllocator<float>> data;
+  std::vector<float, PinnedAllocator<float>> label;
   std::vector<int64_t> indices;
   std::vector<int64_t> epochs;
 };

@@ -47,18 +47,15 @@ void CheckConvWindowFits(const LayerParameter& param, const ConvGeometry& g, con
 /// with USE_CUDNN, runs a GPU layer with cuDNN over the whole batch. cuDNN's
 /// algorithms are picked by its heuristics (the _v7 queries) among those that
 /// are deterministic, use plain FP32 math (FMA, never TF32 tensor ops, so the
-/// GPU agrees with the CPU) and need at most kCudnnWorkspaceBytes of
-/// workspace; the workspace is a scratch buffer sized in Reshape to the
-/// largest of the three chosen algorithms, so the memory planner places it.
+/// GPU agrees with the CPU) and need at most context().cudnn_workspace_bytes
+/// (the net's cudnn_workspace_mb, 64 by default) of workspace; the workspace is a scratch buffer
+/// sized in Reshape to the largest of the three chosen algorithms, so the memory planner places it.
 /// A shape for which no such algorithm exists runs the CAFFE engine.
 class BaseConvolutionLayer : public Layer {
  public:
   using Layer::Layer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  /// Workspace budget of one layer's cuDNN algorithms (a constant until a
-  /// net-level setting exists).
-  static constexpr size_t kCudnnWorkspaceBytes = size_t{64} << 20;
   int MinBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
   bool EqualNumBottomTopBlobs() const override { return true; }

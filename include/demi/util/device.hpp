@@ -19,6 +19,25 @@ void HostFree(void* ptr);
 void* PinnedHostMalloc(size_t bytes);
 void PinnedHostFree(void* ptr);
 
+/// A std::vector allocator of PinnedHostMalloc memory.
+template <typename T>
+struct PinnedAllocator {
+  using value_type = T;
+  PinnedAllocator() = default;
+  template <typename U>
+  explicit PinnedAllocator(const PinnedAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(PinnedHostMalloc(n * sizeof(T))); }
+  void deallocate(T* ptr, size_t) { PinnedHostFree(ptr); }
+  template <typename U>
+  bool operator==(const PinnedAllocator<U>&) const {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const PinnedAllocator<U>&) const {
+    return false;
+  }
+};
+
 /// Device allocation and copies, on the current device and this thread's
 /// stream (util/cuda.hpp). On a CPU_ONLY build these fail with a clear
 /// message: nothing in a CPU build reaches them unless a user asks for a GPU.

@@ -27,12 +27,11 @@ namespace {
 // drops BWD_DATA_ALGO_0 and BWD_FILTER_ALGO_0/3, which use atomics), keeps
 // FP32 math (no tensor-op TF32) and fits the budget.
 template <typename Perf, typename Algo>
-bool PickAlgorithm(const Perf* candidates, int count, Algo* algo) {
+bool PickAlgorithm(const Perf* candidates, int count, size_t budget, Algo* algo) {
   for (int i = 0; i < count; ++i) {
     const Perf& c = candidates[i];
     if (c.status == CUDNN_STATUS_SUCCESS && c.determinism == CUDNN_DETERMINISTIC &&
-        (c.mathType == CUDNN_FMA_MATH || c.mathType == CUDNN_DEFAULT_MATH) &&
-        c.memory <= BaseConvolutionLayer::kCudnnWorkspaceBytes) {
+        (c.mathType == CUDNN_FMA_MATH || c.mathType == CUDNN_DEFAULT_MATH) && c.memory <= budget) {
       *algo = c.algo;
       return true;
     }
@@ -69,25 +68,26 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
   s.output.Set(reverse_dimensions() ? bottom.shape() : top_shape);
 
   cudnnHandle_t handle = CudnnHandle();
+  const size_t budget = context_.cudnn_workspace_bytes;
   int count = 0;
   cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   DEMI_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
       handle, s.image.get(), s.filter.get(), s.conv.get(), s.output.get(),
       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, forward));
-  s.ready = PickAlgorithm(forward, count, &s.forward_algo);
+  s.ready = PickAlgorithm(forward, count, budget, &s.forward_algo);
   cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
       handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(),
       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, backward_data));
-  s.ready = s.ready && PickAlgorithm(backward_data, count, &s.backward_data_algo);
+  s.ready = s.ready && PickAlgorithm(backward_data, count, budget, &s.backward_data_algo);
   cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
       handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(),
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, backward_filter));
-  s.ready = s.ready && PickAlgorithm(backward_filter, count, &s.backward_filter_algo);
+  s.ready = s.ready && PickAlgorithm(backward_filter, count, budget, &s.backward_filter_algo);
   if (!s.ready) {
     LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no deterministic FP32 "
-                 << "cuDNN algorithm within " << (kCudnnWorkspaceBytes >> 20)
+                 << "cuDNN algorithm within " << (budget >> 20)
                  << " MiB of workspace for bottom shape " << bottom.shape_string()
                  << "; using the CAFFE engine";
     s.workspace.Reshape(std::vector<int64_t>{0});

@@ -147,14 +147,15 @@ void BaseDataLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vec
 #ifndef CPU_ONLY
 void BaseDataLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   Batch* batch = prefetcher_->Next();
-  // The batch is pageable memory: an asynchronous copy from it returns once
-  // the bytes are staged, so the batch may go back to the prefetcher at once.
+  // The batch is pinned: the copies run asynchronously, and the batch goes
+  // back to the prefetcher (to be refilled) only once they are done.
   CopyHostToDevice(top[0]->mutable_gpu_data(), batch->data.data(),
                    static_cast<size_t>(top[0]->count()) * sizeof(float));
   if (top.size() > 1) {
     CopyHostToDevice(top[1]->mutable_gpu_data(), batch->label.data(),
                      static_cast<size_t>(top[1]->count()) * sizeof(float));
   }
+  SynchronizeDevice();
   prefetcher_->Release(batch);
 }
 #endif

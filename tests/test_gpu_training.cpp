@@ -1,0 +1,95 @@
+// Whole nets on GPUs: LeNet trained on a GPU against the CPU, two GPU
+// replicas (NCCL) against one GPU, and the NCCL communicator itself. They run
+// where devices exist (two for the replica cases) and skip elsewhere.
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "data_test_util.hpp"
+#include "demi/parallel/nccl_communicator.hpp"
+#include "demi/parallel/replicas.hpp"
+#include "gpu_test_util.hpp"
+#include "replication_test_util.hpp"
+#include "solver_test_util.hpp"
+
+namespace demi {
+namespace {
+
+std::unique_ptr<Solver> MakeGpuSolver(const std::string& text) {
+  SolverParameter param = ParseText<SolverParameter>(text);
+  Context context;
+  context.device = Device::kGPU;
+  SetCurrentDevice(0);
+  return SolverRegistry::Create(param, context);
+}
+
+TEST(GpuTrainingTest, LeNetOnAGpuTrainsTheParamsTheCpuTrains) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 200);
+  auto cpu = MakeSolver(LeNetSolver(dir.file("db"), 64));
+  cpu->Solve();
+  auto gpu = MakeGpuSolver(LeNetSolver(dir.file("db"), 64));
+  gpu->Solve();
+  // cuBLAS and cuDNN sum in other orders than OpenBLAS.
+  EXPECT_LT(WorstRelativeDifference(cpu->net(), gpu->net()), 1e-4);
+  EXPECT_NEAR(gpu->smoothed_loss(), cpu->smoothed_loss(), 1e-3 * cpu->smoothed_loss());
+}
+
+TEST(GpuTrainingTest, TwoGpuReplicasTrainTheParamsOneGpuTrains) {
+  if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 200);
+  auto single = MakeGpuSolver(LeNetSolver(dir.file("db"), 64));
+  single->Solve();
+  ReplicationOptions options;
+  options.gpus = {0, 1};
+  options.timeout_seconds = 120;
+  Replicas group(ParseText<SolverParameter>(LeNetSolver(dir.file("db"), 32)), options);
+  group.Solve("");
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_LT(WorstRelativeDifference(single->net(), group.solver(i).net()), 1e-4) << i;
+    EXPECT_EQ(AllParams(group.solver(i).net()), AllParams(group.solver(0).net())) << i;
+  }
+}
+
+#ifdef USE_NCCL
+TEST(GpuNcclTest, SumsAndBroadcastsDeviceAndHostBuffers) {
+  if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
+  auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(60));
+  ASSERT_EQ(clique.size(), 2u);
+  const int64_t n = 1001;
+  std::vector<std::vector<float>> results(2), host(2, std::vector<float>(n));
+  std::vector<std::vector<char>> bytes(2, std::vector<char>(7, 'x'));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      SetCurrentDevice(r);
+      std::vector<float> values(n);
+      for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(i * (r + 1));
+      auto* device = static_cast<float*>(DeviceMalloc(n * sizeof(float)));
+      CopyHostToDevice(device, values.data(), n * sizeof(float));
+      clique[r]->AllReduceSum(device, n);
+      results[r].resize(n);
+      CopyDeviceToHost(results[r].data(), device, n * sizeof(float));
+      DeviceFree(device);
+      host[r] = values;
+      clique[r]->AllReduceSum(host[r].data(), n);
+      if (r == 1) bytes[r].assign(7, 'b');
+      clique[r]->Broadcast(bytes[r].data(), 7, 1);
+      clique[r]->Barrier();
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int r = 0; r < 2; ++r) {
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(results[r][i], static_cast<float>(3 * i)) << r << " " << i;
+      ASSERT_EQ(host[r][i], static_cast<float>(3 * i)) << r << " " << i;
+    }
+    EXPECT_EQ(std::string(bytes[r].begin(), bytes[r].end()), "bbbbbbb");
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace demi
