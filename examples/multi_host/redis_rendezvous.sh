@@ -8,26 +8,17 @@
 # On real hosts every rank points at one shared Redis server; see README.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source examples/multi_host/common.sh
 
-cpu_replicas="${CPU_REPLICAS:-1}"  # replicas (threads) in each process
-world_size=2
-[ "$cpu_replicas" -ge 1 ] || { echo "CPU_REPLICAS must be at least 1" >&2; exit 1; }
-# OpenBLAS's threads per process: the cores shared out among all replicas
-# (more threads than cores makes concurrent GEMMs from replicas crawl).
-blas_threads=$(($(nproc) / (world_size * cpu_replicas)))
-export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-$((blas_threads > 0 ? blas_threads : 1))}"
-train=./build/tools/train
-[ -x "$train" ] || { echo "$train is missing: run make first" >&2; exit 1; }
 if ! command -v redis-server > /dev/null; then
   echo "redis-server is missing: apt-get install redis-server" >&2
   exit 1
 fi
 
 work="$(mktemp -d)"
-pids=()
 redis_pid=""
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
+  cleanup_ranks
   if [ -n "$redis_pid" ]; then
     kill "$redis_pid" 2> /dev/null || true
     wait "$redis_pid" 2> /dev/null || true
@@ -55,43 +46,5 @@ if ! redis-cli -p "$port" ping 2> /dev/null | grep -q PONG; then
 fi
 echo "redis-server listening on 127.0.0.1:$port"
 
-# The LeNet solver, shortened: 100 iterations, no snapshots, no testing.
-grep -vE '^(max_iter|snapshot|snapshot_prefix|snapshot_after_train|test_interval|display):' \
-  models/lenet/lenet_dummy_solver.prototxt > "$work/solver.prototxt"
-cat >> "$work/solver.prototxt" << SOLVER
-snapshot_prefix: "$work/lenet"
-max_iter: 100
-display: 20
-snapshot: 0
-snapshot_after_train: false
-test_interval: 1000000
-test_initialization: false
-SOLVER
-
-# A run id of its own: a Redis server outlives runs, and a rank refuses keys
-# left by another run.
-run_id="lenet_$(date +%s%N)"
-for rank in $(seq 0 $((world_size - 1))); do
-  "$train" --logtostderr --solver="$work/solver.prototxt" --cpu_replicas="$cpu_replicas" \
-    --world_size="$world_size" --rank="$rank" --rendezvous="redis://127.0.0.1:$port" \
-    --rendezvous_host=127.0.0.1 --run_id="$run_id" --comm_timeout=60 \
-    > "$work/rank$rank.log" 2>&1 &
-  pids+=("$!")
-done
-
-failed=0
-for rank in "${!pids[@]}"; do
-  status=0
-  wait "${pids[$rank]}" || status=$?
-  echo "rank $rank exited with status $status"
-  if [ "$status" -ne 0 ]; then
-    failed=1
-    echo "--- last lines of rank $rank's log:"
-    tail -n 15 "$work/rank$rank.log"
-  fi
-done
-pids=()
-echo "--- rank 0:"
-{ grep -E 'Iteration [0-9]+, loss' "$work/rank0.log" | tail -n 1
-  grep -E 'Replication:' "$work/rank0.log"; } | sed 's/^.*\] //' || true
-exit "$failed"
+write_solver "$work"
+run_ranks "$work" "redis://127.0.0.1:$port"

@@ -43,6 +43,8 @@ class AccuracyLayer : public Layer {
 #endif
 
  private:
+  /// The tops from the tallies (CPU and GPU count the same way).
+  void WriteAccuracies(int64_t correct, int64_t counted, const std::vector<Blob*>& top);
   int64_t top_k_ = 1;
   bool has_ignore_label_ = false;
   int64_t ignore_label_ = 0;

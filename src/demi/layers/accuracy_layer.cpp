@@ -72,9 +72,14 @@ void AccuracyLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vec
       }
     }
   }
+  WriteAccuracies(correct, counted, top);
+}
+
+void AccuracyLayer::WriteAccuracies(int64_t correct, int64_t counted,
+                                    const std::vector<Blob*>& top) {
   top[0]->mutable_cpu_data()[0] =
       counted == 0 ? 0.0f : static_cast<float>(static_cast<double>(correct) / counted);
-  if (!per_class) return;
+  if (top.size() < 2) return;
   float* class_accuracy = top[1]->mutable_cpu_data();
   for (int64_t c = 0; c < channels_; ++c) {
     const int64_t seen = class_labels_[c];

@@ -79,15 +79,7 @@ void AccuracyLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vec
       class_hits_[value] += hit ? 1 : 0;
     }
   }
-  top[0]->mutable_cpu_data()[0] =
-      counted == 0 ? 0.0f : static_cast<float>(static_cast<double>(correct) / counted);
-  if (!per_class) return;
-  float* class_accuracy = top[1]->mutable_cpu_data();
-  for (int64_t c = 0; c < channels_; ++c) {
-    const int64_t seen = class_labels_[c];
-    class_accuracy[c] =
-        seen == 0 ? 0.0f : static_cast<float>(static_cast<double>(class_hits_[c]) / seen);
-  }
+  WriteAccuracies(correct, counted, top);
 }
 
 void AccuracyLayer::Backward_gpu(const std::vector<Blob*>& top,

@@ -3,6 +3,9 @@
 #ifdef USE_CUDNN
 
 #include <limits>
+#include <map>
+#include <memory>
+#include <vector>
 
 #include "demi/util/cudnn.hpp"
 
@@ -36,13 +39,28 @@ class Activation {
   cudnnActivationDescriptor_t desc_ = nullptr;
 };
 
+/// This thread's descriptor for `mode` (made once, not per call: these run
+/// every iteration).
+const Activation& ActivationFor(cudnnActivationMode_t mode) {
+  thread_local std::map<cudnnActivationMode_t, std::unique_ptr<Activation>> by_mode;
+  std::unique_ptr<Activation>& activation = by_mode[mode];
+  if (!activation) activation = std::make_unique<Activation>(mode);
+  return *activation;
+}
+
+/// This thread's tensor descriptor, reset to `shape` by each call.
+const CudnnTensor& TensorFor(const std::vector<int64_t>& shape) {
+  thread_local CudnnTensor tensor;
+  tensor.Set(shape);
+  return tensor;
+}
+
 }  // namespace
 
 void CudnnActivationForward(cudnnActivationMode_t mode, int64_t count, const float* x, float* y) {
-  const Activation activation(mode);
+  const Activation& activation = ActivationFor(mode);
   InChunks(count, [&](int64_t offset, int64_t n) {
-    CudnnTensor tensor;
-    tensor.Set({n});
+    const CudnnTensor& tensor = TensorFor({n});
     DEMI_CUDNN_CHECK(cudnnActivationForward(CudnnHandle(), activation.get(), CudnnScale::One(),
                                             tensor.get(), x + offset, CudnnScale::Zero(),
                                             tensor.get(), y + offset));
@@ -51,10 +69,9 @@ void CudnnActivationForward(cudnnActivationMode_t mode, int64_t count, const flo
 
 void CudnnActivationBackward(cudnnActivationMode_t mode, int64_t count, const float* y,
                              const float* dy, float* dx) {
-  const Activation activation(mode);
+  const Activation& activation = ActivationFor(mode);
   InChunks(count, [&](int64_t offset, int64_t n) {
-    CudnnTensor tensor;
-    tensor.Set({n});
+    const CudnnTensor& tensor = TensorFor({n});
     // x is given as y: the derivatives depend on y only (for ReLU, y > 0
     // exactly where x > 0), so in-place layers work.
     DEMI_CUDNN_CHECK(cudnnActivationBackward(
@@ -64,8 +81,7 @@ void CudnnActivationBackward(cudnnActivationMode_t mode, int64_t count, const fl
 }
 
 void CudnnSoftmaxForward(int64_t outer, int64_t channels, int64_t inner, const float* x, float* y) {
-  CudnnTensor tensor;
-  tensor.Set({outer, channels, inner, 1});
+  const CudnnTensor& tensor = TensorFor({outer, channels, inner, 1});
   DEMI_CUDNN_CHECK(cudnnSoftmaxForward(CudnnHandle(), CUDNN_SOFTMAX_ACCURATE,
                                        CUDNN_SOFTMAX_MODE_CHANNEL, CudnnScale::One(), tensor.get(),
                                        x, CudnnScale::Zero(), tensor.get(), y));
@@ -73,8 +89,7 @@ void CudnnSoftmaxForward(int64_t outer, int64_t channels, int64_t inner, const f
 
 void CudnnSoftmaxBackward(int64_t outer, int64_t channels, int64_t inner, const float* y,
                           const float* dy, float* dx) {
-  CudnnTensor tensor;
-  tensor.Set({outer, channels, inner, 1});
+  const CudnnTensor& tensor = TensorFor({outer, channels, inner, 1});
   DEMI_CUDNN_CHECK(cudnnSoftmaxBackward(CudnnHandle(), CUDNN_SOFTMAX_ACCURATE,
                                         CUDNN_SOFTMAX_MODE_CHANNEL, CudnnScale::One(), tensor.get(),
                                         y, tensor.get(), dy, CudnnScale::Zero(), tensor.get(), dx));

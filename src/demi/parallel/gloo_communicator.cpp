@@ -157,6 +157,23 @@ class TimedStore : public gloo::rendezvous::Store {
 };
 
 std::string JoinedKey(int rank) { return StrCat("joined/", rank); }
+std::string ConnectedKey(int rank) { return StrCat("connected/", rank); }
+
+/// Waits until `prefix`<rank> is in the store for every rank; throws
+/// CommError(message(missing ranks)) at the timeout.
+template <typename Message>
+void WaitForEveryRank(TimedStore& store, const std::string& prefix, int world, Millis timeout,
+                      Message message) {
+  Keys all;
+  for (int i = 0; i < world; ++i) all.push_back(StrCat(prefix, i));
+  const Keys missing = store.WaitFor(all, timeout);
+  if (missing.empty()) return;
+  std::string ranks;
+  for (const std::string& key : missing) {
+    ranks += (ranks.empty() ? "" : ", ") + key.substr(prefix.size());
+  }
+  throw CommError(message(ranks));
+}
 
 }  // namespace
 
@@ -232,19 +249,12 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     }
     const std::string me = StrCat(host, " pid ", getpid());
     s.store->set(JoinedKey(rank), std::vector<char>(me.begin(), me.end()));
-    Keys all;
-    for (int i = 0; i < world; ++i) all.push_back(JoinedKey(i));
-    const Keys missing = s.store->WaitFor(all, s.timeout);
-    if (!missing.empty()) {
-      std::string ranks;
-      for (const std::string& key : missing) {
-        ranks += (ranks.empty() ? "" : ", ") + key.substr(key.find('/') + 1);
-      }
-      throw CommError(StrCat(who, " waited ", options.timeout_seconds, " s for rank(s) ", ranks,
-                             " to join; check that every rank was started with the same "
-                             "--rendezvous, --run_id and --world_size ",
-                             kTimeoutHint));
-    }
+    WaitForEveryRank(*s.store, "joined/", world, s.timeout, [&](const std::string& ranks) {
+      return StrCat(who, " waited ", options.timeout_seconds, " s for rank(s) ", ranks,
+                    " to join; check that every rank was started with the same "
+                    "--rendezvous, --run_id and --world_size ",
+                    kTimeoutHint);
+    });
   } catch (const CommError&) {
     throw;
   } catch (const std::exception& e) {
@@ -267,6 +277,20 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
         StrCat(who, ": connecting to the other ranks failed: ", e.what(),
                "; a peer may have exited, or its --rendezvous_host may not be reachable from here ",
                kTimeoutHint));
+  }
+  // A rank's side of the mesh can be complete while a peer is still
+  // handshaking; returning (and maybe exiting) then would close the peer's
+  // half-made pair under it. So every rank waits until all are connected.
+  try {
+    s.store->set(ConnectedKey(rank), std::vector<char>{1});
+    WaitForEveryRank(*s.store, "connected/", world, s.timeout, [&](const std::string& ranks) {
+      return StrCat(who, " waited ", options.timeout_seconds, " s for rank(s) ", ranks,
+                    " to finish connecting ", kTimeoutHint);
+    });
+  } catch (const CommError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CommError(StrCat(who, ": the store failed: ", e.what()));
   }
 }
 
