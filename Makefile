@@ -87,7 +87,7 @@ $(DEPS_STAMP): scripts/install_deps.sh
 	@bash scripts/install_deps.sh
 	@mkdir -p $(@D) && touch $@
 
-.PHONY: all lib tools test runtest lint demo bench clean deps
+.PHONY: all lib tools test runtest lint tidy_cuda demo bench clean deps
 all: lib tools test
 deps: $(DEPS_STAMP)
 lib: $(STATIC_LIB) $(SHARED_LIB)
@@ -142,6 +142,10 @@ lint:
 	  grep -E '\.(cpp|hpp|cu)$$' | sort -u | while read f; do [ -f "$$f" ] && echo "$$f"; done); \
 	if [ -z "$$files" ]; then echo "lint: no changed C++ sources"; exit 0; fi; \
 	clang-format --dry-run -Werror $$files && echo "lint: clean"
+
+# clang-tidy over the CUDA sources, parsed by clang (needs clang-tidy-19 or newer).
+tidy_cuda: lib
+	scripts/tidy_cuda.sh $(BUILD_DIR)
 
 demo: tools
 	bash examples/demo.sh

@@ -215,6 +215,48 @@ TEST(TrainToolTest, GpuWithoutADeviceFailsClearly) {
   EXPECT_EQ(query.status, 0) << query.output;
   EXPECT_TRUE(Contains(query.output, "No CUDA device is available")) << query.output;
   EXPECT_EQ(Tool("device_query", "--gpu=0").status, 1);
+  // The one-net tools refuse the same way, before building anything.
+  const std::string model = "--model=models/lenet/lenet_dummy.prototxt --gpu=0";
+  for (const char* tool : {"memory", "time", "test"}) {
+    const Result one = Tool(tool, model + (std::string(tool) == "test" ? " --weights=x" : ""));
+    EXPECT_EQ(one.status, 1) << tool << ":\n" << one.output;
+    EXPECT_TRUE(Contains(one.output, "--gpu=0 was given but no CUDA device is available"))
+        << tool << ":\n"
+        << one.output;
+  }
+}
+
+TEST(MemoryToolTest, ReportsEveryStrategyForBothPhases) {
+  const Result run = Tool("memory", "--model=models/lenet/lenet_dummy.prototxt --batch=32");
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(Contains(run.output, "net LeNet (TRAIN, batch 32)")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "net LeNet (TEST, batch 32)")) << run.output;
+  const std::vector<double> none = Numbers(run.output, R"(NONE\s+([\d.]+) MiB)");
+  const std::vector<double> arena = Numbers(run.output, R"(ARENA\s+([\d.]+) MiB)");
+  const std::vector<double> bound = Numbers(run.output, R"(lower bound\s+([\d.]+) MiB)");
+  ASSERT_EQ(none.size(), 2u);
+  ASSERT_EQ(arena.size(), 2u);
+  ASSERT_EQ(bound.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_LE(bound[i], arena[i]);
+    EXPECT_LT(arena[i], none[i]);
+  }
+}
+
+TEST(GpuMemoryToolTest, ReportsDeviceBytesAfterOneStep) {
+  if (DeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const Result run =
+      Tool("memory", "--model=models/lenet/lenet_dummy.prototxt --phase=TRAIN --gpu=0");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const std::vector<double> planned = Numbers(run.output, R"(planned arena ([\d.]+) MiB)");
+  const std::vector<double> held = Numbers(run.output, R"(held by Demitasse ([\d.]+) MiB)");
+  const std::vector<double> peak = Numbers(run.output, R"(\(peak ([\d.]+) MiB)");
+  ASSERT_EQ(planned.size(), 1u) << run.output;
+  ASSERT_EQ(held.size(), 1u) << run.output;
+  ASSERT_EQ(peak.size(), 1u) << run.output;
+  EXPECT_GT(planned[0], 0);
+  EXPECT_GE(held[0], planned[0]);  // the arena plus params, gradients and inputs
+  EXPECT_GE(peak[0], held[0]);
 }
 
 TEST(TestToolTest, ScoresATrainedModel) {

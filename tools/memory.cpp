@@ -2,6 +2,7 @@
 // take under each planning strategy, and finds the largest batch that fits:
 //   build/tools/memory --model=models/lenet/lenet_dummy.prototxt [--batch=32] [--phase=TRAIN]
 //   build/tools/memory --solver=solver.prototxt --fit=16GiB [--json] [--timeline=plan.svg]
+//   build/tools/memory --model=net.prototxt --gpu=0   (also device bytes after one step)
 #include <gflags/gflags.h>
 
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "demi/net.hpp"
 #include "demi/util/batch_size.hpp"
 #include "demi/util/cli.hpp"
+#include "demi/util/device.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
@@ -25,6 +27,9 @@ DEFINE_string(fit, "",
 DEFINE_string(strategy, "ARENA", "Strategy used by --fit: NONE, SLOTS or ARENA.");
 DEFINE_string(timeline, "", "Write an SVG chart of live bytes over the schedule to this file.");
 DEFINE_bool(json, false, "Print one JSON object per net per line instead of tables.");
+DEFINE_string(gpu, "",
+              "Also build the first net on this GPU as planned, run one forward (and "
+              "backward for TRAIN) pass and report device bytes: planned, held, peak, in use.");
 DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
 
@@ -165,7 +170,22 @@ int FitBatch(const NetSpec& train, int history) {
   return 0;
 }
 
+/// Device bytes of `spec` built on the --gpu device with its own strategy,
+/// after one training (or scoring) step: what the planner promised against
+/// what the device holds.
+void ReportDeviceMemory(const NetSpec& spec, const demi::Context& context) {
+  demi::NetParameter param = spec.param;
+  if (FLAGS_batch > 0) demi::SetBatchSize(&param, FLAGS_batch);
+  demi::Net net(param, context);
+  net.Forward();
+  if (param.state().phase() == demi::TRAIN) net.Backward();
+  demi::SynchronizeDevice();
+  std::cout << demi::DeviceMemoryLine(net, context.device_id) << "\n";
+}
+
 int Run() {
+  // A bad --gpu fails before any net is built.
+  const demi::Context context = demi::ContextForGpuFlag(FLAGS_gpu);
   int history = 1;
   std::vector<NetSpec> nets = CollectNets(&history);
   if (!FLAGS_fit.empty()) return FitBatch(nets.front(), history);
@@ -179,6 +199,7 @@ int Run() {
     demi::WriteFileAtomically(FLAGS_timeline, demi::MemoryTimelineSvg(reports));
     std::cerr << "Wrote " << FLAGS_timeline << "\n";
   }
+  if (context.device == demi::Device::kGPU) ReportDeviceMemory(nets.front(), context);
   return 0;
 }
 
@@ -186,9 +207,10 @@ int Run() {
 
 int main(int argc, char** argv) {
   FLAGS_minloglevel = google::WARNING;
-  return demi::RunTool(argc, argv,
-                       "Report a net's planned memory.\n"
-                       "Usage: memory --model=net.prototxt | --solver=solver.prototxt "
-                       "[--phase] [--batch=N] [--fit=16GiB] [--json] [--timeline=plan.svg]",
-                       Run);
+  return demi::RunTool(
+      argc, argv,
+      "Report a net's planned memory.\n"
+      "Usage: memory --model=net.prototxt | --solver=solver.prototxt "
+      "[--phase] [--batch=N] [--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0]",
+      Run);
 }

@@ -22,13 +22,7 @@ int Test() {
   DEMI_CHECK(!FLAGS_model.empty(), "--model is required: the net prototxt to score");
   DEMI_CHECK(!FLAGS_weights.empty(), "--weights is required: the .caffemodel to score");
   DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive, got ", FLAGS_iterations);
-  const std::vector<int> gpus = demi::ParseGpuFlag(FLAGS_gpu);
-  DEMI_CHECK(gpus.size() <= 1, "--gpu names ", gpus.size(), " devices; give one");
-  demi::Context context;
-  if (!gpus.empty()) {
-    context.device = demi::Device::kGPU;
-    context.device_id = gpus[0];
-  }
+  const demi::Context context = demi::ContextForGpuFlag(FLAGS_gpu);
   demi::Net net(FLAGS_model, demi::TEST, FLAGS_level, demi::SplitList(FLAGS_stage), context);
   for (const std::string& path : demi::SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(path);
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";

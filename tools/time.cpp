@@ -16,7 +16,7 @@ DEFINE_int32(iterations, 50, "Number of forward-backward iterations to time.");
 DEFINE_string(phase, "TRAIN", "Net phase: TRAIN (forward and backward) or TEST (forward only).");
 DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
-DEFINE_string(gpu, "", "GPU ids to use (none: CPU).");
+DEFINE_string(gpu, "", "GPU id to time on (none: CPU).");
 DEFINE_string(memory_optimization, "", "Override the net's memory planning: NONE, SLOTS or ARENA.");
 DEFINE_int64(batch, 0, "Override the batch size of every input layer (0: as written).");
 
@@ -32,8 +32,7 @@ int TimeNet() {
   DEMI_CHECK(!FLAGS_model.empty(), "--model is required");
   DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive");
   DEMI_CHECK(FLAGS_phase == "TRAIN" || FLAGS_phase == "TEST", "--phase must be TRAIN or TEST");
-  demi::Context context;
-  context.device = demi::ParseGpuFlag(FLAGS_gpu).empty() ? demi::Device::kCPU : demi::Device::kGPU;
+  const demi::Context context = demi::ContextForGpuFlag(FLAGS_gpu);
   const demi::Phase phase = FLAGS_phase == "TRAIN" ? demi::TRAIN : demi::TEST;
   demi::NetParameter param;
   demi::ReadNetParamsFromTextFile(FLAGS_model, &param);

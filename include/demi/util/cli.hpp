@@ -16,6 +16,10 @@ std::vector<std::string> SplitList(const std::string& text, char separator = ','
 /// machine without a CUDA device throws an Error saying so.
 std::vector<int> ParseGpuFlag(const std::string& gpu);
 
+/// The context for a tool that runs one net: the CPU for "", else the one
+/// device --gpu names (made current). More than one device throws an Error.
+Context ContextForGpuFlag(const std::string& gpu);
+
 /// Runs a tool's body: initializes glog and gflags, catches demi::Error
 /// (logged as one clear line) and returns the process exit code.
 int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body);

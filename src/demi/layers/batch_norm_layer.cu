@@ -27,7 +27,7 @@ __global__ void BatchStatsKernel(const float* x, BnShape s, float fraction, floa
   for (int64_t c = blockIdx.x; c < s.channels; c += gridDim.x) {
     double sum = 0;
     for (int64_t j = threadIdx.x; j < m; j += blockDim.x) sum += x[At(j, c, s.channels, s.spatial)];
-    const double mu = m > 0 ? BlockSum(sum, shared) / m : 0.0;
+    const double mu = m > 0 ? BlockSum(sum, shared) / static_cast<double>(m) : 0.0;
     double sumsq = 0;
     for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
       const double d = x[At(j, c, s.channels, s.spatial)] - mu;
@@ -35,7 +35,7 @@ __global__ void BatchStatsKernel(const float* x, BnShape s, float fraction, floa
     }
     const double total = BlockSum(sumsq, shared);
     if (threadIdx.x == 0) {
-      const float var = m > 0 ? static_cast<float>(total / m) : 0.0f;
+      const float var = m > 0 ? static_cast<float>(total / static_cast<double>(m)) : 0.0f;
       mean[c] = static_cast<float>(mu);
       mean_sum[c] = mean[c] + fraction * mean_sum[c];
       var_sum[c] = correction * var + fraction * var_sum[c];
@@ -84,8 +84,8 @@ __global__ void BatchDiffKernel(const float* y, const float* dy, const float* in
       sum_dy += dy[at];
       sum_dy_y += static_cast<double>(dy[at]) * y[at];
     }
-    const float mean_dy = static_cast<float>(BlockSum(sum_dy, shared) / m);
-    const float mean_dy_y = static_cast<float>(BlockSum(sum_dy_y, shared) / m);
+    const float mean_dy = static_cast<float>(BlockSum(sum_dy, shared) / static_cast<double>(m));
+    const float mean_dy_y = static_cast<float>(BlockSum(sum_dy_y, shared) / static_cast<double>(m));
     for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
       const int64_t at = At(j, c, s.channels, s.spatial);
       dx[at] = inv_std[c] * (dy[at] - mean_dy - y[at] * mean_dy_y);

@@ -64,7 +64,8 @@ void ContrastiveLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
     CheckLaunch("ContrastivePairKernel");
     loss = GpuAsum(num_, pair_loss_.gpu_data());  // every term is >= 0
   }
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / std::max<int64_t>(num_, 1) / 2.0);
+  top[0]->mutable_cpu_data()[0] =
+      static_cast<float>(loss / static_cast<double>(std::max<int64_t>(num_, 1)) / 2.0);
 }
 
 void ContrastiveLossLayer::Backward_gpu(const std::vector<Blob*>& top,

@@ -23,7 +23,8 @@ void EuclideanLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
   float* diff = diff_.mutable_gpu_data();
   GpuSub(count, bottom[0]->gpu_data(), bottom[1]->gpu_data(), diff);
   const double sumsq = GpuDot(count, diff, diff);  // cuBLAS: a fixed order
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(sumsq / bottom[0]->shape(0) / 2.0);
+  top[0]->mutable_cpu_data()[0] =
+      static_cast<float>(sumsq / static_cast<double>(bottom[0]->shape(0)) / 2.0);
 }
 
 void EuclideanLossLayer::Backward_gpu(const std::vector<Blob*>& top,

@@ -72,7 +72,7 @@ __global__ void AvePoolForwardKernel(int64_t n, const float* x, PoolShape s, flo
     for (int64_t h = hlo; h < hhi; ++h) {
       for (int64_t w = wlo; w < whi; ++w) sum += x_p[h * s.width + w];
     }
-    y[out] = static_cast<float>(sum / ((he - hb) * (we - wb)));
+    y[out] = static_cast<float>(sum / static_cast<double>((he - hb) * (we - wb)));
   }
 }
 

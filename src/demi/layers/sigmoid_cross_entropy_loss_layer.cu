@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "demi/layers/sigmoid_cross_entropy_loss_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math_gpu.hpp"
@@ -51,7 +53,7 @@ void SigmoidCrossEntropyLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
     CheckLaunch("SigmoidCrossEntropyKernel");
     // A dot with the 0/1 flags: terms may be negative for targets outside [0, 1].
     loss = GpuDot(count, loss_terms, counted);
-    valid = static_cast<int64_t>(GpuAsum(count, counted) + 0.5);
+    valid = std::llround(GpuAsum(count, counted));
   }
   const int64_t outer = bottom[0]->shape(0);
   normalizer_ = Normalizer(normalization_, outer, outer > 0 ? count / outer : 0, valid);

@@ -43,6 +43,19 @@ std::vector<int> ParseGpuFlag(const std::string& gpu) {
   return ids;
 }
 
+Context ContextForGpuFlag(const std::string& gpu) {
+  const std::vector<int> ids = ParseGpuFlag(gpu);
+  DEMI_CHECK(ids.size() <= 1, "--gpu=", gpu, " names ", ids.size(),
+             " devices; this tool runs on one");
+  Context context;
+  if (!ids.empty()) {
+    context.device = Device::kGPU;
+    context.device_id = ids[0];
+    SetCurrentDevice(ids[0]);
+  }
+  return context;
+}
+
 int RunToolWithArgs(int argc, char** argv, const std::string& usage,
                     const std::function<int(const std::vector<std::string>&)>& body) {
   FLAGS_alsologtostderr = true;
