@@ -5,7 +5,8 @@
 #   1 replica (OpenBLAS on every core, then on 1 thread),
 #   2 CPU replicas in one process (--cpu_replicas=2),
 #   2 processes of 1 replica each (--world_size=2, file rendezvous on loopback),
-#   and, for LeNet only, 2 CPU replicas with OpenBLAS's default thread count.
+#   and, for LeNet only, 2 CPU replicas with OPENBLAS_NUM_THREADS unset, so
+#   that train's own cap (cores / replicas threads each) applies.
 # The per-replica batch is fixed, so the global batch grows with the replicas.
 # Throughput comes from rank 0's "Speed:" lines, skipping the first display
 # interval (warm-up). Prints a markdown table and writes bench/results/scaling.md.
@@ -121,7 +122,7 @@ run() {
   log="$work/$name.$mode.$threads.log"
   local solver="$work/${name}_solver.prototxt"
   unset OPENBLAS_NUM_THREADS
-  [ "$threads" = default ] || export OPENBLAS_NUM_THREADS="$threads"
+  [ "$threads" = unset ] || export OPENBLAS_NUM_THREADS="$threads"
   case "$mode" in
     single) "$train" --logtostderr --solver="$solver" > "$log" 2>&1 ;;
     threads) "$train" --logtostderr --solver="$solver" --cpu_replicas="$replicas" > "$log" 2>&1 ;;
@@ -170,7 +171,7 @@ for name in lenet resnet18; do
   run "$name" "2 processes (--world_size=2)" 2 1 processes
   run "$name" "ceiling: 2 unrelated 1-replica runs at once" 2 1 independent
 done
-run lenet "2 CPU replicas, OpenBLAS default threads" 2 default threads
+run lenet "2 CPU replicas, OPENBLAS_NUM_THREADS unset (train's cap)" 2 unset threads
 
 {
   echo "# Data-parallel scaling on the CPU (\`bench/scaling.sh\`)"
@@ -189,8 +190,9 @@ run lenet "2 CPU replicas, OpenBLAS default threads" 2 default threads
   printf '%s\n' "${rows[@]}"
   echo
   echo "- *vs 1 replica on all cores*: images/s over those of one replica with OpenBLAS on all"
-  echo "  $cores cores. That replica already uses the whole machine, so replication can at best"
-  echo "  match it here; it pays off where each replica has cores (or a host) of its own."
+  echo "  $cores cores. Where OpenBLAS threads speed one replica up little (small GEMMs), replicas"
+  echo "  of one core each beat it; otherwise replication pays off where each replica has cores"
+  echo "  (or a host) of its own."
   echo "- *scaling efficiency*: images/s over (replicas x images/s of one replica on 1 OpenBLAS"
   echo "  thread), i.e. how close N replicas on N cores come to N times one replica on one core."
   echo "- *ceiling*: two independent single-replica trainings side by side, no communication;"

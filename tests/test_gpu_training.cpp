@@ -81,6 +81,7 @@ TEST(GpuNcclTest, SumsAndBroadcastsDeviceAndHostBuffers) {
     });
   }
   for (auto& thread : threads) thread.join();
+  NcclCommunicator::FinalizeClique({clique[0].get(), clique[1].get()});
   for (int r = 0; r < 2; ++r) {
     for (int64_t i = 0; i < n; ++i) {
       ASSERT_EQ(results[r][i], static_cast<float>(3 * i)) << r << " " << i;

@@ -35,6 +35,12 @@ class NcclCommunicator : public Communicator {
   static std::vector<std::unique_ptr<NcclCommunicator>> CreateClique(
       const std::vector<int>& devices, int process_rank, int world_size, GlooCommunicator* store,
       std::chrono::milliseconds timeout);
+  /// Ends a clique cleanly before its members are destroyed: flushes and
+  /// finalizes all of them together (finalizing is collective among the
+  /// members, so destroying them one after another from one thread would
+  /// deadlock). Members not finalized this way (a broken clique, a timeout)
+  /// are aborted when destroyed.
+  static void FinalizeClique(const std::vector<NcclCommunicator*>& members);
   ~NcclCommunicator() override;
 
   int rank() const override { return rank_; }
@@ -61,6 +67,7 @@ class NcclCommunicator : public Communicator {
   void* staging_ = nullptr;
   size_t staging_bytes_ = 0;
   bool broken_ = false;
+  bool finalized_ = false;
 };
 
 }  // namespace demi

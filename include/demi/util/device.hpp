@@ -14,8 +14,8 @@ void* HostMalloc(size_t bytes);
 void HostFree(void* ptr);
 
 /// Page-locked host memory (data-layer prefetch buffers), so copies to the
-/// device run asynchronously at full speed; plain HostMalloc on CPU_ONLY
-/// builds and where no device exists.
+/// device run asynchronously at full speed, when the calling thread has made
+/// a device current (SetCurrentDevice); plain HostMalloc otherwise.
 void* PinnedHostMalloc(size_t bytes);
 void PinnedHostFree(void* ptr);
 

@@ -67,6 +67,16 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
   s.image.Set(reverse_dimensions() ? top_shape : bottom.shape());
   s.output.Set(reverse_dimensions() ? bottom.shape() : top_shape);
 
+  s.ready = false;
+  s.workspace.Reshape(std::vector<int64_t>{0});
+  if (bottom.count() == 0) return;  // cuDNN takes no empty tensors; CAFFE handles them
+  auto use_caffe_engine = [&](size_t needed) {
+    LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no deterministic FP32 "
+                 << "cuDNN algorithm within " << (context_.cudnn_workspace_bytes >> 20)
+                 << " MiB of workspace for bottom shape " << bottom.shape_string()
+                 << (needed > 0 ? StrCat(" (needs ", needed >> 20, " MiB)") : std::string())
+                 << "; using the CAFFE engine";
+  };
   cudnnHandle_t handle = CudnnHandle();
   const size_t budget = context_.cudnn_workspace_bytes;
   int count = 0;
@@ -86,11 +96,7 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, backward_filter));
   s.ready = s.ready && PickAlgorithm(backward_filter, count, budget, &s.backward_filter_algo);
   if (!s.ready) {
-    LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no deterministic FP32 "
-                 << "cuDNN algorithm within " << (budget >> 20)
-                 << " MiB of workspace for bottom shape " << bottom.shape_string()
-                 << "; using the CAFFE engine";
-    s.workspace.Reshape(std::vector<int64_t>{0});
+    use_caffe_engine(0);
     return;
   }
 
@@ -108,6 +114,12 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
       handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(), s.backward_filter_algo,
       &needed));
   bytes = std::max(bytes, needed);
+  // Each candidate fit, but the sizes asked under FMA math can be larger.
+  if (bytes > budget) {
+    s.ready = false;
+    use_caffe_engine(bytes);
+    return;
+  }
   s.workspace.Reshape(
       std::vector<int64_t>{static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float))});
   columns_.Reshape(std::vector<int64_t>{0});  // cuDNN unfolds nothing

@@ -70,6 +70,8 @@ void BaseDataLayer::StopPrefetch() {
 }
 
 void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
+  // On the prefetch thread: pin the batch for this layer's GPU (device.hpp).
+  if (context().device == Device::kGPU) SetCurrentDevice(context().device_id);
   batch->data.resize(batch_size_ * example_size_);
   batch->label.resize(batch_size_);
   batch->indices.resize(batch_size_);

@@ -37,8 +37,9 @@ __global__ void BatchStatsKernel(const float* x, BnShape s, float fraction, floa
     if (threadIdx.x == 0) {
       const float var = m > 0 ? static_cast<float>(total / static_cast<double>(m)) : 0.0f;
       mean[c] = static_cast<float>(mu);
-      mean_sum[c] = mean[c] + fraction * mean_sum[c];
-      var_sum[c] = correction * var + fraction * var_sum[c];
+      // fraction 0 overwrites, as the CPU's Axpby: an old NaN does not survive.
+      mean_sum[c] = fraction == 0.0f ? mean[c] : mean[c] + fraction * mean_sum[c];
+      var_sum[c] = fraction == 0.0f ? correction * var : correction * var + fraction * var_sum[c];
       inv_std[c] = 1.0f / sqrtf(var + eps);
     }
   }

@@ -25,12 +25,14 @@ void BatchNormLayer::CudnnSetUp() {
 }
 
 void BatchNormLayer::CudnnReshape(const Blob& bottom) {
-  cudnn_->data.Set({num_, channels_, spatial_, 1});
+  // cuDNN takes no empty tensors; the CUDA kernels handle those.
+  if (bottom.count() > 0) cudnn_->data.Set({num_, channels_, spatial_, 1});
   cudnn_->scratch.Reshape(std::vector<int64_t>{4 * channels_});
 }
 
 bool BatchNormLayer::CudnnForwardReady() const {
-  return cudnn_ && !use_global_stats_ && num_ * spatial_ > 1 && (!in_place_ || runs_backward());
+  return cudnn_ && !use_global_stats_ && num_ * spatial_ > 1 && channels_ > 0 &&
+         (!in_place_ || runs_backward());
 }
 
 void BatchNormLayer::CudnnForward(const Blob& bottom, Blob* top) {

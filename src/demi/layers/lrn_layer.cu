@@ -82,14 +82,14 @@ __global__ void LrnCrossKernel(int64_t n, const float* x, const float* ratio, Lr
 // launchers
 
 void LRNLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const int64_t n = bottom[0]->count();
+  if (n == 0) return;
 #ifdef USE_CUDNN
   if (cudnn_engine_) {
     CudnnForward(*bottom[0], top[0]);
     return;
   }
 #endif
-  const int64_t n = bottom[0]->count();
-  if (n == 0) return;
   const LrnShape s{channels_, height_, width_, half_, across_};
   LrnForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
       n, bottom[0]->gpu_data(), s, shift_, alpha_over_n_, beta_, scale_.mutable_gpu_data(),
@@ -99,7 +99,7 @@ void LRNLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<B
 
 void LRNLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                             const std::vector<Blob*>& bottom) {
-  if (!propagate_down[0]) return;
+  if (!propagate_down[0] || bottom[0]->count() == 0) return;
 #ifdef USE_CUDNN
   if (cudnn_engine_) {
     CudnnBackward(*top[0], bottom[0]);

@@ -30,7 +30,10 @@ void LRNLayer::CudnnSetUp() {
       cudnnSetLRNDescriptor(cudnn_->lrn, param.local_size(), param.alpha(), beta_, shift_));
 }
 
-void LRNLayer::CudnnReshape(const Blob& bottom) { cudnn_->data.Set(bottom.shape()); }
+void LRNLayer::CudnnReshape(const Blob& bottom) {
+  // cuDNN takes no empty tensors; Forward_gpu and Backward_gpu skip them.
+  if (bottom.count() > 0) cudnn_->data.Set(bottom.shape());
+}
 
 void LRNLayer::CudnnForward(const Blob& bottom, Blob* top) {
   CudnnState& s = *cudnn_;

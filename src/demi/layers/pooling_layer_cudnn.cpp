@@ -35,8 +35,9 @@ void PoolingLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
   // it (CEIL rounding), its edge windows would differ from ours.
   const int64_t span_h = height_ + 2 * pad_h_ - kernel_h_;
   const int64_t span_w = width_ + 2 * pad_w_ - kernel_w_;
-  s.ready = span_h >= 0 && span_w >= 0 && pooled_h_ == span_h / stride_h_ + 1 &&
-            pooled_w_ == span_w / stride_w_ + 1;
+  // cuDNN takes no empty tensors: the CAFFE kernels handle those.
+  s.ready = bottom.count() > 0 && span_h >= 0 && span_w >= 0 &&
+            pooled_h_ == span_h / stride_h_ + 1 && pooled_w_ == span_w / stride_w_ + 1;
   if (!s.ready) return;
   // Within those sizes every window ends inside in + pad, so AVE's divisor
   // is the whole kernel, padding included, as cuDNN counts it.

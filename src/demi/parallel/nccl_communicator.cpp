@@ -30,22 +30,30 @@ bool IsDevicePointer(const void* ptr) {
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
 }
 
-/// Polls until every communicator finished initializing (non-blocking init).
+/// Polls `comm`'s state until it leaves ncclInProgress or `deadline` passes;
+/// returns the state (ncclInProgress on timeout).
+ncclResult_t PollState(ncclComm_t comm, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t queried = ncclCommGetAsyncError(comm, &state);
+    if (queried != ncclSuccess) return queried;
+    if (state != ncclInProgress || std::chrono::steady_clock::now() > deadline) return state;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+/// Waits until every communicator finished initializing (non-blocking
+/// init); on an error or the timeout all are aborted and CommError thrown.
 void WaitForInit(const std::vector<ncclComm_t>& comms, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (ncclComm_t comm : comms) {
-    for (;;) {
-      ncclResult_t state = ncclSuccess;
-      CheckNccl(ncclCommGetAsyncError(comm, &state), "ncclCommGetAsyncError");
-      if (state == ncclSuccess) break;
-      CheckNccl(state, "joining the clique");
-      if (std::chrono::steady_clock::now() > deadline) {
-        for (ncclComm_t c : comms) ncclCommAbort(c);
-        throw CommError(StrCat("nccl: the GPUs did not all join within ", timeout.count() / 1000,
-                               " s (--comm_timeout)"));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    const ncclResult_t state = PollState(comm, deadline);
+    if (state == ncclSuccess) continue;
+    for (ncclComm_t c : comms) ncclCommAbort(c);
+    throw CommError(state == ncclInProgress
+                        ? StrCat("nccl: the GPUs did not all join within ", timeout.count() / 1000,
+                                 " s (--comm_timeout)")
+                        : StrCat("nccl: joining the clique failed: ", ncclGetErrorString(state)));
   }
 }
 
@@ -92,15 +100,45 @@ NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device, int rank, int si
     : comm_(comm), device_(device), rank_(rank), size_(size), timeout_(timeout) {}
 
 NcclCommunicator::~NcclCommunicator() {
-  if (broken_) {
-    ncclCommAbort(comm_);
-  } else {
-    ncclCommDestroy(comm_);
+  if (comm_ != nullptr) {
+    SetDevice(device_);
+    // After FinalizeClique destroying is local; without it, destroying would
+    // wait for the other members (a deadlock when one thread holds them all).
+    if (finalized_) {
+      ncclCommDestroy(comm_);
+    } else {
+      ncclCommAbort(comm_);
+    }
   }
   if (staging_ != nullptr) {
     SetDevice(device_);
     DeviceFree(staging_);
   }
+}
+
+void NcclCommunicator::FinalizeClique(const std::vector<NcclCommunicator*>& members) {
+  for (const NcclCommunicator* member : members) {
+    if (member->broken_ || member->comm_ == nullptr) return;  // abort them all instead
+  }
+  if (members.empty()) return;
+  const auto deadline = std::chrono::steady_clock::now() + members.front()->timeout_;
+  bool ok = ncclGroupStart() == ncclSuccess;
+  for (NcclCommunicator* member : members) {
+    SetDevice(member->device_);
+    const ncclResult_t result = ncclCommFinalize(member->comm_);
+    ok = ok && (result == ncclSuccess || result == ncclInProgress);
+  }
+  const ncclResult_t group = ncclGroupEnd();
+  ok = ok && (group == ncclSuccess || group == ncclInProgress);
+  for (NcclCommunicator* member : members) {
+    ok = ok && PollState(member->comm_, deadline) == ncclSuccess;
+  }
+  if (!ok) {
+    LOG(WARNING) << "nccl: the clique did not finalize within "
+                 << members.front()->timeout_.count() / 1000 << " s; aborting it";
+    return;
+  }
+  for (NcclCommunicator* member : members) member->finalized_ = true;
 }
 
 void* NcclCommunicator::Staging(size_t bytes) {
@@ -115,12 +153,17 @@ void* NcclCommunicator::Staging(size_t bytes) {
 void NcclCommunicator::Wait(const char* operation) {
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   for (;;) {
-    const cudaError_t done = cudaStreamQuery(CudaStream());
-    if (done == cudaSuccess) return;
-    if (done != cudaErrorNotReady) DEMI_CUDA_CHECK(done);
+    // A non-blocking comm may still be enqueueing the collective
+    // (ncclInProgress): until it reports ncclSuccess the stream being idle
+    // means nothing, and no other CUDA or NCCL call may touch it.
     ncclResult_t state = ncclSuccess;
     ncclCommGetAsyncError(comm_, &state);
     const bool failed = state != ncclSuccess && state != ncclInProgress;
+    if (state == ncclSuccess) {
+      const cudaError_t done = cudaStreamQuery(CudaStream());
+      if (done == cudaSuccess) return;
+      if (done != cudaErrorNotReady) DEMI_CUDA_CHECK(done);
+    }
     if (failed || std::chrono::steady_clock::now() > deadline) {
       broken_ = true;
       ncclCommAbort(comm_);

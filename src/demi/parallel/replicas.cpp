@@ -122,6 +122,13 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
 Replicas::~Replicas() {
   syncs_.clear();
   solvers_.clear();
+#ifdef USE_NCCL
+  std::vector<NcclCommunicator*> nccl;
+  for (auto& comm : comms_) {
+    if (auto* member = dynamic_cast<NcclCommunicator*>(comm.get())) nccl.push_back(member);
+  }
+  NcclCommunicator::FinalizeClique(nccl);
+#endif
   if (blas_threads_before_ > 0) SetBlasThreads(blas_threads_before_);
 }
 
@@ -153,6 +160,8 @@ void Replicas::Run(const std::function<void(int replica)>& fn) {
         const Context& context = solvers_[i]->context();
         if (context.device == Device::kGPU) SetCurrentDevice(context.device_id);
         fn(i);
+        // This thread's stream dies with it: its queued work must be done.
+        if (context.device == Device::kGPU) SynchronizeDevice();
       } catch (const std::exception& e) {
         error = std::current_exception();
         group_->Abort(StrCat("replica ", solvers_[i]->context().replica, " failed: ", e.what()));

@@ -51,6 +51,9 @@ std::vector<int64_t> PadTo4(std::vector<int64_t> shape) {
 }  // namespace
 
 cudnnHandle_t CudnnHandle() {
+  // The stream's thread-local holder is made first, so it dies after ours:
+  // cudnnDestroy never runs on a handle whose stream is gone.
+  CudaStream();
   thread_local ThreadCudnnHandles handles;
   return handles.Current();
 }

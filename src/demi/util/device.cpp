@@ -93,12 +93,17 @@ std::unordered_map<void*, bool>& PinnedKinds() {
   static auto* kinds = new std::unordered_map<void*, bool>();
   return *kinds;
 }
+
+/// Whether this thread chose a device (SetCurrentDevice): only then does it
+/// pin, so CPU work on a machine with GPUs makes no CUDA context, and a
+/// prefetch thread pins for its own GPU rather than GPU 0.
+thread_local bool thread_chose_device = false;
 }  // namespace
 
 void* PinnedHostMalloc(size_t bytes) {
   if (bytes == 0) return nullptr;
   void* ptr = nullptr;
-  const bool pinned = DeviceCount() > 0 && cudaMallocHost(&ptr, bytes) == cudaSuccess;
+  const bool pinned = thread_chose_device && cudaMallocHost(&ptr, bytes) == cudaSuccess;
   if (!pinned) {
     cudaGetLastError();
     ptr = HostMalloc(bytes);
@@ -171,7 +176,10 @@ int DeviceCount() {
   return count;
 }
 
-void SetCurrentDevice(int id) { SetDevice(id); }
+void SetCurrentDevice(int id) {
+  SetDevice(id);
+  thread_chose_device = true;
+}
 
 void SynchronizeDevice() { SynchronizeStream(); }
 

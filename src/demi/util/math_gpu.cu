@@ -108,7 +108,12 @@ void GpuAxpy(int64_t n, float alpha, const float* x, float* y) {
 }
 
 void GpuAxpby(int64_t n, float alpha, const float* x, float beta, float* y) {
-  GpuScal(n, beta, y);
+  // As the CPU Axpby: beta 0 overwrites, so a NaN in an unset y never leaks.
+  if (beta == 0.0f) {
+    GpuSet(n, 0.0f, y);
+  } else {
+    GpuScal(n, beta, y);
+  }
   GpuAxpy(n, alpha, x, y);
 }
 
