@@ -7,6 +7,8 @@ namespace demi {
 
 /// @brief What RNN and LSTM share, as in Caffe's RecurrentLayer, computed
 /// directly (loops over time with GEMMs) instead of through an unrolled net.
+/// The CUDA twin runs the same steps: cuBLAS GEMMs and one element-wise
+/// kernel per step, in the CPU's summation order where it sums.
 ///
 /// Bottoms, in order:
 /// - x: T x N x ... (T time steps of N independent streams; each step's
@@ -74,6 +76,27 @@ class RecurrentLayer : public Layer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) override;
+  /// The CUDA twins of RecurrentForward and RecurrentBackward, on gpu_data.
+  virtual void RecurrentForward_gpu(const std::vector<Blob*>& bottom,
+                                    const std::vector<Blob*>& top) = 0;
+  virtual void RecurrentBackward_gpu(const std::vector<Blob*>& top,
+                                     const std::vector<bool>& propagate_down,
+                                     const std::vector<Blob*>& bottom) = 0;
+  /// InitialState and SaveFinalState on device memory.
+  const float* InitialState_gpu(const std::vector<Blob*>& bottom, int s) const;
+  void SaveFinalState_gpu(const std::vector<Blob*>& top, int s, const float* state);
+  /// ScaleRows on device memory.
+  static void GpuScaleRows(int64_t rows, int64_t width, const float* scale, const float* in,
+                           float* out);
+  /// y[r, i] += row[i] for every row of a rows x width y.
+  static void GpuAddToRows(int64_t rows, int64_t width, const float* row, float* y);
+  /// sum[i] += x[r, i] over the rows of a rows x width x, in row order (as the CPU's Axpy loop).
+  static void GpuSumRows(int64_t rows, int64_t width, const float* x, float* sum);
+#endif
 
   int NumExposed() const {
     return layer_param_.recurrent_param().expose_hidden() ? NumStates() : 0;

@@ -1,0 +1,106 @@
+#include "demi/layers/rnn_layer.hpp"
+#include "demi/util/cuda_kernel.cuh"
+#include "demi/util/math_gpu.hpp"
+
+namespace demi {
+
+namespace {
+
+// kernels
+
+__global__ void TanhInPlaceKernel(int64_t n, float* x) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) x[i] = tanhf(x[i]);
+}
+
+/// dx = dy (1 - y^2): the gradient through y = tanh(x). dx may be dy.
+__global__ void TanhGradientKernel(int64_t n, const float* y, const float* dy, float* dx) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+// launchers
+
+void TanhInPlace(int64_t n, float* x) {
+  if (n == 0) return;
+  TanhInPlaceKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, x);
+  CheckLaunch("TanhInPlaceKernel");
+}
+
+void TanhGradient(int64_t n, const float* y, const float* dy, float* dx) {
+  if (n == 0) return;
+  TanhGradientKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, y, dy, dx);
+  CheckLaunch("TanhGradientKernel");
+}
+
+}  // namespace
+
+void RNNLayer::RecurrentForward_gpu(const std::vector<Blob*>& bottom,
+                                    const std::vector<Blob*>& top) {
+  const int64_t step_size = streams_ * hidden_;
+  const float* cont = bottom[1]->gpu_data();
+  const float* w_hh = blobs_[w_h_param_]->gpu_data();
+  float* h = gates_.mutable_gpu_data();  // pre-activations in, h_t out
+  float* conted = step_rows_.mutable_gpu_data();
+  GpuCopy(step_size, InitialState_gpu(bottom, 0), initial_hidden_.mutable_gpu_data());
+  for (int64_t t = 0; t < steps_; ++t) {
+    const float* h_prev = t == 0 ? initial_hidden_.gpu_data() : h + (t - 1) * step_size;
+    float* h_t = h + t * step_size;
+    GpuScaleRows(streams_, hidden_, cont + t * streams_, h_prev, conted);
+    GpuGemm(false, true, streams_, hidden_, hidden_, 1.0f, conted, w_hh, 1.0f, h_t);
+    TanhInPlace(step_size, h_t);
+  }
+  SaveFinalState_gpu(top, 0, h + (steps_ - 1) * step_size);
+
+  const int64_t rows = steps_ * streams_;
+  float* o = top[0]->mutable_gpu_data();
+  GpuGemm(false, true, rows, hidden_, hidden_, 1.0f, h, blobs_[w_h_param_ + 1]->gpu_data(), 0.0f,
+          o);
+  GpuAddToRows(rows, hidden_, blobs_[w_h_param_ + 2]->gpu_data(), o);
+  TanhInPlace(rows * hidden_, o);
+}
+
+void RNNLayer::RecurrentBackward_gpu(const std::vector<Blob*>& top,
+                                     const std::vector<bool>& propagate_down,
+                                     const std::vector<Blob*>& bottom) {
+  const int64_t rows = steps_ * streams_;
+  const int64_t step_size = streams_ * hidden_;
+  const float* h = gates_.gpu_data();
+  const int w_ho = w_h_param_ + 1, b_o = w_h_param_ + 2;
+  // Output: d(W_ho h + b_o) = do (1 - o^2).
+  float* d_pre_o = output_diff_.mutable_gpu_data();
+  TanhGradient(rows * hidden_, top[0]->gpu_data(), top[0]->gpu_diff(), d_pre_o);
+  if (param_propagate_down(w_ho)) {
+    GpuGemm(true, false, hidden_, hidden_, rows, 1.0f, d_pre_o, h, 1.0f,
+            blobs_[w_ho]->mutable_gpu_diff());
+  }
+  if (param_propagate_down(b_o)) {
+    GpuSumRows(rows, hidden_, d_pre_o, blobs_[b_o]->mutable_gpu_diff());
+  }
+  // dh_t from the output, then back through time; dgates_ ends as d(pre-activation).
+  float* dh = dgates_.mutable_gpu_data();
+  GpuGemm(false, false, rows, hidden_, hidden_, 1.0f, d_pre_o, blobs_[w_ho]->gpu_data(), 0.0f, dh);
+  if (expose_hidden_) GpuAxpy(step_size, 1.0f, top[1]->gpu_diff(), dh + (steps_ - 1) * step_size);
+  const float* cont = bottom[1]->gpu_data();
+  const float* w_hh = blobs_[w_h_param_]->gpu_data();
+  float* conted_diff = step_rows_.mutable_gpu_data();
+  const int h0_bottom = first_state_bottom_;
+  for (int64_t t = steps_ - 1; t >= 0; --t) {
+    float* dh_t = dh + t * step_size;
+    TanhGradient(step_size, h + t * step_size, dh_t, dh_t);
+    // h_t depended on cont_t h_{t-1} through W_hh.
+    GpuScaleRows(streams_, hidden_, cont + t * streams_, dh_t, conted_diff);
+    const float* h_prev = t == 0 ? initial_hidden_.gpu_data() : h + (t - 1) * step_size;
+    if (param_propagate_down(w_h_param_)) {
+      GpuGemm(true, false, hidden_, hidden_, streams_, 1.0f, conted_diff, h_prev, 1.0f,
+              blobs_[w_h_param_]->mutable_gpu_diff());
+    }
+    if (t > 0) {
+      GpuGemm(false, false, streams_, hidden_, hidden_, 1.0f, conted_diff, w_hh, 1.0f,
+              dh + (t - 1) * step_size);
+    } else if (expose_hidden_ && propagate_down[h0_bottom]) {
+      GpuGemm(false, false, streams_, hidden_, hidden_, 1.0f, conted_diff, w_hh, 0.0f,
+              bottom[h0_bottom]->mutable_gpu_diff());
+    }
+  }
+}
+
+}  // namespace demi
