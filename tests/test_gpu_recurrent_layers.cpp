@@ -18,15 +18,14 @@ std::string RecurrentText(const std::string& type, int num_output, bool expose_h
                 " bias_filler { type: 'uniform' min: -0.5 max: 0.5 } }");
 }
 
-/// cont (T x N): 0 where stream n starts a sequence, at t = n % T and at
-/// t = 0 unless `continue_at_start`; 1 elsewhere.
+/// cont (T x N): 0 where stream n starts a sequence, at t = n % T, and for
+/// every stream at t = 0 unless `continue_at_start`; 1 elsewhere.
 std::vector<float> Restarts(int64_t steps, int64_t streams, bool continue_at_start) {
   std::vector<float> cont(static_cast<size_t>(steps * streams), 1.0f);
   for (int64_t n = 0; n < streams; ++n) {
-    if (!continue_at_start) cont[static_cast<size_t>(n)] = 0.0f;
     cont[static_cast<size_t>(n % steps * streams + n)] = 0.0f;
+    if (!continue_at_start) cont[static_cast<size_t>(n)] = 0.0f;
   }
-  if (continue_at_start) cont[0] = 1.0f;  // stream 0 keeps its initial state
   return cont;
 }
 

@@ -89,13 +89,6 @@ class RecurrentLayer : public Layer {
   /// InitialState and SaveFinalState on device memory.
   const float* InitialState_gpu(const std::vector<Blob*>& bottom, int s) const;
   void SaveFinalState_gpu(const std::vector<Blob*>& top, int s, const float* state);
-  /// ScaleRows on device memory.
-  static void GpuScaleRows(int64_t rows, int64_t width, const float* scale, const float* in,
-                           float* out);
-  /// y[r, i] += row[i] for every row of a rows x width y.
-  static void GpuAddToRows(int64_t rows, int64_t width, const float* row, float* y);
-  /// sum[i] += x[r, i] over the rows of a rows x width x, in row order (as the CPU's Axpy loop).
-  static void GpuSumRows(int64_t rows, int64_t width, const float* x, float* sum);
 #endif
 
   int NumExposed() const {
@@ -106,9 +99,6 @@ class RecurrentLayer : public Layer {
   const float* InitialState(const std::vector<Blob*>& bottom, int s) const;
   /// Stores state s after the last step: into the exposed top or the carry.
   void SaveFinalState(const std::vector<Blob*>& top, int s, const float* state);
-  /// out[r] = scale[r] * in[r] for `rows` rows of `width` values.
-  static void ScaleRows(int64_t rows, int64_t width, const float* scale, const float* in,
-                        float* out);
 
   int64_t hidden_ = 0;      ///< H = num_output
   int64_t gates_dim_ = 0;   ///< G

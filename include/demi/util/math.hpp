@@ -32,6 +32,18 @@ void Sqr(int64_t n, const float* a, float* y);
 void Exp(int64_t n, const float* a, float* y);
 void Log(int64_t n, const float* a, float* y);
 void Abs(int64_t n, const float* a, float* y);
+void Tanh(int64_t n, const float* a, float* y);
+/// dx = dy (1 - y^2), the gradient through y = tanh(x); dx may be dy.
+void TanhGradient(int64_t n, const float* y, const float* dy, float* dx);
+
+// Row operations on a row-major `rows` x `width` matrix.
+
+/// out[r, i] = scale[r] * in[r, i]; out may be in.
+void ScaleRows(int64_t rows, int64_t width, const float* scale, const float* in, float* out);
+/// y[r, i] += row[i] (a bias added to every row).
+void AddToRows(int64_t rows, int64_t width, const float* row, float* y);
+/// sum[i] += x[r, i] for r = 0, 1, ... in that order (a bias gradient).
+void SumRows(int64_t rows, int64_t width, const float* x, float* sum);
 
 /// Reductions accumulate in double so long sums stay accurate.
 double Dot(int64_t n, const float* x, const float* y);

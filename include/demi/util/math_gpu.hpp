@@ -34,6 +34,12 @@ void GpuExp(int64_t n, const float* a, float* y);
 void GpuLog(int64_t n, const float* a, float* y);
 void GpuAbs(int64_t n, const float* a, float* y);
 void GpuSign(int64_t n, const float* a, float* y);  ///< -1, 0 or 1
+void GpuTanh(int64_t n, const float* a, float* y);
+void GpuTanhGradient(int64_t n, const float* y, const float* dy, float* dx);
+void GpuScaleRows(int64_t rows, int64_t width, const float* scale, const float* in, float* out);
+void GpuAddToRows(int64_t rows, int64_t width, const float* row, float* y);
+/// One thread per column, adding the rows in order: the CPU's sum, bit for bit.
+void GpuSumRows(int64_t rows, int64_t width, const float* x, float* sum);
 
 /// Reductions, accumulated by cuBLAS in float and returned as double.
 double GpuDot(int64_t n, const float* x, const float* y);

@@ -71,8 +71,7 @@ void EmbedLayer::Backward_cpu(const std::vector<Blob*>& top,
     }
   }
   if (bias_term_ && param_propagate_down(1)) {
-    float* db = blobs_[1]->mutable_cpu_diff();
-    for (int64_t i = 0; i < count; ++i) Axpy(num_output_, 1.0f, dy + i * num_output_, db);
+    SumRows(count, num_output_, dy, blobs_[1]->mutable_cpu_diff());
   }
 }
 

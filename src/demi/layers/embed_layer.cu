@@ -4,6 +4,7 @@
 
 #include "demi/layers/embed_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
+#include "demi/util/math_gpu.hpp"
 
 namespace demi {
 
@@ -37,16 +38,6 @@ __global__ void EmbedWeightGradKernel(int64_t n, int64_t num_output, const float
       sum += dy[static_cast<int64_t>(items[t]) * num_output + j];
     }
     *out = sum;
-  }
-}
-
-/// db[j] += dy[i, j] over every position i, in order.
-__global__ void EmbedBiasGradKernel(int64_t num_output, int64_t positions, const float* dy,
-                                    float* db) {
-  for (int64_t j = GridStart(); j < num_output; j += GridStride()) {
-    float sum = db[j];
-    for (int64_t i = 0; i < positions; ++i) sum += dy[i * num_output + j];
-    db[j] = sum;
   }
 }
 
@@ -112,9 +103,7 @@ void EmbedLayer::Backward_gpu(const std::vector<Blob*>& top,
     CheckLaunch("EmbedWeightGradKernel");
   }
   if (bias_term_ && param_propagate_down(1)) {
-    EmbedBiasGradKernel<<<CudaBlocks(num_output_), kCudaThreads, 0, CudaStream()>>>(
-        num_output_, positions, dy, blobs_[1]->mutable_gpu_diff());
-    CheckLaunch("EmbedBiasGradKernel");
+    GpuSumRows(positions, num_output_, dy, blobs_[1]->mutable_gpu_diff());
   }
 }
 

@@ -46,10 +46,7 @@ void InnerProductLayer::Forward_cpu(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
   float* y = top[0]->mutable_cpu_data();
   Gemm(false, !transpose_, m_, n_, k_, 1.0f, bottom[0]->cpu_data(), blobs_[0]->cpu_data(), 0.0f, y);
-  if (bias_term_) {
-    const float* b = blobs_[1]->cpu_data();
-    for (int64_t row = 0; row < m_; ++row) Axpy(n_, 1.0f, b, y + row * n_);
-  }
+  if (bias_term_) AddToRows(m_, n_, blobs_[1]->cpu_data(), y);
 }
 
 void InnerProductLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -65,10 +62,7 @@ void InnerProductLayer::Backward_cpu(const std::vector<Blob*>& top,
       Gemm(true, false, n_, k_, m_, 1.0f, dy, x, 1.0f, dw);  // dW (N x K) += dy^T x
     }
   }
-  if (bias_term_ && param_propagate_down(1)) {
-    float* db = blobs_[1]->mutable_cpu_diff();
-    for (int64_t row = 0; row < m_; ++row) Axpy(n_, 1.0f, dy + row * n_, db);
-  }
+  if (bias_term_ && param_propagate_down(1)) SumRows(m_, n_, dy, blobs_[1]->mutable_cpu_diff());
   if (propagate_down[0]) {
     // dx (M x K) = dy (M x N) W (N x K), or dy W^T when W is stored K x N.
     Gemm(false, transpose_, m_, k_, n_, 1.0f, dy, blobs_[0]->cpu_data(), 0.0f,

@@ -96,27 +96,18 @@ void RecurrentLayer::SaveFinalState(const std::vector<Blob*>& top, int s, const 
   Copy(streams_ * hidden_, state, out);
 }
 
-void RecurrentLayer::ScaleRows(int64_t rows, int64_t width, const float* scale, const float* in,
-                               float* out) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t i = 0; i < width; ++i) out[r * width + i] = scale[r] * in[r * width + i];
-  }
-}
-
 void RecurrentLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t rows = steps_ * streams_;
   float* gates = gates_.mutable_cpu_data();
   // gates = x W_x^T + b (+ x_static W_static^T at every step).
   Gemm(false, true, rows, gates_dim_, input_dim_, 1.0f, bottom[0]->cpu_data(),
        blobs_[0]->cpu_data(), 0.0f, gates);
-  const float* b = blobs_[1]->cpu_data();
-  for (int64_t r = 0; r < rows; ++r) Axpy(gates_dim_, 1.0f, b, gates + r * gates_dim_);
+  AddToRows(rows, gates_dim_, blobs_[1]->cpu_data(), gates);
   if (static_input_) {
     float* projected = step_rows_.mutable_cpu_data();
     Gemm(false, true, streams_, gates_dim_, static_dim_, 1.0f, bottom[2]->cpu_data(),
          blobs_[2]->cpu_data(), 0.0f, projected);
-    const int64_t step_size = streams_ * gates_dim_;
-    for (int64_t t = 0; t < steps_; ++t) Axpy(step_size, 1.0f, projected, gates + t * step_size);
+    AddToRows(steps_, streams_ * gates_dim_, projected, gates);
   }
   RecurrentForward(bottom, top);
 }
@@ -133,10 +124,7 @@ void RecurrentLayer::Backward_cpu(const std::vector<Blob*>& top,
     Gemm(true, false, gates_dim_, input_dim_, rows, 1.0f, dgates, bottom[0]->cpu_data(), 1.0f,
          blobs_[0]->mutable_cpu_diff());
   }
-  if (param_propagate_down(1)) {
-    float* db = blobs_[1]->mutable_cpu_diff();
-    for (int64_t r = 0; r < rows; ++r) Axpy(gates_dim_, 1.0f, dgates + r * gates_dim_, db);
-  }
+  if (param_propagate_down(1)) SumRows(rows, gates_dim_, dgates, blobs_[1]->mutable_cpu_diff());
   if (propagate_down[0]) {
     Gemm(false, false, rows, input_dim_, gates_dim_, 1.0f, dgates, blobs_[0]->cpu_data(), 0.0f,
          bottom[0]->mutable_cpu_diff());
@@ -146,7 +134,7 @@ void RecurrentLayer::Backward_cpu(const std::vector<Blob*>& top,
     float* summed = step_rows_.mutable_cpu_data();
     const int64_t step_size = streams_ * gates_dim_;
     Copy(step_size, dgates, summed);
-    for (int64_t t = 1; t < steps_; ++t) Axpy(step_size, 1.0f, dgates + t * step_size, summed);
+    SumRows(steps_ - 1, step_size, dgates + step_size, summed);
     if (param_propagate_down(2)) {
       Gemm(true, false, gates_dim_, static_dim_, streams_, 1.0f, summed, bottom[2]->cpu_data(),
            1.0f, blobs_[2]->mutable_cpu_diff());

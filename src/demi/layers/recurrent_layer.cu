@@ -1,56 +1,9 @@
 #include "demi/layers/recurrent_layer.hpp"
-#include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math_gpu.hpp"
 
 namespace demi {
 
-namespace {
-
-// kernels
-
-__global__ void ScaleRowsKernel(int64_t count, int64_t width, const float* scale, const float* in,
-                                float* out) {
-  for (int64_t i = GridStart(); i < count; i += GridStride()) out[i] = scale[i / width] * in[i];
-}
-
-__global__ void AddToRowsKernel(int64_t count, int64_t width, const float* row, float* y) {
-  for (int64_t i = GridStart(); i < count; i += GridStride()) y[i] += row[i % width];
-}
-
-/// One thread per column, adding the rows in order so the sum matches the CPU's.
-__global__ void SumRowsKernel(int64_t rows, int64_t width, const float* x, float* sum) {
-  for (int64_t i = GridStart(); i < width; i += GridStride()) {
-    float total = sum[i];
-    for (int64_t r = 0; r < rows; ++r) total += x[r * width + i];
-    sum[i] = total;
-  }
-}
-
-}  // namespace
-
-// launchers
-
-void RecurrentLayer::GpuScaleRows(int64_t rows, int64_t width, const float* scale, const float* in,
-                                  float* out) {
-  const int64_t count = rows * width;
-  if (count == 0) return;
-  ScaleRowsKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(count, width, scale, in,
-                                                                        out);
-  CheckLaunch("ScaleRowsKernel");
-}
-
-void RecurrentLayer::GpuAddToRows(int64_t rows, int64_t width, const float* row, float* y) {
-  const int64_t count = rows * width;
-  if (count == 0) return;
-  AddToRowsKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(count, width, row, y);
-  CheckLaunch("AddToRowsKernel");
-}
-
-void RecurrentLayer::GpuSumRows(int64_t rows, int64_t width, const float* x, float* sum) {
-  if (width == 0) return;
-  SumRowsKernel<<<CudaBlocks(width), kCudaThreads, 0, CudaStream()>>>(rows, width, x, sum);
-  CheckLaunch("SumRowsKernel");
-}
+// launchers (the row kernels are util/math_gpu.cu's)
 
 const float* RecurrentLayer::InitialState_gpu(const std::vector<Blob*>& bottom, int s) const {
   return expose_hidden_ ? bottom[first_state_bottom_ + s]->gpu_data() : carried_[s].gpu_data();
@@ -98,8 +51,8 @@ void RecurrentLayer::Backward_gpu(const std::vector<Blob*>& top,
     // x_static feeds every step: its projection's gradient is the sum over t.
     float* summed = step_rows_.mutable_gpu_data();
     const int64_t step_size = streams_ * gates_dim_;
-    GpuSet(step_size, 0.0f, summed);
-    GpuSumRows(steps_, step_size, dgates, summed);
+    GpuCopy(step_size, dgates, summed);
+    GpuSumRows(steps_ - 1, step_size, dgates + step_size, summed);
     if (param_propagate_down(2)) {
       GpuGemm(true, false, gates_dim_, static_dim_, streams_, 1.0f, summed, bottom[2]->gpu_data(),
               1.0f, blobs_[2]->mutable_gpu_diff());

@@ -1,7 +1,5 @@
 #include "demi/layers/rnn_layer.hpp"
 
-#include <cmath>
-
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
 
@@ -31,16 +29,15 @@ void RNNLayer::RecurrentForward(const std::vector<Blob*>& bottom, const std::vec
     float* h_t = h + t * step_size;
     ScaleRows(streams_, hidden_, cont + t * streams_, h_prev, conted);
     Gemm(false, true, streams_, hidden_, hidden_, 1.0f, conted, w_hh, 1.0f, h_t);
-    for (int64_t i = 0; i < step_size; ++i) h_t[i] = std::tanh(h_t[i]);
+    Tanh(step_size, h_t, h_t);
   }
   SaveFinalState(top, 0, h + (steps_ - 1) * step_size);
 
   const int64_t rows = steps_ * streams_;
   float* o = top[0]->mutable_cpu_data();
   Gemm(false, true, rows, hidden_, hidden_, 1.0f, h, blobs_[w_h_param_ + 1]->cpu_data(), 0.0f, o);
-  const float* b_o = blobs_[w_h_param_ + 2]->cpu_data();
-  for (int64_t r = 0; r < rows; ++r) Axpy(hidden_, 1.0f, b_o, o + r * hidden_);
-  for (int64_t i = 0; i < rows * hidden_; ++i) o[i] = std::tanh(o[i]);
+  AddToRows(rows, hidden_, blobs_[w_h_param_ + 2]->cpu_data(), o);
+  Tanh(rows * hidden_, o, o);
 }
 
 void RNNLayer::RecurrentBackward(const std::vector<Blob*>& top,
@@ -51,18 +48,13 @@ void RNNLayer::RecurrentBackward(const std::vector<Blob*>& top,
   const float* h = gates_.cpu_data();
   const int w_ho = w_h_param_ + 1, b_o = w_h_param_ + 2;
   // Output: d(W_ho h + b_o) = do (1 - o^2).
-  const float* o = top[0]->cpu_data();
-  const float* d_o = top[0]->cpu_diff();
   float* d_pre_o = output_diff_.mutable_cpu_data();
-  for (int64_t i = 0; i < rows * hidden_; ++i) d_pre_o[i] = d_o[i] * (1.0f - o[i] * o[i]);
+  TanhGradient(rows * hidden_, top[0]->cpu_data(), top[0]->cpu_diff(), d_pre_o);
   if (param_propagate_down(w_ho)) {
     Gemm(true, false, hidden_, hidden_, rows, 1.0f, d_pre_o, h, 1.0f,
          blobs_[w_ho]->mutable_cpu_diff());
   }
-  if (param_propagate_down(b_o)) {
-    float* db_o = blobs_[b_o]->mutable_cpu_diff();
-    for (int64_t r = 0; r < rows; ++r) Axpy(hidden_, 1.0f, d_pre_o + r * hidden_, db_o);
-  }
+  if (param_propagate_down(b_o)) SumRows(rows, hidden_, d_pre_o, blobs_[b_o]->mutable_cpu_diff());
   // dh_t from the output, then back through time; dgates_ ends as d(pre-activation).
   float* dh = dgates_.mutable_cpu_data();
   Gemm(false, false, rows, hidden_, hidden_, 1.0f, d_pre_o, blobs_[w_ho]->cpu_data(), 0.0f, dh);
@@ -75,8 +67,7 @@ void RNNLayer::RecurrentBackward(const std::vector<Blob*>& top,
   const int h0_bottom = first_state_bottom_;
   for (int64_t t = steps_ - 1; t >= 0; --t) {
     float* dh_t = dh + t * step_size;
-    const float* h_t = h + t * step_size;
-    for (int64_t i = 0; i < step_size; ++i) dh_t[i] *= 1.0f - h_t[i] * h_t[i];
+    TanhGradient(step_size, h + t * step_size, dh_t, dh_t);
     // h_t depended on cont_t h_{t-1} through W_hh.
     ScaleRows(streams_, hidden_, cont + t * streams_, dh_t, conted_diff);
     const float* h_prev = t == 0 ? initial_hidden_.cpu_data() : h + (t - 1) * step_size;

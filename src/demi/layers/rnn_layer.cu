@@ -1,37 +1,9 @@
 #include "demi/layers/rnn_layer.hpp"
-#include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math_gpu.hpp"
 
 namespace demi {
 
-namespace {
-
-// kernels
-
-__global__ void TanhInPlaceKernel(int64_t n, float* x) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) x[i] = tanhf(x[i]);
-}
-
-/// dx = dy (1 - y^2): the gradient through y = tanh(x). dx may be dy.
-__global__ void TanhGradientKernel(int64_t n, const float* y, const float* dy, float* dx) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
-}
-
-// launchers
-
-void TanhInPlace(int64_t n, float* x) {
-  if (n == 0) return;
-  TanhInPlaceKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, x);
-  CheckLaunch("TanhInPlaceKernel");
-}
-
-void TanhGradient(int64_t n, const float* y, const float* dy, float* dx) {
-  if (n == 0) return;
-  TanhGradientKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, y, dy, dx);
-  CheckLaunch("TanhGradientKernel");
-}
-
-}  // namespace
+// launchers (the kernels are util/math_gpu.cu's)
 
 void RNNLayer::RecurrentForward_gpu(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
@@ -46,7 +18,7 @@ void RNNLayer::RecurrentForward_gpu(const std::vector<Blob*>& bottom,
     float* h_t = h + t * step_size;
     GpuScaleRows(streams_, hidden_, cont + t * streams_, h_prev, conted);
     GpuGemm(false, true, streams_, hidden_, hidden_, 1.0f, conted, w_hh, 1.0f, h_t);
-    TanhInPlace(step_size, h_t);
+    GpuTanh(step_size, h_t, h_t);
   }
   SaveFinalState_gpu(top, 0, h + (steps_ - 1) * step_size);
 
@@ -55,7 +27,7 @@ void RNNLayer::RecurrentForward_gpu(const std::vector<Blob*>& bottom,
   GpuGemm(false, true, rows, hidden_, hidden_, 1.0f, h, blobs_[w_h_param_ + 1]->gpu_data(), 0.0f,
           o);
   GpuAddToRows(rows, hidden_, blobs_[w_h_param_ + 2]->gpu_data(), o);
-  TanhInPlace(rows * hidden_, o);
+  GpuTanh(rows * hidden_, o, o);
 }
 
 void RNNLayer::RecurrentBackward_gpu(const std::vector<Blob*>& top,
@@ -67,7 +39,7 @@ void RNNLayer::RecurrentBackward_gpu(const std::vector<Blob*>& top,
   const int w_ho = w_h_param_ + 1, b_o = w_h_param_ + 2;
   // Output: d(W_ho h + b_o) = do (1 - o^2).
   float* d_pre_o = output_diff_.mutable_gpu_data();
-  TanhGradient(rows * hidden_, top[0]->gpu_data(), top[0]->gpu_diff(), d_pre_o);
+  GpuTanhGradient(rows * hidden_, top[0]->gpu_data(), top[0]->gpu_diff(), d_pre_o);
   if (param_propagate_down(w_ho)) {
     GpuGemm(true, false, hidden_, hidden_, rows, 1.0f, d_pre_o, h, 1.0f,
             blobs_[w_ho]->mutable_gpu_diff());
@@ -85,7 +57,7 @@ void RNNLayer::RecurrentBackward_gpu(const std::vector<Blob*>& top,
   const int h0_bottom = first_state_bottom_;
   for (int64_t t = steps_ - 1; t >= 0; --t) {
     float* dh_t = dh + t * step_size;
-    TanhGradient(step_size, h + t * step_size, dh_t, dh_t);
+    GpuTanhGradient(step_size, h + t * step_size, dh_t, dh_t);
     // h_t depended on cont_t h_{t-1} through W_hh.
     GpuScaleRows(streams_, hidden_, cont + t * streams_, dh_t, conted_diff);
     const float* h_prev = t == 0 ? initial_hidden_.gpu_data() : h + (t - 1) * step_size;

@@ -1,26 +1,19 @@
 #include "demi/layers/tanh_layer.hpp"
 
-#include <cmath>
-
 #include "demi/layer_registry.hpp"
+#include "demi/util/math.hpp"
 
 namespace demi {
 
 void TanHLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const float* x = bottom[0]->cpu_data();
-  float* y = top[0]->mutable_cpu_data();
-  for (int64_t i = 0; i < bottom[0]->count(); ++i) y[i] = std::tanh(x[i]);
+  Tanh(bottom[0]->count(), bottom[0]->cpu_data(), top[0]->mutable_cpu_data());
 }
 
 void TanHLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                              const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
-  const float* y = top[0]->cpu_data();
-  const float* dy = top[0]->cpu_diff();
-  float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t i = 0; i < top[0]->count(); ++i) {
-    dx[i] = dy[i] * (1.0f - y[i] * y[i]);
-  }
+  TanhGradient(top[0]->count(), top[0]->cpu_data(), top[0]->cpu_diff(),
+               bottom[0]->mutable_cpu_diff());
 }
 
 DEMI_REGISTER_LAYER(TanH);

@@ -1,24 +1,10 @@
 #include "demi/layers/cudnn_ops.hpp"
 #include "demi/layers/tanh_layer.hpp"
-#include "demi/util/cuda_kernel.cuh"
+#include "demi/util/math_gpu.hpp"
 
 namespace demi {
 
-namespace {
-
-// kernels
-
-__global__ void TanHForwardKernel(int64_t n, const float* x, float* y) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] = tanhf(x[i]);
-}
-
-__global__ void TanHBackwardKernel(int64_t n, const float* y, const float* dy, float* dx) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
-}
-
-}  // namespace
-
-// launchers
+// launchers (the CAFFE engine's kernels are util/math_gpu.cu's)
 
 void TanHLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t n = bottom[0]->count();
@@ -30,9 +16,7 @@ void TanHLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<
     return;
   }
 #endif
-  TanHForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, bottom[0]->gpu_data(),
-                                                                      top[0]->mutable_gpu_data());
-  CheckLaunch("TanHForwardKernel");
+  GpuTanh(n, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
 }
 
 void TanHLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -46,9 +30,7 @@ void TanHLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bo
     return;
   }
 #endif
-  TanHBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, top[0]->gpu_data(), top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
-  CheckLaunch("TanHBackwardKernel");
+  GpuTanhGradient(n, top[0]->gpu_data(), top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi

@@ -101,6 +101,28 @@ void Abs(int64_t n, const float* a, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(a[i]);
 }
 
+void Tanh(int64_t n, const float* a, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(a[i]);
+}
+
+void TanhGradient(int64_t n, const float* y, const float* dy, float* dx) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+void ScaleRows(int64_t rows, int64_t width, const float* scale, const float* in, float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < width; ++i) out[r * width + i] = scale[r] * in[r * width + i];
+  }
+}
+
+void AddToRows(int64_t rows, int64_t width, const float* row, float* y) {
+  for (int64_t r = 0; r < rows; ++r) Axpy(width, 1.0f, row, y + r * width);
+}
+
+void SumRows(int64_t rows, int64_t width, const float* x, float* sum) {
+  for (int64_t r = 0; r < rows; ++r) Axpy(width, 1.0f, x + r * width, sum);
+}
+
 double Dot(int64_t n, const float* x, const float* y) { return StridedDot(n, x, 1, y, 1); }
 
 double StridedDot(int64_t n, const float* x, int64_t incx, const float* y, int64_t incy) {

@@ -24,6 +24,27 @@ __global__ void AddScalarKernel(int64_t n, float alpha, float* y) {
   for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] += alpha;
 }
 
+__global__ void TanhGradientKernel(int64_t n, const float* y, const float* dy, float* dx) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+__global__ void ScaleRowsKernel(int64_t count, int64_t width, const float* scale, const float* in,
+                                float* out) {
+  for (int64_t i = GridStart(); i < count; i += GridStride()) out[i] = scale[i / width] * in[i];
+}
+
+__global__ void AddToRowsKernel(int64_t count, int64_t width, const float* row, float* y) {
+  for (int64_t i = GridStart(); i < count; i += GridStride()) y[i] += row[i % width];
+}
+
+__global__ void SumRowsKernel(int64_t rows, int64_t width, const float* x, float* sum) {
+  for (int64_t i = GridStart(); i < width; i += GridStride()) {
+    float total = sum[i];
+    for (int64_t r = 0; r < rows; ++r) total += x[r * width + i];
+    sum[i] = total;
+  }
+}
+
 /// y[i] = op(a[i], b[i]) for the binary elementwise functions.
 template <typename Op>
 __global__ void BinaryKernel(int64_t n, const float* a, const float* b, float* y, Op op) {
@@ -66,6 +87,9 @@ struct AbsOp {
 };
 struct SignOp {
   __device__ float operator()(float a) const { return static_cast<float>((a > 0) - (a < 0)); }
+};
+struct TanhOp {
+  __device__ float operator()(float a) const { return tanhf(a); }
 };
 
 // launchers
@@ -162,6 +186,34 @@ void GpuExp(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, ExpOp(),
 void GpuLog(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, LogOp(), "Log"); }
 void GpuAbs(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, AbsOp(), "Abs"); }
 void GpuSign(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, SignOp(), "Sign"); }
+void GpuTanh(int64_t n, const float* a, float* y) { LaunchUnary(n, a, y, TanhOp(), "Tanh"); }
+
+void GpuTanhGradient(int64_t n, const float* y, const float* dy, float* dx) {
+  if (n <= 0) return;
+  TanhGradientKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, y, dy, dx);
+  CheckLaunch("TanhGradientKernel");
+}
+
+void GpuScaleRows(int64_t rows, int64_t width, const float* scale, const float* in, float* out) {
+  const int64_t count = rows * width;
+  if (count <= 0) return;
+  ScaleRowsKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(count, width, scale, in,
+                                                                        out);
+  CheckLaunch("ScaleRowsKernel");
+}
+
+void GpuAddToRows(int64_t rows, int64_t width, const float* row, float* y) {
+  const int64_t count = rows * width;
+  if (count <= 0) return;
+  AddToRowsKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(count, width, row, y);
+  CheckLaunch("AddToRowsKernel");
+}
+
+void GpuSumRows(int64_t rows, int64_t width, const float* x, float* sum) {
+  if (width <= 0) return;
+  SumRowsKernel<<<CudaBlocks(width), kCudaThreads, 0, CudaStream()>>>(rows, width, x, sum);
+  CheckLaunch("SumRowsKernel");
+}
 
 double GpuDot(int64_t n, const float* x, const float* y) {
   float result = 0;
