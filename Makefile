@@ -36,7 +36,7 @@ OPENCV_CFLAGS = $(shell pkg-config --cflags opencv4 2>/dev/null)
 OPENCV_LIBS := -lopencv_imgcodecs -lopencv_imgproc -lopencv_core
 CPPFLAGS += -Iinclude -I$(BUILD_DIR)/src -I$(BLAS_INCLUDE) $(OPENCV_CFLAGS) \
             $(addprefix -I,$(INCLUDE_DIRS)) -MMD -MP -DHIREDIS_NESTED_INCLUDE
-CXXFLAGS += -std=c++17 -fPIC -pthread
+CXXFLAGS += -std=c++17 -fPIC -pthread -fopenmp
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Werror
 ifeq ($(DEBUG),1)
   CXXFLAGS += -O0 -g
@@ -77,8 +77,8 @@ else
 endif
 CU_OBJS := $(CU_SRCS:%.cu=$(BUILD_DIR)/objs/%.cu.o)
 LIB_OBJS += $(CU_OBJS)
-LDFLAGS += -pthread -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
-LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
+LDFLAGS += -pthread -fopenmp -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
+LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
 WHOLE_LIB := -Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive
 
 # ---- dependency check: runs scripts/install_deps.sh once per build dir ----

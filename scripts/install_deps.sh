@@ -14,6 +14,8 @@ packages=(
   liblmdb-dev
   libopencv-dev
   libopenblas-dev
+  # CPU engine: oneDNN (JIT, runtime ISA dispatch; OpenMP threading).
+  libdnnl-dev
   # Replication across processes and hosts: Gloo (TCP), its Redis store, and a
   # Redis server that tests and examples start on loopback.
   libgloo-dev libhiredis-dev redis-server

@@ -72,7 +72,7 @@ class ConvolutionLayerTest : public ::testing::Test {
 TEST_F(ConvolutionLayerTest, ShapesParamsAndBuffers) {
   bottom_.Reshape({2, 6, 11, 9});
   auto layer = MakeLayer(R"(type: "Convolution" convolution_param {
-      num_output: 4 group: 2 kernel_size: 3 kernel_size: 2 pad: 1 stride: 2 dilation: 2 })");
+      num_output: 4 group: 2 kernel_size: 3 kernel_size: 2 pad: 1 stride: 2 dilation: 2 engine: CAFFE })");
   layer->SetUp(bottom_vec_, top_vec_);
   // h: (11 + 2 - 5) / 2 + 1 = 5 ; w: (9 + 2 - 3) / 2 + 1 = 5
   EXPECT_EQ(top_.shape(), (std::vector<int64_t>{2, 4, 5, 5}));

@@ -87,7 +87,7 @@ class DeconvolutionLayerTest : public ::testing::Test {
 TEST_F(DeconvolutionLayerTest, ShapesParamsAndBuffers) {
   bottom_.Reshape({2, 6, 5, 4});
   auto layer = MakeLayer(R"(type: "Deconvolution" convolution_param {
-      num_output: 4 group: 2 kernel_size: 3 kernel_size: 2 pad: 1 stride: 2 dilation: 2 })");
+      num_output: 4 group: 2 kernel_size: 3 kernel_size: 2 pad: 1 stride: 2 dilation: 2 engine: CAFFE })");
   layer->SetUp(bottom_vec_, top_vec_);
   // h: 2 (5 - 1) + 2 (3 - 1) + 1 - 2 = 11 ; w: 2 (4 - 1) + 2 (2 - 1) + 1 - 2 = 7
   EXPECT_EQ(top_.shape(), (std::vector<int64_t>{2, 4, 11, 7}));

@@ -14,6 +14,7 @@
 #include "demi/util/batch_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
+#include "demi/util/engine.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
@@ -30,6 +31,9 @@ DEFINE_bool(json, false, "Print one JSON object per net per line instead of tabl
 DEFINE_string(gpu, "",
               "Also build the first net on this GPU as planned, run one forward (and "
               "backward for TRAIN) pass and report device bytes: planned, held, peak, in use.");
+DEFINE_string(
+    engine, "",
+    "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
 DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
 
@@ -188,6 +192,10 @@ int Run() {
   const demi::Context context = demi::ContextForGpuFlag(FLAGS_gpu);
   int history = 1;
   std::vector<NetSpec> nets = CollectNets(&history);
+  demi::Engine engine;
+  if (demi::ParseEngineFlag(FLAGS_engine, &engine)) {
+    for (NetSpec& spec : nets) spec.param.set_engine(engine);
+  }
   if (!FLAGS_fit.empty()) return FitBatch(nets.front(), history);
   std::vector<demi::NetMemoryReport> reports;
   for (const NetSpec& spec : nets) reports.push_back(Report(spec, FLAGS_batch));

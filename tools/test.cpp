@@ -7,12 +7,16 @@
 
 #include "demi/net.hpp"
 #include "demi/util/cli.hpp"
+#include "demi/util/engine.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
 DEFINE_string(model, "", "The net prototxt to score.");
 DEFINE_string(weights, "", "Comma-separated .caffemodel files, copied by layer name in order.");
 DEFINE_int32(iterations, 50, "Number of batches to score.");
 DEFINE_string(gpu, "", "GPU id to use (none: CPU).");
+DEFINE_string(
+    engine, "",
+    "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
 DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
 
@@ -23,7 +27,15 @@ int Test() {
   DEMI_CHECK(!FLAGS_weights.empty(), "--weights is required: the .caffemodel to score");
   DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive, got ", FLAGS_iterations);
   const demi::Context context = demi::ContextForGpuFlag(FLAGS_gpu);
-  demi::Net net(FLAGS_model, demi::TEST, FLAGS_level, demi::SplitList(FLAGS_stage), context);
+  demi::NetParameter param;
+  demi::ReadNetParamsFromTextFile(FLAGS_model, &param);
+  param.mutable_state()->set_phase(demi::TEST);
+  param.mutable_state()->set_level(FLAGS_level);
+  for (const std::string& stage : demi::SplitList(FLAGS_stage))
+    param.mutable_state()->add_stage(stage);
+  demi::Engine engine;
+  if (demi::ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
+  demi::Net net(param, context);
   for (const std::string& path : demi::SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(path);
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
   std::vector<double> sums;

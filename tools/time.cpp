@@ -9,6 +9,7 @@
 #include "demi/net.hpp"
 #include "demi/util/batch_size.hpp"
 #include "demi/util/cli.hpp"
+#include "demi/util/engine.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
 DEFINE_string(model, "", "The net prototxt to time.");
@@ -18,6 +19,9 @@ DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
 DEFINE_string(gpu, "", "GPU id to time on (none: CPU).");
 DEFINE_string(memory_optimization, "", "Override the net's memory planning: NONE, SLOTS or ARENA.");
+DEFINE_string(
+    engine, "",
+    "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
 DEFINE_int64(batch, 0, "Override the batch size of every input layer (0: as written).");
 
 namespace {
@@ -47,6 +51,8 @@ int TimeNet() {
                FLAGS_memory_optimization, "'");
     param.set_memory_optimization(strategy);
   }
+  demi::Engine engine;
+  if (demi::ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
   if (FLAGS_batch > 0) demi::SetBatchSize(&param, FLAGS_batch);
   demi::Net net(param, context);
   const bool backward = phase == demi::TRAIN;

@@ -19,6 +19,7 @@
 #include "demi/solver_registry.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
+#include "demi/util/engine.hpp"
 #include "demi/util/signal.hpp"
 
 DEFINE_string(solver, "", "The solver prototxt.");
@@ -44,6 +45,9 @@ DEFINE_string(run_id, "demi",
 DEFINE_double(comm_timeout, 1800,
               "Seconds a rank waits for the others to join or to take part in a collective "
               "before it fails.");
+DEFINE_string(
+    engine, "",
+    "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
 DEFINE_int32(level, 0, "State level of the train and test nets.");
 DEFINE_string(stage, "", "Comma-separated state stages of the train and test nets.");
 DEFINE_string(sigint_effect, "stop",
@@ -114,6 +118,8 @@ int Train() {
   const demi::SolverAction sighup_effect = demi::ParseSolverAction(FLAGS_sighup_effect);
   demi::SolverParameter param;
   demi::ReadSolverParamsFromTextFile(FLAGS_solver, &param);
+  demi::Engine engine;
+  if (demi::ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
   // --level and --stage set the state of every net the solver builds (Caffe's
   // train sets the train net's only), so that --stage=dummy runs a model zoo
   // solver, test nets included, without a dataset.

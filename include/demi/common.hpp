@@ -37,6 +37,10 @@ using RandomEngine = std::mt19937;
 /// Where a layer runs. CPU is the default and always available.
 enum class Device { kCPU, kGPU };
 
+/// Which implementation computes a layer: the values of the proto's Engine
+/// enums (the net-wide one and each layer param's own).
+enum class EngineKind { kDefault = 0, kCaffe = 1, kCudnn = 2, kDnnl = 5001 };
+
 /// The explicit execution context a net hands to each of its layers, instead
 /// of a global mode read deep inside layer code.
 struct Context {
@@ -51,6 +55,8 @@ struct Context {
   /// The most workspace one layer's cuDNN algorithms may use
   /// (NetParameter.cudnn_workspace_mb).
   size_t cudnn_workspace_bytes = size_t{64} << 20;
+  /// The engine of layers whose own engine is DEFAULT (NetParameter.engine).
+  EngineKind engine = EngineKind::kDefault;
 };
 
 /// True when this build has CUDA support compiled in.

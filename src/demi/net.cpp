@@ -50,6 +50,7 @@ void Net::Init(const NetParameter& in_param) {
   UpgradeNetAsNeeded(StrCat("net '", in_param.name(), "'"), &upgraded);
   phase_ = upgraded.state().phase();
   context_.cudnn_workspace_bytes = static_cast<size_t>(upgraded.cudnn_workspace_mb()) << 20;
+  context_.engine = static_cast<EngineKind>(upgraded.engine());
   NetParameter filtered;
   FilterNet(upgraded, &filtered);
   NetParameter param;

@@ -159,6 +159,7 @@ void Solver::InitTrainNet() {
   if (param_.has_cudnn_workspace_mb()) {
     net_param.set_cudnn_workspace_mb(param_.cudnn_workspace_mb());
   }
+  if (param_.has_engine()) net_param.set_engine(param_.engine());
   net_ = std::make_unique<Net>(net_param, context_);
 }
 
@@ -226,6 +227,7 @@ void Solver::InitTestNets() {
     if (param_.has_cudnn_workspace_mb()) {
       net_params[i].set_cudnn_workspace_mb(param_.cudnn_workspace_mb());
     }
+    if (param_.has_engine()) net_params[i].set_engine(param_.engine());
     LOG(INFO) << "Creating test net (#" << i << ") specified by " << sources[i];
     Context test_context = context_;
     test_context.seed = TestNetSeed(context_.seed, i);

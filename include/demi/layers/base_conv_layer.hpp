@@ -51,6 +51,12 @@ void CheckConvWindowFits(const LayerParameter& param, const ConvGeometry& g, con
 /// (the net's cudnn_workspace_mb, 64 by default) of workspace; the workspace is a scratch buffer
 /// sized in Reshape to the largest of the three chosen algorithms, so the memory planner places it.
 /// A shape for which no such algorithm exists runs the CAFFE engine.
+///
+/// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
+/// the whole batch through oneDNN's convolution primitives in the layouts
+/// oneDNN picks (blocked channels); the bottoms, tops and params keep Caffe's
+/// layout and are reordered through scratch buffers the planner places, as is
+/// oneDNN's scratchpad. Params' gradients are accumulated, as in Caffe.
 class BaseConvolutionLayer : public Layer {
  public:
   using Layer::Layer;
@@ -112,6 +118,24 @@ class BaseConvolutionLayer : public Layer {
   /// this header leave CudnnState incomplete.
   std::shared_ptr<CudnnState> cudnn_;
 #endif
+
+  /// The DNNL engine (base_conv_layer_dnnl.cpp), on whole-batch host
+  /// pointers; "image" and "output" name the convolution's sides as above.
+  struct DnnlState;
+  void DnnlSetUp();
+  void DnnlReshape(const Blob& bottom);
+  /// Whether this layer runs oneDNN at the current shape.
+  bool DnnlReady() const;
+  /// output = conv(image) (+ b for Convolution).
+  void DnnlConvolve(const float* image, const float* weights, float* output);
+  /// image = the adjoint of DnnlConvolve applied to output.
+  void DnnlConvolveAdjoint(const float* output, const float* weights, float* image);
+  /// weights_diff += dW and, for Convolution, bias_diff += db of
+  /// DnnlConvolve for the output gradient `output`; either may be null.
+  void DnnlWeightGradient(const float* image, const float* output, float* weights_diff,
+                          float* bias_diff);
+  /// Null for other engines (shared_ptr for the same reason as cudnn_).
+  std::shared_ptr<DnnlState> dnnl_;
 
   ConvGeometry geometry_{};  ///< the convolution's image (all conv_in channels)
   int64_t channels_ = 0;     ///< bottom channels

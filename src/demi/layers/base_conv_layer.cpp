@@ -130,6 +130,7 @@ void BaseConvolutionLayer::LayerSetUp(const std::vector<Blob*>& bottom,
 #ifdef USE_CUDNN
   CudnnSetUp();
 #endif
+  DnnlSetUp();
 }
 
 void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
@@ -154,6 +155,7 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
 #ifdef USE_CUDNN
   if (cudnn_) CudnnReshape(*bottom[0]);
 #endif
+  if (dnnl_) DnnlReshape(*bottom[0]);
 }
 
 void BaseConvolutionLayer::ForwardGemm(const float* image, const float* weights, float* output,

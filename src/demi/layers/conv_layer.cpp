@@ -21,6 +21,10 @@ void ConvolutionLayer::Forward_cpu(const std::vector<Blob*>& bottom,
   for (size_t i = 0; i < bottom.size(); ++i) {
     const float* x = bottom[i]->cpu_data();
     float* y = top[i]->mutable_cpu_data();
+    if (DnnlReady()) {
+      DnnlConvolve(x, w, y);
+      continue;
+    }
     for (int64_t n = 0; n < num_; ++n) {
       ForwardGemm(x + n * in_size, w, y + n * out_size);
       if (bias_term_) AddBias(y + n * out_size);
@@ -38,6 +42,15 @@ void ConvolutionLayer::Backward_cpu(const std::vector<Blob*>& top,
   const bool bias_grad = bias_term_ && param_propagate_down(1);
   for (size_t i = 0; i < top.size(); ++i) {
     const float* dy = top[i]->cpu_diff();
+    if (DnnlReady()) {
+      if (weight_grad || bias_grad) {
+        DnnlWeightGradient(bottom[i]->cpu_data(), dy,
+                           weight_grad ? blobs_[0]->mutable_cpu_diff() : nullptr,
+                           bias_grad ? blobs_[1]->mutable_cpu_diff() : nullptr);
+      }
+      if (propagate_down[i]) DnnlConvolveAdjoint(dy, w, bottom[i]->mutable_cpu_diff());
+      continue;
+    }
     if (bias_grad) {
       for (int64_t n = 0; n < num_; ++n) AccumulateBiasGradient(dy + n * out_size);
     }

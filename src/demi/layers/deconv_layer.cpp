@@ -28,8 +28,9 @@ void DeconvolutionLayer::Forward_cpu(const std::vector<Blob*>& bottom,
   for (size_t i = 0; i < bottom.size(); ++i) {
     const float* x = bottom[i]->cpu_data();
     float* y = top[i]->mutable_cpu_data();
+    if (DnnlReady()) DnnlConvolveAdjoint(x, w, y);
     for (int64_t n = 0; n < num_; ++n) {
-      BackwardGemm(x + n * in_size, w, y + n * out_size);
+      if (!DnnlReady()) BackwardGemm(x + n * in_size, w, y + n * out_size);
       if (bias_term_) AddBias(y + n * out_size);
     }
   }
@@ -50,6 +51,11 @@ void DeconvolutionLayer::Backward_cpu(const std::vector<Blob*>& top,
     }
     if (!weight_grad && !propagate_down[i]) continue;
     const float* x = bottom[i]->cpu_data();
+    if (DnnlReady()) {
+      if (weight_grad) DnnlWeightGradient(dy, x, blobs_[0]->mutable_cpu_diff(), nullptr);
+      if (propagate_down[i]) DnnlConvolve(dy, w, bottom[i]->mutable_cpu_diff());
+      continue;
+    }
     for (int64_t n = 0; n < num_; ++n) {
       // The top is the convolution's image: dW += x * columns(dy)^T and
       // dx = W * columns(dy), unfolding dy once for both.

@@ -1,0 +1,81 @@
+#ifndef DEMI_UTIL_DNNL_HPP_
+#define DEMI_UTIL_DNNL_HPP_
+
+#include <cstdint>
+#include <initializer_list>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <vector>
+
+#include "demi/blob.hpp"
+
+namespace demi {
+
+/// The CPU engine every DNNL layer uses (one per process).
+const dnnl::engine& DnnlEngine();
+/// This thread's stream on it (replica threads each have their own).
+dnnl::stream& DnnlStream();
+
+/// The dense row-major float layout of `shape`: Caffe's NCHW (or N x C, or
+/// one axis for a bias).
+dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape);
+
+/// Attributes every DNNL primitive of ours is made with: the scratchpad is
+/// user-managed, so it lives in a planned layer buffer and oneDNN allocates
+/// nothing while a net runs.
+dnnl::primitive_attr UserScratchpadAttr();
+
+/// Runs `primitive` on this thread's stream with `args` ({DNNL_ARG_*,
+/// memory handle}), without the per-call map of the C++ execute().
+void DnnlExecute(const dnnl::primitive& primitive, std::initializer_list<dnnl_exec_arg_t> args);
+
+/// A memory object for `desc` whose data handle is set per call.
+dnnl::memory UnboundMemory(const dnnl::memory::desc& desc);
+/// Points `memory` at `data` (a const pointer for inputs oneDNN only reads).
+void Bind(const dnnl::memory& memory, const float* data);
+
+/// A layer buffer holding the planner-placed bytes of `blob`, sized for
+/// `desc`, with a memory object on it.
+struct DnnlScratch {
+  Blob blob;
+  dnnl::memory memory;
+  /// Sizes the blob for `desc` (0 bytes leaves it empty).
+  void Reshape(const dnnl::memory::desc& desc);
+  /// The memory object pointed at the blob's (arena) bytes.
+  const dnnl::memory& Bound();
+};
+
+/// One side of a primitive in the layout oneDNN chose for it, beside the
+/// tensor's Caffe layout (dense, `user`). When the two differ the data is
+/// reordered through a layer buffer the planner places; when they agree the
+/// primitive reads or writes the user's memory directly.
+class DnnlTensor {
+ public:
+  /// Sets both layouts and makes the reorders between them; `buffer` (a
+  /// layer buffer, possibly shared by several tensors used one after
+  /// another) grows to hold the chosen layout. `own_buffer` uses the buffer
+  /// even when the layouts agree (for results added to the user's).
+  void Reshape(const dnnl::memory::desc& layout, const dnnl::memory::desc& user, Blob* buffer,
+               bool own_buffer = false);
+  /// The primitive's input: `user` data, reordered into the buffer if needed.
+  const dnnl::memory& In(const float* user);
+  /// The primitive's output memory: the buffer, or `user` itself.
+  const dnnl::memory& Out(float* user);
+  /// After the primitive wrote Out(user): moves the buffer into `user`;
+  /// `accumulate` adds to what `user` holds instead of overwriting it.
+  void Finish(float* user, bool accumulate = false);
+
+ private:
+  const dnnl::memory& Buffer();
+
+  bool reorder_ = false;
+  Blob* buffer_ = nullptr;
+  dnnl::memory user_memory_, buffer_memory_;
+  dnnl::reorder to_layout_, to_user_, add_to_user_;
+};
+
+/// Grows `blob` (a layer buffer of floats) to hold at least `bytes`.
+void ReserveBytes(Blob* blob, size_t bytes);
+
+}  // namespace demi
+
+#endif  // DEMI_UTIL_DNNL_HPP_

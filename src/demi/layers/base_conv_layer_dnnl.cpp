@@ -1,0 +1,185 @@
+// The DNNL engine of Convolution and Deconvolution (see base_conv_layer.hpp).
+#include "demi/layers/base_conv_layer.hpp"
+#include "demi/util/dnnl.hpp"
+#include "demi/util/engine.hpp"
+
+namespace demi {
+
+using dnnl::memory;
+
+/// The three oneDNN primitives of the layer's convolution (image -> output)
+/// over the whole batch, and the planned buffers their layouts need. One
+/// buffer per side serves all three primitives: they run one after another.
+struct BaseConvolutionLayer::DnnlState {
+  dnnl::convolution_forward forward;
+  dnnl::convolution_backward_data adjoint;
+  dnnl::convolution_backward_weights weight_gradient;
+  bool fused_bias = false;  ///< Convolution adds b inside the forward primitive
+  bool ready = false;       ///< the primitives exist for the current shape
+  // Each side of each primitive, in its chosen layout beside Caffe's.
+  DnnlTensor fwd_image, fwd_weights, fwd_output;
+  DnnlTensor adj_output, adj_weights, adj_image;
+  DnnlTensor wg_image, wg_output, wg_weights;
+  memory bias, bias_grad;
+  std::vector<float> bias_grad_values;  ///< sized in Reshape: diff_bias is added, not written
+  Blob image_buffer, output_buffer, weights_buffer;
+  DnnlScratch scratchpad;
+};
+
+namespace {
+
+memory::dims Dims(std::initializer_list<int64_t> values) { return memory::dims(values); }
+
+memory::desc AnyLayout(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+}  // namespace
+
+void BaseConvolutionLayer::DnnlSetUp() {
+  if (!WantsDnnl(layer_param_.convolution_param().engine(), context_)) return;
+  dnnl_ = std::make_shared<DnnlState>();
+  DnnlState& s = *dnnl_;
+  s.fused_bias = bias_term_ && !reverse_dimensions();
+  RegisterBuffer("dnnl_image", &s.image_buffer, BufferLifetime::kScratch);
+  RegisterBuffer("dnnl_output", &s.output_buffer, BufferLifetime::kScratch);
+  RegisterBuffer("dnnl_weights", &s.weights_buffer, BufferLifetime::kScratch);
+  RegisterBuffer("dnnl_scratchpad", &s.scratchpad.blob, BufferLifetime::kScratch);
+}
+
+bool BaseConvolutionLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
+
+void BaseConvolutionLayer::DnnlReshape(const Blob& bottom) {
+  DnnlState& s = *dnnl_;
+  s.ready = false;
+  for (Blob* buffer : {&s.image_buffer, &s.output_buffer, &s.weights_buffer}) {
+    buffer->Reshape(std::vector<int64_t>{0});
+  }
+  s.scratchpad.Reshape(memory::desc());
+  if (bottom.count() == 0) return;  // CAFFE handles empty batches
+  const ConvGeometry& g = geometry_;
+  // The convolution's image is geometry_ (the bottom for Convolution, the
+  // top for Deconvolution); its output is the other side.
+  const int64_t image_h = g.height, image_w = g.width;
+  const int64_t out_h = reverse_dimensions() ? bottom.shape(2) : top_h_;
+  const int64_t out_w = reverse_dimensions() ? bottom.shape(3) : top_w_;
+  const memory::dims image_dims = Dims({num_, g.channels, image_h, image_w});
+  const memory::dims output_dims = Dims({num_, conv_out_channels_, out_h, out_w});
+  const memory::dims weight_dims =
+      group_ == 1 ? Dims({conv_out_channels_, g.channels, g.kernel_h, g.kernel_w})
+                  : Dims({group_, conv_out_channels_ / group_, g.channels / group_, g.kernel_h,
+                          g.kernel_w});
+  const memory::dims strides = Dims({g.stride_h, g.stride_w});
+  const memory::dims dilates = Dims({g.dilation_h - 1, g.dilation_w - 1});
+  const memory::dims pad_l = Dims({g.pad_h, g.pad_w});
+  // oneDNN wants the right padding that yields Caffe's (floored) output size.
+  const memory::dims pad_r =
+      Dims({(out_h - 1) * g.stride_h + g.dilation_h * (g.kernel_h - 1) + 1 - image_h - g.pad_h,
+            (out_w - 1) * g.stride_w + g.dilation_w * (g.kernel_w - 1) + 1 - image_w - g.pad_w});
+  const memory::desc image_user = DenseDesc({image_dims.begin(), image_dims.end()});
+  const memory::desc output_user = DenseDesc({output_dims.begin(), output_dims.end()});
+  const memory::desc weights_user = DenseDesc({weight_dims.begin(), weight_dims.end()});
+  const memory::desc bias_user = DenseDesc({conv_out_channels_});
+  const auto algorithm = dnnl::algorithm::convolution_direct;
+  const dnnl::primitive_attr attr = UserScratchpadAttr();
+  const dnnl::engine& engine = DnnlEngine();
+  try {
+    const auto forward_desc =
+        s.fused_bias
+            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
+                                              AnyLayout(image_dims), AnyLayout(weight_dims),
+                                              bias_user, AnyLayout(output_dims), strides, dilates,
+                                              pad_l, pad_r)
+            : dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_training, algorithm, AnyLayout(image_dims),
+                  AnyLayout(weight_dims), AnyLayout(output_dims), strides, dilates, pad_l, pad_r);
+    const dnnl::convolution_forward::primitive_desc forward(forward_desc, attr, engine);
+    const dnnl::convolution_backward_data::primitive_desc adjoint(
+        dnnl::convolution_backward_data::desc(algorithm, AnyLayout(image_dims),
+                                              AnyLayout(weight_dims), AnyLayout(output_dims),
+                                              strides, dilates, pad_l, pad_r),
+        attr, engine, forward);
+    const auto weight_gradient_desc =
+        s.fused_bias ? dnnl::convolution_backward_weights::desc(
+                           algorithm, AnyLayout(image_dims), AnyLayout(weight_dims), bias_user,
+                           AnyLayout(output_dims), strides, dilates, pad_l, pad_r)
+                     : dnnl::convolution_backward_weights::desc(
+                           algorithm, AnyLayout(image_dims), AnyLayout(weight_dims),
+                           AnyLayout(output_dims), strides, dilates, pad_l, pad_r);
+    const dnnl::convolution_backward_weights::primitive_desc weight_gradient(weight_gradient_desc,
+                                                                             attr, engine, forward);
+    s.forward = dnnl::convolution_forward(forward);
+    s.adjoint = dnnl::convolution_backward_data(adjoint);
+    s.weight_gradient = dnnl::convolution_backward_weights(weight_gradient);
+    s.fwd_image.Reshape(forward.src_desc(), image_user, &s.image_buffer);
+    s.fwd_weights.Reshape(forward.weights_desc(), weights_user, &s.weights_buffer);
+    s.fwd_output.Reshape(forward.dst_desc(), output_user, &s.output_buffer);
+    s.adj_output.Reshape(adjoint.diff_dst_desc(), output_user, &s.output_buffer);
+    s.adj_weights.Reshape(adjoint.weights_desc(), weights_user, &s.weights_buffer);
+    s.adj_image.Reshape(adjoint.diff_src_desc(), image_user, &s.image_buffer);
+    s.wg_image.Reshape(weight_gradient.src_desc(), image_user, &s.image_buffer);
+    s.wg_output.Reshape(weight_gradient.diff_dst_desc(), output_user, &s.output_buffer);
+    s.wg_weights.Reshape(weight_gradient.diff_weights_desc(), weights_user, &s.weights_buffer,
+                         /*own_buffer=*/true);
+    s.bias = UnboundMemory(bias_user);
+    s.bias_grad = UnboundMemory(bias_user);
+    s.bias_grad_values.assign(s.fused_bias ? conv_out_channels_ : 0, 0.0f);
+    memory::desc scratchpad = forward.scratchpad_desc();
+    for (const memory::desc& other : {adjoint.scratchpad_desc(), weight_gradient.scratchpad_desc()})
+      if (other.get_size() > scratchpad.get_size()) scratchpad = other;
+    s.scratchpad.Reshape(scratchpad);
+  } catch (const dnnl::error& error) {
+    LogDnnlFallback(layer_param_, StrCat("oneDNN has no convolution for bottom shape ",
+                                         bottom.shape_string(), " (", error.what(), ")"));
+    return;
+  }
+  s.ready = true;
+  columns_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's scratch is not needed
+}
+
+void BaseConvolutionLayer::DnnlConvolve(const float* image, const float* weights, float* output) {
+  DnnlState& s = *dnnl_;
+  const memory& src = s.fwd_image.In(image);
+  const memory& w = s.fwd_weights.In(weights);
+  const memory& dst = s.fwd_output.Out(output);
+  if (s.fused_bias) Bind(s.bias, blobs_[1]->cpu_data());
+  DnnlExecute(s.forward, {{DNNL_ARG_SRC, src.get()},
+                          {DNNL_ARG_WEIGHTS, w.get()},
+                          {DNNL_ARG_BIAS, s.bias.get()},
+                          {DNNL_ARG_DST, dst.get()},
+                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.fwd_output.Finish(output);
+}
+
+void BaseConvolutionLayer::DnnlConvolveAdjoint(const float* output, const float* weights,
+                                               float* image) {
+  DnnlState& s = *dnnl_;
+  const memory& diff_dst = s.adj_output.In(output);
+  const memory& w = s.adj_weights.In(weights);
+  const memory& diff_src = s.adj_image.Out(image);
+  DnnlExecute(s.adjoint, {{DNNL_ARG_DIFF_DST, diff_dst.get()},
+                          {DNNL_ARG_WEIGHTS, w.get()},
+                          {DNNL_ARG_DIFF_SRC, diff_src.get()},
+                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.adj_image.Finish(image);
+}
+
+void BaseConvolutionLayer::DnnlWeightGradient(const float* image, const float* output,
+                                              float* weights_diff, float* bias_diff) {
+  DnnlState& s = *dnnl_;
+  const memory& src = s.wg_image.In(image);
+  const memory& diff_dst = s.wg_output.In(output);
+  const memory& diff_w = s.wg_weights.Out(weights_diff);
+  Bind(s.bias_grad, s.bias_grad_values.data());
+  DnnlExecute(s.weight_gradient, {{DNNL_ARG_SRC, src.get()},
+                                  {DNNL_ARG_DIFF_DST, diff_dst.get()},
+                                  {DNNL_ARG_DIFF_WEIGHTS, diff_w.get()},
+                                  {DNNL_ARG_DIFF_BIAS, s.bias_grad.get()},
+                                  {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  if (weights_diff != nullptr) s.wg_weights.Finish(weights_diff, /*accumulate=*/true);
+  if (bias_diff != nullptr) {
+    for (size_t m = 0; m < s.bias_grad_values.size(); ++m) bias_diff[m] += s.bias_grad_values[m];
+  }
+}
+
+}  // namespace demi

@@ -1,0 +1,106 @@
+#include "demi/util/dnnl.hpp"
+
+#include <algorithm>
+
+namespace demi {
+
+const dnnl::engine& DnnlEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& DnnlStream() {
+  thread_local dnnl::stream stream(DnnlEngine());
+  return stream;
+}
+
+dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape) {
+  const dnnl::memory::dims dims(shape.begin(), shape.end());
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * std::max<dnnl::memory::dim>(dims[i + 1], 1);
+  }
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+dnnl::primitive_attr UserScratchpadAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void DnnlExecute(const dnnl::primitive& primitive, std::initializer_list<dnnl_exec_arg_t> args) {
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive.get(), DnnlStream().get(),
+                                                 static_cast<int>(args.size()), args.begin()),
+                          "could not execute a oneDNN primitive");
+}
+
+dnnl::memory UnboundMemory(const dnnl::memory::desc& desc) {
+  return dnnl::memory(desc, DnnlEngine(), DNNL_MEMORY_NONE);
+}
+
+void Bind(const dnnl::memory& memory, const float* data) {
+  memory.set_data_handle(const_cast<float*>(data));
+}
+
+void ReserveBytes(Blob* blob, size_t bytes) {
+  const auto floats = static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float));
+  if (blob->count() < floats) blob->Reshape(std::vector<int64_t>{floats});
+}
+
+void DnnlScratch::Reshape(const dnnl::memory::desc& desc) {
+  blob.Reshape(std::vector<int64_t>{0});
+  ReserveBytes(&blob, desc.get_size());
+  memory = UnboundMemory(desc);
+}
+
+const dnnl::memory& DnnlScratch::Bound() {
+  if (blob.count() > 0) Bind(memory, blob.mutable_cpu_data());
+  return memory;
+}
+
+void DnnlTensor::Reshape(const dnnl::memory::desc& layout, const dnnl::memory::desc& user,
+                         Blob* buffer, bool own_buffer) {
+  reorder_ = own_buffer || layout != user;
+  buffer_ = buffer;
+  user_memory_ = UnboundMemory(user);
+  if (!reorder_) return;
+  ReserveBytes(buffer, layout.get_size());
+  buffer_memory_ = UnboundMemory(layout);
+  const dnnl::engine& engine = DnnlEngine();
+  to_layout_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, user, engine, layout));
+  to_user_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, layout, engine, user));
+  dnnl::post_ops sum;
+  sum.append_sum(1.0f);
+  dnnl::primitive_attr accumulate;
+  accumulate.set_post_ops(sum);
+  add_to_user_ =
+      dnnl::reorder(dnnl::reorder::primitive_desc(engine, layout, engine, user, accumulate));
+}
+
+const dnnl::memory& DnnlTensor::Buffer() {
+  Bind(buffer_memory_, buffer_->mutable_cpu_data());
+  return buffer_memory_;
+}
+
+const dnnl::memory& DnnlTensor::In(const float* user) {
+  Bind(user_memory_, user);
+  if (!reorder_) return user_memory_;
+  const dnnl::memory& buffer = Buffer();
+  DnnlExecute(to_layout_, {{DNNL_ARG_FROM, user_memory_.get()}, {DNNL_ARG_TO, buffer.get()}});
+  return buffer;
+}
+
+const dnnl::memory& DnnlTensor::Out(float* user) {
+  Bind(user_memory_, user);
+  return reorder_ ? Buffer() : user_memory_;
+}
+
+void DnnlTensor::Finish(float* user, bool accumulate) {
+  if (!reorder_) return;
+  Bind(user_memory_, user);
+  DnnlExecute(accumulate ? add_to_user_ : to_user_,
+              {{DNNL_ARG_FROM, buffer_memory_.get()}, {DNNL_ARG_TO, user_memory_.get()}});
+}
+
+}  // namespace demi
