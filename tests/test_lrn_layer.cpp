@@ -35,8 +35,8 @@ TEST_F(LRNLayerTest, AcrossChannelsByHand) {
   // Channels (1, 2, 3) and (0, 1, -1) at two positions; alpha / n = 1, k = 1:
   // scale = 1 + 1+4, 1 + 1+4+9, 1 + 4+9 = 6, 15, 14 and 1 + 0+1, 1 + 0+1+1,
   // 1 + 1+1 = 2, 3, 3; beta 1 divides.
-  auto layer = Run(R"(type: "LRN" lrn_param { local_size: 3 alpha: 3 beta: 1 })", {1, 3, 1, 2},
-                   {1, 0, 2, 1, 3, -1});
+  auto layer = Run(R"(type: "LRN" lrn_param { local_size: 3 alpha: 3 beta: 1 engine: CAFFE })",
+                   {1, 3, 1, 2}, {1, 0, 2, 1, 3, -1});
   EXPECT_EQ(top_.shape(), bottom_.shape());
   ExpectNear(DataOf(top_), {1.0f / 6, 0, 2.0f / 15, 1.0f / 3, 3.0f / 14, -1.0f / 3});
   ASSERT_EQ(layer->buffers().size(), 2u);

@@ -45,8 +45,9 @@ class PoolingLayerTest : public ::testing::Test {
 };
 
 TEST_F(PoolingLayerTest, MaxByHand) {
-  auto layer = Run(R"(type: "Pooling" pooling_param { pool: MAX kernel_size: 2 stride: 2 })",
-                   {1, 2, 4, 4}, TwoChannels());
+  auto layer =
+      Run(R"(type: "Pooling" pooling_param { pool: MAX kernel_size: 2 stride: 2 engine: CAFFE })",
+          {1, 2, 4, 4}, TwoChannels());
   EXPECT_EQ(top_.shape(), (std::vector<int64_t>{1, 2, 2, 2}));
   EXPECT_EQ(DataOf(top_), (std::vector<float>{5, 8, 7, 9, 15, 18, 17, 19}));
   ASSERT_EQ(layer->buffers().size(), 1u);
@@ -57,8 +58,9 @@ TEST_F(PoolingLayerTest, MaxByHand) {
 }
 
 TEST_F(PoolingLayerTest, AveByHand) {
-  auto layer = Run(R"(type: "Pooling" pooling_param { pool: AVE kernel_size: 2 stride: 2 })",
-                   {1, 2, 4, 4}, TwoChannels());
+  auto layer =
+      Run(R"(type: "Pooling" pooling_param { pool: AVE kernel_size: 2 stride: 2 engine: CAFFE })",
+          {1, 2, 4, 4}, TwoChannels());
   // 1+5+3+4 = 13, 2+0+8+6 = 16, 7+2+0+6 = 15, 1+9+3+5 = 18, each over 4.
   EXPECT_EQ(DataOf(top_), (std::vector<float>{3.25f, 4, 3.75f, 4.5f, 13.25f, 14, 13.75f, 14.5f}));
   EXPECT_TRUE(layer->buffers().empty());

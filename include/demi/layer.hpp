@@ -107,6 +107,9 @@ class Layer {
   void set_runs_backward(bool value) { runs_backward_ = value; }
   bool runs_backward() const { return runs_backward_; }
 
+  /// Whether the layer runs the DNNL (oneDNN) engine at its current shape.
+  virtual bool RunsDnnl() const { return false; }
+
   void set_context(const Context& context) { context_ = context; }
   const Context& context() const { return context_; }
   Phase phase() const { return phase_; }

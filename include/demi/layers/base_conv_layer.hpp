@@ -67,6 +67,7 @@ class BaseConvolutionLayer : public Layer {
   bool EqualNumBottomTopBlobs() const override { return true; }
   bool BackwardReadsBottomData(int) const override { return true; }
   bool BackwardReadsTopData(int) const override { return false; }
+  bool RunsDnnl() const override { return DnnlReady(); }
 
  protected:
   /// True for Deconvolution: the convolution's image is the top.

@@ -30,6 +30,11 @@ namespace demi {
 /// cuDNN takes (local_size <= 16, k >= 1e-5, beta >= 0.01); WITHIN_CHANNEL
 /// always runs the CAFFE kernels. cuDNN keeps no scale buffer and its
 /// backward reads the top data as well as the bottom's.
+///
+/// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
+/// ACROSS_CHANNELS through oneDNN in its blocked layout (16 channels inner,
+/// reordered through scratch buffers), keeping oneDNN's workspace instead of
+/// the scale; WITHIN_CHANNEL runs the CAFFE engine.
 class LRNLayer : public Layer {
  public:
   using Layer::Layer;
@@ -40,6 +45,7 @@ class LRNLayer : public Layer {
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return true; }
   bool BackwardReadsTopData(int) const override { return cudnn_engine_; }
+  bool RunsDnnl() const override { return DnnlReady(); }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -62,6 +68,15 @@ class LRNLayer : public Layer {
   /// Null for the CAFFE engine; shared_ptr leaves CudnnState incomplete here.
   std::shared_ptr<CudnnState> cudnn_;
 #endif
+
+  /// The DNNL engine (lrn_layer_dnnl.cpp).
+  struct DnnlState;
+  void DnnlSetUp();
+  void DnnlReshape(const Blob& bottom);
+  bool DnnlReady() const;
+  void DnnlForward(const Blob& bottom, Blob* top);
+  void DnnlBackward(const Blob& top, Blob* bottom);
+  std::shared_ptr<DnnlState> dnnl_;  ///< null for other engines
 
   /// Sum of `image` (one C x H x W image) over the window centred on (c, h, w).
   double WindowSum(const float* image, int64_t c, int64_t h, int64_t w) const;

@@ -39,6 +39,14 @@ namespace demi {
 /// (padding counted) run in cuDNN, elsewhere the CAFFE kernels. cuDNN's
 /// backward reads the bottom and top data, so with this engine the layer
 /// declares both.
+///
+/// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
+/// oneDNN's pooling on Caffe's layout where its windows are Caffe's: MAX
+/// everywhere but where a window lies wholly outside the image, AVE where
+/// the divisor agrees (pad 0, or no window past in + pad). MAX keeps
+/// oneDNN's workspace (which window element won) instead of the argmax, saved
+/// for backward; a mask top runs the CAFFE engine. Ties between equal
+/// maxima may route the gradient to another of them than CAFFE would.
 class PoolingLayer : public Layer {
  public:
   using Layer::Layer;
@@ -53,6 +61,7 @@ class PoolingLayer : public Layer {
   }
   bool BackwardReadsBottomData(int) const override { return cudnn_engine_; }
   bool BackwardReadsTopData(int) const override { return cudnn_engine_; }
+  bool RunsDnnl() const override { return DnnlReady(); }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -77,6 +86,15 @@ class PoolingLayer : public Layer {
   /// Null for the CAFFE engine; shared_ptr leaves CudnnState incomplete here.
   std::shared_ptr<CudnnState> cudnn_;
 #endif
+
+  /// The DNNL engine (pooling_layer_dnnl.cpp).
+  struct DnnlState;
+  void DnnlSetUp(const std::vector<Blob*>& top);
+  void DnnlReshape(const Blob& bottom, const Blob& top);
+  bool DnnlReady() const;
+  void DnnlForward(const Blob& bottom, Blob* top);
+  void DnnlBackward(const Blob& top, Blob* bottom);
+  std::shared_ptr<DnnlState> dnnl_;  ///< null for other engines
 
   PoolingParameter::PoolMethod method_ = PoolingParameter::MAX;
   bool global_ = false;

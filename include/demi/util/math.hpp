@@ -11,6 +11,14 @@ namespace demi {
 // row-major, as in Caffe. Sizes are int64_t here and narrowed (checked) to
 // BLAS's int at the call.
 
+/// Which library runs Gemm: oneDNN's sgemm (the default; JIT code for the
+/// host's vector units, about twice OpenBLAS's speed on AVX-512) or OpenBLAS
+/// (BVLC Caffe's speed). The environment variable DEMI_GEMM=openblas picks
+/// OpenBLAS at startup; the setting is process-wide.
+enum class GemmLibrary { kDnnl, kOpenBlas };
+void SetGemmLibrary(GemmLibrary library);
+GemmLibrary CurrentGemmLibrary();
+
 /// C = alpha * op(A) * op(B) + beta * C, with op(A) M x K and op(B) K x N.
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c);

@@ -80,32 +80,36 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom) {
   const memory::desc output_user = DenseDesc({output_dims.begin(), output_dims.end()});
   const memory::desc weights_user = DenseDesc({weight_dims.begin(), weight_dims.end()});
   const memory::desc bias_user = DenseDesc({conv_out_channels_});
+  // 1x1 kernels run as GEMMs on Caffe's layout faster than through
+  // reorders into blocked channels; larger kernels gain from the blocked
+  // direct convolution more than the reorders cost (measured on ResNet-50's
+  // layers at batch 8).
+  const bool plain = g.kernel_h == 1 && g.kernel_w == 1;
+  const memory::desc image_md = plain ? image_user : AnyLayout(image_dims);
+  const memory::desc output_md = plain ? output_user : AnyLayout(output_dims);
   const auto algorithm = dnnl::algorithm::convolution_direct;
   const dnnl::primitive_attr attr = UserScratchpadAttr();
   const dnnl::engine& engine = DnnlEngine();
   try {
     const auto forward_desc =
-        s.fused_bias
-            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
-                                              AnyLayout(image_dims), AnyLayout(weight_dims),
-                                              bias_user, AnyLayout(output_dims), strides, dilates,
-                                              pad_l, pad_r)
-            : dnnl::convolution_forward::desc(
-                  dnnl::prop_kind::forward_training, algorithm, AnyLayout(image_dims),
-                  AnyLayout(weight_dims), AnyLayout(output_dims), strides, dilates, pad_l, pad_r);
+        s.fused_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
+                                                       image_md, AnyLayout(weight_dims), bias_user,
+                                                       output_md, strides, dilates, pad_l, pad_r)
+                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
+                                                       image_md, AnyLayout(weight_dims), output_md,
+                                                       strides, dilates, pad_l, pad_r);
     const dnnl::convolution_forward::primitive_desc forward(forward_desc, attr, engine);
     const dnnl::convolution_backward_data::primitive_desc adjoint(
-        dnnl::convolution_backward_data::desc(algorithm, AnyLayout(image_dims),
-                                              AnyLayout(weight_dims), AnyLayout(output_dims),
-                                              strides, dilates, pad_l, pad_r),
+        dnnl::convolution_backward_data::desc(algorithm, image_md, AnyLayout(weight_dims),
+                                              output_md, strides, dilates, pad_l, pad_r),
         attr, engine, forward);
     const auto weight_gradient_desc =
-        s.fused_bias ? dnnl::convolution_backward_weights::desc(
-                           algorithm, AnyLayout(image_dims), AnyLayout(weight_dims), bias_user,
-                           AnyLayout(output_dims), strides, dilates, pad_l, pad_r)
-                     : dnnl::convolution_backward_weights::desc(
-                           algorithm, AnyLayout(image_dims), AnyLayout(weight_dims),
-                           AnyLayout(output_dims), strides, dilates, pad_l, pad_r);
+        s.fused_bias
+            ? dnnl::convolution_backward_weights::desc(algorithm, image_md, AnyLayout(weight_dims),
+                                                       bias_user, output_md, strides, dilates,
+                                                       pad_l, pad_r)
+            : dnnl::convolution_backward_weights::desc(algorithm, image_md, AnyLayout(weight_dims),
+                                                       output_md, strides, dilates, pad_l, pad_r);
     const dnnl::convolution_backward_weights::primitive_desc weight_gradient(weight_gradient_desc,
                                                                              attr, engine, forward);
     s.forward = dnnl::convolution_forward(forward);

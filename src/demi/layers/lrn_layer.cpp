@@ -24,6 +24,7 @@ void LRNLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Bl
 #endif
   RegisterBuffer("scale", &scale_, BufferLifetime::kSavedForBackward);
   RegisterBuffer("ratio", &ratio_, BufferLifetime::kScratch);
+  DnnlSetUp();
 }
 
 void LRNLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -44,6 +45,7 @@ void LRNLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*
 #endif
   scale_.ReshapeLike(*bottom[0]);
   ratio_.Reshape(std::vector<int64_t>{channels_, height_, width_});
+  if (dnnl_) DnnlReshape(*bottom[0]);
 }
 
 double LRNLayer::WindowSum(const float* image, int64_t c, int64_t h, int64_t w) const {
@@ -67,6 +69,10 @@ double LRNLayer::WindowSum(const float* image, int64_t c, int64_t h, int64_t w) 
 }
 
 void LRNLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (DnnlReady()) {
+    DnnlForward(*bottom[0], top[0]);
+    return;
+  }
   const int64_t image = channels_ * height_ * width_;
   float* squares = ratio_.mutable_cpu_data();
   for (int64_t n = 0; n < num_; ++n) {
@@ -88,6 +94,10 @@ void LRNLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<B
 void LRNLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                             const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
+  if (DnnlReady()) {
+    DnnlBackward(*top[0], bottom[0]);
+    return;
+  }
   const int64_t image = channels_ * height_ * width_;
   const float coeff = 2.0f * beta_ * alpha_over_n_;
   float* ratio = ratio_.mutable_cpu_data();

@@ -87,6 +87,7 @@ void PoolingLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
 #ifdef USE_CUDNN
   CudnnSetUp(bottom, top);
 #endif
+  DnnlSetUp(top);
 }
 
 void PoolingLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -122,9 +123,14 @@ void PoolingLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
 #ifdef USE_CUDNN
   if (cudnn_) CudnnReshape(*bottom[0], *top[0]);
 #endif
+  if (dnnl_) DnnlReshape(*bottom[0], *top[0]);
 }
 
 void PoolingLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (DnnlReady()) {
+    DnnlForward(*bottom[0], top[0]);
+    return;
+  }
   const int64_t in_plane = height_ * width_;
   const int64_t out_plane = pooled_h_ * pooled_w_;
   const float* x = bottom[0]->cpu_data();
@@ -166,6 +172,10 @@ void PoolingLayer::Backward_cpu(const std::vector<Blob*>& top,
                                 const std::vector<bool>& propagate_down,
                                 const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
+  if (DnnlReady()) {
+    DnnlBackward(*top[0], bottom[0]);
+    return;
+  }
   const int64_t in_plane = height_ * width_;
   const int64_t out_plane = pooled_h_ * pooled_w_;
   const float* dy = top[0]->cpu_diff();

@@ -1,11 +1,15 @@
 #include "demi/util/math.hpp"
 
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 
 namespace demi {
 
@@ -17,12 +21,36 @@ int BlasInt(int64_t value) {
   return static_cast<int>(value);
 }
 
+GemmLibrary GemmLibraryFromEnvironment() {
+  const char* value = std::getenv("DEMI_GEMM");
+  if (value == nullptr || std::string(value).empty() || std::string(value) == "dnnl") {
+    return GemmLibrary::kDnnl;
+  }
+  CHECK(std::string(value) == "openblas")
+      << "DEMI_GEMM must be dnnl or openblas, got '" << value << "'";
+  return GemmLibrary::kOpenBlas;
+}
+
+std::atomic<GemmLibrary>& GemmLibrarySetting() {
+  static std::atomic<GemmLibrary> library(GemmLibraryFromEnvironment());
+  return library;
+}
+
 }  // namespace
+
+void SetGemmLibrary(GemmLibrary library) { GemmLibrarySetting() = library; }
+GemmLibrary CurrentGemmLibrary() { return GemmLibrarySetting(); }
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c) {
   int lda = BlasInt(trans_a ? m : k);
   int ldb = BlasInt(trans_b ? k : n);
+  if (CurrentGemmLibrary() == GemmLibrary::kDnnl) {
+    const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k,
+                                            alpha, a, lda, b, ldb, beta, c, n);
+    CHECK_EQ(status, dnnl_success) << "dnnl_sgemm failed for " << m << " x " << n << " x " << k;
+    return;
+  }
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, BlasInt(m), BlasInt(n), BlasInt(k), alpha, a,
               lda, b, ldb, beta, c, BlasInt(n));

@@ -1,0 +1,112 @@
+// The DNNL engine of LRN (see lrn_layer.hpp).
+#include "demi/layers/lrn_layer.hpp"
+#include "demi/util/dnnl.hpp"
+#include "demi/util/engine.hpp"
+
+namespace demi {
+
+using dnnl::memory;
+
+struct LRNLayer::DnnlState {
+  dnnl::lrn_forward forward;
+  dnnl::lrn_backward backward;
+  bool ready = false;
+  DnnlTensor src, dst, diff_dst, diff_src;
+  memory workspace_memory;
+  Blob src_buffer, dst_buffer, diff_src_buffer;  ///< blocked copies (scratch)
+  Blob workspace;                                ///< what backward needs of forward (saved)
+  DnnlScratch scratchpad;
+};
+
+void LRNLayer::DnnlSetUp() {
+  const LRNParameter& param = layer_param_.lrn_param();
+  if (!WantsDnnl(param.engine(), context_)) return;
+  if (!across_) {
+    LogDnnlFallback(layer_param_, "oneDNN's WITHIN_CHANNEL uses k where Caffe uses 1");
+    return;
+  }
+  dnnl_ = std::make_shared<DnnlState>();
+  DnnlState& s = *dnnl_;
+  RegisterBuffer("dnnl_src", &s.src_buffer, BufferLifetime::kScratch);
+  RegisterBuffer("dnnl_dst", &s.dst_buffer, BufferLifetime::kScratch);
+  RegisterBuffer("dnnl_diff_src", &s.diff_src_buffer, BufferLifetime::kScratch);
+  RegisterBuffer("dnnl_workspace", &s.workspace, BufferLifetime::kSavedForBackward);
+  RegisterBuffer("dnnl_scratchpad", &s.scratchpad.blob, BufferLifetime::kScratch);
+}
+
+bool LRNLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
+
+void LRNLayer::DnnlReshape(const Blob& bottom) {
+  DnnlState& s = *dnnl_;
+  s.ready = false;
+  for (Blob* buffer : {&s.src_buffer, &s.dst_buffer, &s.diff_src_buffer, &s.workspace}) {
+    buffer->Reshape(std::vector<int64_t>{0});
+  }
+  s.scratchpad.Reshape(memory::desc());
+  if (bottom.count() == 0) return;
+  const LRNParameter& param = layer_param_.lrn_param();
+  const memory::desc user = DenseDesc(bottom.shape());
+  // oneDNN's fast LRN kernels want 16 channels inner; the reorders cost
+  // less than its reference kernel on Caffe's layout.
+  const memory::desc blocked(user.dims(), memory::data_type::f32, memory::format_tag::nChw16c);
+  const dnnl::primitive_attr attr = UserScratchpadAttr();
+  const auto algorithm = dnnl::algorithm::lrn_across_channels;
+  try {
+    // oneDNN divides alpha by local_size across channels, as Caffe does.
+    const dnnl::lrn_forward::primitive_desc forward(
+        dnnl::lrn_forward::desc(dnnl::prop_kind::forward_training, algorithm, blocked,
+                                param.local_size(), param.alpha(), param.beta(), param.k()),
+        attr, DnnlEngine());
+    const dnnl::lrn_backward::primitive_desc backward(
+        dnnl::lrn_backward::desc(algorithm, blocked, blocked, param.local_size(), param.alpha(),
+                                 param.beta(), param.k()),
+        attr, DnnlEngine(), forward);
+    s.forward = dnnl::lrn_forward(forward);
+    s.backward = dnnl::lrn_backward(backward);
+    // dst in forward and diff_dst in backward share a buffer.
+    s.src.Reshape(forward.src_desc(), user, &s.src_buffer);
+    s.dst.Reshape(forward.dst_desc(), user, &s.dst_buffer);
+    s.diff_dst.Reshape(backward.diff_dst_desc(), user, &s.dst_buffer);
+    s.diff_src.Reshape(backward.diff_src_desc(), user, &s.diff_src_buffer);
+    s.workspace_memory = UnboundMemory(forward.workspace_desc());
+    ReserveBytes(&s.workspace, forward.workspace_desc().get_size());
+    const memory::desc& pad_f = forward.scratchpad_desc();
+    const memory::desc& pad_b = backward.scratchpad_desc();
+    s.scratchpad.Reshape(pad_f.get_size() >= pad_b.get_size() ? pad_f : pad_b);
+  } catch (const dnnl::error& error) {
+    LogDnnlFallback(layer_param_, StrCat("oneDNN has no LRN for bottom shape ",
+                                         bottom.shape_string(), " (", error.what(), ")"));
+    return;
+  }
+  s.ready = true;
+  scale_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's buffers are not needed
+  ratio_.Reshape(std::vector<int64_t>{0});
+}
+
+void LRNLayer::DnnlForward(const Blob& bottom, Blob* top) {
+  DnnlState& s = *dnnl_;
+  const memory& src = s.src.In(bottom.cpu_data());
+  const memory& dst = s.dst.Out(top->mutable_cpu_data());
+  if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.mutable_cpu_data());
+  DnnlExecute(s.forward, {{DNNL_ARG_SRC, src.get()},
+                          {DNNL_ARG_DST, dst.get()},
+                          {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
+                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.dst.Finish(top->mutable_cpu_data());
+}
+
+void LRNLayer::DnnlBackward(const Blob& top, Blob* bottom) {
+  DnnlState& s = *dnnl_;
+  const memory& src = s.src.In(bottom->cpu_data());
+  const memory& diff_dst = s.diff_dst.In(top.cpu_diff());
+  const memory& diff_src = s.diff_src.Out(bottom->mutable_cpu_diff());
+  if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.cpu_data());
+  DnnlExecute(s.backward, {{DNNL_ARG_SRC, src.get()},
+                           {DNNL_ARG_DIFF_DST, diff_dst.get()},
+                           {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
+                           {DNNL_ARG_DIFF_SRC, diff_src.get()},
+                           {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.diff_src.Finish(bottom->mutable_cpu_diff());
+}
+
+}  // namespace demi

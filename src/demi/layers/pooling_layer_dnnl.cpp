@@ -1,0 +1,118 @@
+// The DNNL engine of Pooling (see pooling_layer.hpp).
+#include "demi/layers/pooling_layer.hpp"
+#include "demi/util/dnnl.hpp"
+#include "demi/util/engine.hpp"
+
+namespace demi {
+
+using dnnl::memory;
+
+struct PoolingLayer::DnnlState {
+  dnnl::pooling_forward forward;
+  dnnl::pooling_backward backward;
+  bool ready = false;
+  memory src, dst, diff_src, diff_dst, workspace_memory;
+  Blob workspace;  ///< MAX: where each window's max was, saved for backward
+  DnnlScratch scratchpad;
+};
+
+void PoolingLayer::DnnlSetUp(const std::vector<Blob*>& top) {
+  const PoolingParameter& param = layer_param_.pooling_param();
+  if (!WantsDnnl(param.engine(), context_)) return;
+  if (method_ != PoolingParameter::MAX && method_ != PoolingParameter::AVE) return;
+  if (top.size() > 1) {
+    LogDnnlFallback(layer_param_, "oneDNN gives no argmax mask top");
+    return;
+  }
+  dnnl_ = std::make_shared<DnnlState>();
+  RegisterBuffer("dnnl_workspace", &dnnl_->workspace, BufferLifetime::kSavedForBackward);
+  RegisterBuffer("dnnl_scratchpad", &dnnl_->scratchpad.blob, BufferLifetime::kScratch);
+}
+
+bool PoolingLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
+
+void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
+  DnnlState& s = *dnnl_;
+  s.ready = false;
+  s.workspace.Reshape(std::vector<int64_t>{0});
+  s.scratchpad.Reshape(memory::desc());
+  if (bottom.count() == 0) return;
+  // Caffe's windows in oneDNN's terms: the right padding that gives Caffe's
+  // output size. A window wholly outside the image (Caffe: 0) has no oneDNN
+  // equivalent, and AVE's divisor matches only where Caffe's is the whole
+  // window (pad > 0 and no window beyond in + pad) or the part inside the
+  // image (pad 0).
+  const int64_t pad_r_h = (pooled_h_ - 1) * stride_h_ + kernel_h_ - height_ - pad_h_;
+  const int64_t pad_r_w = (pooled_w_ - 1) * stride_w_ + kernel_w_ - width_ - pad_w_;
+  const bool windows_inside = (pooled_h_ - 1) * stride_h_ - pad_h_ < height_ &&
+                              (pooled_w_ - 1) * stride_w_ - pad_w_ < width_;
+  const bool padded = pad_h_ > 0 || pad_w_ > 0;
+  dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
+  if (method_ == PoolingParameter::AVE) {
+    algorithm = padded ? dnnl::algorithm::pooling_avg_include_padding
+                       : dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  const bool ave_matches =
+      method_ != PoolingParameter::AVE || !padded || (pad_r_h <= pad_h_ && pad_r_w <= pad_w_);
+  if (!windows_inside || !ave_matches) {
+    LogDnnlFallback(layer_param_, StrCat("its windows over bottom shape ", bottom.shape_string(),
+                                         " reach past the padding, which oneDNN counts "
+                                         "differently from Caffe"));
+    return;
+  }
+  const memory::desc src = DenseDesc(bottom.shape());
+  const memory::desc dst = DenseDesc(top.shape());
+  const memory::dims strides{stride_h_, stride_w_}, kernel{kernel_h_, kernel_w_};
+  const memory::dims pad_l{pad_h_, pad_w_}, pad_r{pad_r_h, pad_r_w};
+  const dnnl::primitive_attr attr = UserScratchpadAttr();
+  try {
+    const dnnl::pooling_forward::primitive_desc forward(
+        dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, algorithm, src, dst, strides,
+                                    kernel, pad_l, pad_r),
+        attr, DnnlEngine());
+    const dnnl::pooling_backward::primitive_desc backward(
+        dnnl::pooling_backward::desc(algorithm, src, dst, strides, kernel, pad_l, pad_r), attr,
+        DnnlEngine(), forward);
+    s.forward = dnnl::pooling_forward(forward);
+    s.backward = dnnl::pooling_backward(backward);
+    s.src = UnboundMemory(src);
+    s.dst = UnboundMemory(dst);
+    s.diff_src = UnboundMemory(src);
+    s.diff_dst = UnboundMemory(dst);
+    s.workspace_memory = UnboundMemory(forward.workspace_desc());
+    ReserveBytes(&s.workspace, forward.workspace_desc().get_size());
+    const memory::desc& pad_f = forward.scratchpad_desc();
+    const memory::desc& pad_b = backward.scratchpad_desc();
+    s.scratchpad.Reshape(pad_f.get_size() >= pad_b.get_size() ? pad_f : pad_b);
+  } catch (const dnnl::error& error) {
+    LogDnnlFallback(layer_param_, StrCat("oneDNN has no pooling for bottom shape ",
+                                         bottom.shape_string(), " (", error.what(), ")"));
+    return;
+  }
+  s.ready = true;
+  argmax_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's saved buffer is not needed
+}
+
+void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) {
+  DnnlState& s = *dnnl_;
+  Bind(s.src, bottom.cpu_data());
+  Bind(s.dst, top->mutable_cpu_data());
+  if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.mutable_cpu_data());
+  DnnlExecute(s.forward, {{DNNL_ARG_SRC, s.src.get()},
+                          {DNNL_ARG_DST, s.dst.get()},
+                          {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
+                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+}
+
+void PoolingLayer::DnnlBackward(const Blob& top, Blob* bottom) {
+  DnnlState& s = *dnnl_;
+  Bind(s.diff_dst, top.cpu_diff());
+  Bind(s.diff_src, bottom->mutable_cpu_diff());
+  if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.cpu_data());
+  DnnlExecute(s.backward, {{DNNL_ARG_DIFF_DST, s.diff_dst.get()},
+                           {DNNL_ARG_DIFF_SRC, s.diff_src.get()},
+                           {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
+                           {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+}
+
+}  // namespace demi

@@ -1,0 +1,152 @@
+#ifndef DEMI_TESTS_LAYER_COMPARE_UTIL_HPP_
+#define DEMI_TESTS_LAYER_COMPARE_UTIL_HPP_
+// Two implementations of one layer (CPU and GPU, or the CAFFE and DNNL
+// engines) against each other on the same inputs, and the candidate's
+// gradients against finite differences.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "demi/layer_registry.hpp"
+#include "gradient_checker.hpp"
+#include "test_util.hpp"
+
+namespace demi {
+namespace {
+
+/// One layer configuration to compare: the layer's prototxt and its bottom
+/// shapes. `fill` sets bottom i (default: Gaussian, seed 1000 + i);
+/// `propagate_down` defaults to true for every bottom.
+struct LayerCase {
+  std::string layer;
+  std::vector<std::vector<int64_t>> bottoms;
+  std::function<void(int index, Blob* bottom)> fill;
+  std::vector<bool> propagate_down;
+  bool check_gradient = true;
+  float stepsize = 1e-2f;
+  float threshold = 1e-2f;
+  /// |candidate - reference| <= tolerance * (1 + |reference|) for every value.
+  float tolerance = 1e-4f;
+};
+
+inline void ExpectClose(const Blob& candidate, const Blob& reference, float tolerance,
+                        const std::string& what) {
+  ASSERT_EQ(candidate.shape(), reference.shape()) << what;
+  const float* g = candidate.cpu_data();
+  const float* c = reference.cpu_data();
+  int reported = 0;
+  for (int64_t i = 0; i < reference.count() && reported < 5; ++i) {
+    if (!(std::abs(g[i] - c[i]) <= tolerance * (1 + std::abs(c[i])))) {
+      ADD_FAILURE() << what << "[" << i << "]: " << g[i] << " vs reference " << c[i];
+      ++reported;
+    }
+  }
+}
+
+inline void ExpectCloseDiff(const Blob& candidate, const Blob& reference, float tolerance,
+                            const std::string& what) {
+  Blob g(candidate.shape()), c(reference.shape());
+  Copy(candidate.count(), candidate.cpu_diff(), g.mutable_cpu_data());
+  Copy(reference.count(), reference.cpu_diff(), c.mutable_cpu_data());
+  ExpectClose(g, c, tolerance, what);
+}
+
+using LayerMaker = std::function<std::unique_ptr<Layer>()>;
+
+/// Runs the case's layer as two implementations (`make_reference`, say the
+/// CPU or the CAFFE engine, and `make_candidate`) with the same params,
+/// inputs and top gradients; their tops, bottom gradients and param
+/// gradients must agree. Then checks a fresh candidate's gradients against
+/// finite differences.
+inline void ExpectLayersAgree(const LayerCase& c, const LayerMaker& make_reference,
+                              const LayerMaker& make_candidate) {
+  const size_t num_bottoms = c.bottoms.size();
+  std::vector<std::unique_ptr<Blob>> ref_bottoms, cand_bottoms;
+  std::vector<Blob*> ref_bottom, cand_bottom;
+  for (size_t i = 0; i < num_bottoms; ++i) {
+    ref_bottoms.push_back(std::make_unique<Blob>(c.bottoms[i]));
+    if (c.fill) {
+      c.fill(static_cast<int>(i), ref_bottoms.back().get());
+    } else {
+      FillGaussian(ref_bottoms.back().get(), 1000 + static_cast<uint32_t>(i));
+    }
+    cand_bottoms.push_back(std::make_unique<Blob>(c.bottoms[i]));
+    cand_bottoms.back()->CopyFrom(*ref_bottoms.back());
+    ref_bottom.push_back(ref_bottoms.back().get());
+    cand_bottom.push_back(cand_bottoms.back().get());
+  }
+  auto ref_layer = make_reference();
+  auto cand_layer = make_candidate();
+  const int num_tops = ref_layer->EqualNumBottomTopBlobs()
+                           ? static_cast<int>(num_bottoms)
+                           : std::max(ref_layer->ExactNumTopBlobs(), ref_layer->MinTopBlobs());
+  std::vector<std::unique_ptr<Blob>> owned;
+  std::vector<Blob*> ref_top, cand_top;
+  for (int i = 0; i < std::max(num_tops, 1); ++i) {
+    owned.push_back(std::make_unique<Blob>());
+    ref_top.push_back(owned.back().get());
+    owned.push_back(std::make_unique<Blob>());
+    cand_top.push_back(owned.back().get());
+  }
+  ref_layer->SetUp(ref_bottom, ref_top);
+  cand_layer->SetUp(cand_bottom, cand_top);
+  ASSERT_EQ(ref_layer->blobs().size(), cand_layer->blobs().size());
+  for (size_t p = 0; p < ref_layer->blobs().size(); ++p) {
+    cand_layer->blobs()[p]->CopyFrom(*ref_layer->blobs()[p]);
+  }
+
+  ref_layer->Forward(ref_bottom, ref_top);
+  cand_layer->Forward(cand_bottom, cand_top);
+  for (size_t t = 0; t < ref_top.size(); ++t) {
+    ExpectClose(*cand_top[t], *ref_top[t], c.tolerance, StrCat("top ", t));
+  }
+
+  std::vector<bool> propagate_down = c.propagate_down;
+  if (propagate_down.empty()) propagate_down.assign(num_bottoms, true);
+  for (size_t t = 0; t < ref_top.size(); ++t) {
+    if (ref_layer->loss(static_cast<int>(t)) != 0.0f) continue;  // holds the loss weight
+    Blob diff(ref_top[t]->shape());
+    FillGaussian(&diff, 2000 + static_cast<uint32_t>(t));
+    Copy(diff.count(), diff.cpu_data(), ref_top[t]->mutable_cpu_diff());
+    Copy(diff.count(), diff.cpu_data(), cand_top[t]->mutable_cpu_diff());
+  }
+  for (size_t p = 0; p < ref_layer->blobs().size(); ++p) {
+    Set(ref_layer->blobs()[p]->count(), 0.0f, ref_layer->blobs()[p]->mutable_cpu_diff());
+    Set(cand_layer->blobs()[p]->count(), 0.0f, cand_layer->blobs()[p]->mutable_cpu_diff());
+  }
+  ref_layer->Backward(ref_top, propagate_down, ref_bottom);
+  cand_layer->Backward(cand_top, propagate_down, cand_bottom);
+  for (size_t i = 0; i < num_bottoms; ++i) {
+    if (!propagate_down[i]) continue;
+    ExpectCloseDiff(*cand_bottom[i], *ref_bottom[i], c.tolerance, StrCat("bottom diff ", i));
+  }
+  for (size_t p = 0; p < ref_layer->blobs().size(); ++p) {
+    ExpectCloseDiff(*cand_layer->blobs()[p], *ref_layer->blobs()[p], c.tolerance,
+                    StrCat("param diff ", p));
+  }
+
+  if (!c.check_gradient) return;
+  auto checked = make_candidate();
+  GradientChecker checker(c.stepsize, c.threshold);
+  for (size_t i = 0; i < num_bottoms; ++i) cand_bottoms[i]->CopyFrom(*ref_bottoms[i]);
+  if (std::all_of(propagate_down.begin(), propagate_down.end(), [](bool down) { return down; })) {
+    checker.CheckGradient(checked.get(), cand_bottom, cand_top);
+    return;
+  }
+  // Some bottoms take no gradient (labels, RNN's cont): check the others one at a time.
+  for (size_t i = 0; i < num_bottoms; ++i) {
+    if (propagate_down[i]) {
+      checker.CheckGradient(checked.get(), cand_bottom, cand_top, static_cast<int>(i));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace demi
+
+#endif  // DEMI_TESTS_LAYER_COMPARE_UTIL_HPP_

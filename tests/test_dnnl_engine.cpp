@@ -1,0 +1,237 @@
+// The DNNL engine of each layer that has one against the CAFFE engine on
+// the same inputs (forward, bottom and param gradients), on odd shapes, and
+// its gradients against finite differences.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "layer_compare_util.hpp"
+
+namespace demi {
+namespace {
+
+std::unique_ptr<Layer> MakeLayerWithEngine(const std::string& text, EngineKind engine) {
+  std::unique_ptr<Layer> layer = MakeLayer(text);
+  Context context;
+  context.engine = engine;
+  layer->set_context(context);
+  return layer;
+}
+
+LayerCase NewCase(const std::string& layer, std::vector<std::vector<int64_t>> bottoms) {
+  LayerCase c;
+  c.layer = layer;
+  c.bottoms = std::move(bottoms);
+  return c;
+}
+
+/// The case's layer with the net-wide engine DNNL agrees with CAFFE, and
+/// really ran oneDNN.
+void ExpectDnnlMatchesCaffe(const LayerCase& c) {
+  auto probe = MakeLayerWithEngine(c.layer, EngineKind::kDnnl);
+  std::vector<std::unique_ptr<Blob>> bottoms;
+  std::vector<Blob*> bottom;
+  for (const auto& shape : c.bottoms) {
+    bottoms.push_back(std::make_unique<Blob>(shape));
+    bottom.push_back(bottoms.back().get());
+  }
+  const size_t num_tops = probe->EqualNumBottomTopBlobs() ? bottom.size() : 1;
+  std::vector<Blob> tops(num_tops);
+  std::vector<Blob*> top;
+  for (Blob& blob : tops) top.push_back(&blob);
+  probe->SetUp(bottom, top);
+  ASSERT_TRUE(probe->RunsDnnl()) << c.layer;
+  ExpectLayersAgree(
+      c, [&] { return MakeLayerWithEngine(c.layer, EngineKind::kCaffe); },
+      [&] { return MakeLayerWithEngine(c.layer, EngineKind::kDnnl); });
+}
+
+constexpr char kFillers[] =
+    " weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' std: 0.3 }";
+
+std::string Conv(const std::string& type, const std::string& options) {
+  return "type: '" + type + "' convolution_param { " + options + kFillers + " }";
+}
+
+TEST(DnnlConvolutionTest, StridedPadded) {
+  ExpectDnnlMatchesCaffe(NewCase(
+      Conv("Convolution", "num_output: 4 kernel_size: 3 pad: 1 stride: 2"), {{2, 3, 7, 6}}));
+}
+
+TEST(DnnlConvolutionTest, ManyChannelsBlockedLayout) {
+  // 19 -> 21 channels: blocked layouts pad the channels to their block.
+  LayerCase c =
+      NewCase(Conv("Convolution", "num_output: 21 kernel_size: 3 pad: 1"), {{2, 19, 5, 7}});
+  c.tolerance = 2e-4f;  // sums of 171 products in another order
+  ExpectDnnlMatchesCaffe(c);
+}
+
+TEST(DnnlConvolutionTest, GroupsDilationRectangular) {
+  ExpectDnnlMatchesCaffe(NewCase(Conv("Convolution",
+                                      "num_output: 6 group: 2 kernel_h: 3 kernel_w: 2 dilation: 2 "
+                                      "stride_h: 1 stride_w: 2 pad_h: 2 pad_w: 1"),
+                                 {{2, 4, 7, 9}}));
+}
+
+TEST(DnnlConvolutionTest, Depthwise) {
+  ExpectDnnlMatchesCaffe(
+      NewCase(Conv("Convolution", "num_output: 17 group: 17 kernel_size: 3 pad: 1 stride: 2"),
+              {{3, 17, 9, 6}}));
+}
+
+TEST(DnnlConvolutionTest, OneByOneWithoutBias) {
+  ExpectDnnlMatchesCaffe(NewCase(
+      Conv("Convolution", "num_output: 3 kernel_size: 1 bias_term: false"), {{2, 5, 3, 4}}));
+}
+
+TEST(DnnlConvolutionTest, OneByOneStrided) {
+  ExpectDnnlMatchesCaffe(
+      NewCase(Conv("Convolution", "num_output: 7 kernel_size: 1 stride: 2"), {{1, 13, 5, 5}}));
+}
+
+TEST(DnnlConvolutionTest, TwoBottoms) {
+  ExpectDnnlMatchesCaffe(NewCase(Conv("Convolution", "num_output: 2 kernel_size: 2 stride: 1"),
+                                 {{2, 3, 4, 3}, {2, 3, 4, 3}}));
+}
+
+TEST(DnnlConvolutionTest, LargeOddImage) {
+  LayerCase c = NewCase(Conv("Convolution", "num_output: 13 kernel_size: 5 pad: 2 stride: 3"),
+                        {{3, 7, 127, 13}});
+  c.check_gradient = false;
+  c.tolerance = 1e-3f;  // sums of 175 products in another order
+  ExpectDnnlMatchesCaffe(c);
+}
+
+TEST(DnnlConvolutionTest, DeconvolutionStridedPadded) {
+  ExpectDnnlMatchesCaffe(NewCase(
+      Conv("Deconvolution", "num_output: 4 kernel_size: 3 pad: 1 stride: 2"), {{2, 3, 4, 3}}));
+}
+
+TEST(DnnlConvolutionTest, DeconvolutionGroupsDilation) {
+  ExpectDnnlMatchesCaffe(NewCase(Conv("Deconvolution",
+                                      "num_output: 4 group: 2 kernel_h: 2 kernel_w: 3 dilation: 2 "
+                                      "stride: 2 pad_w: 1 pad_h: 0"),
+                                 {{1, 6, 3, 4}}));
+}
+
+TEST(DnnlConvolutionTest, DeconvolutionOneByOne) {
+  ExpectDnnlMatchesCaffe(
+      NewCase(Conv("Deconvolution", "num_output: 3 kernel_size: 1"), {{2, 2, 5, 3}, {2, 2, 5, 3}}));
+}
+
+// Param gradients add to what the diff held (iter_size accumulation), as in
+// the CAFFE engine.
+TEST(DnnlConvolutionTest, ParamGradientsAccumulate) {
+  auto layer =
+      MakeLayerWithEngine(Conv("Convolution", "num_output: 5 kernel_size: 3"), EngineKind::kDnnl);
+  Blob x({2, 4, 6, 5}), y;
+  FillGaussian(&x, 3);
+  layer->SetUp({&x}, {&y});
+  ASSERT_TRUE(layer->RunsDnnl());
+  layer->Forward({&x}, {&y});
+  FillGaussian(&y, 4);
+  Copy(y.count(), y.cpu_data(), y.mutable_cpu_diff());
+  std::vector<std::vector<float>> once;
+  for (auto& blob : layer->blobs()) Set(blob->count(), 0.0f, blob->mutable_cpu_diff());
+  layer->Backward({&y}, {false}, {&x});
+  for (auto& blob : layer->blobs()) once.push_back(DiffOf(*blob));
+  layer->Backward({&y}, {false}, {&x});
+  for (size_t p = 0; p < once.size(); ++p) {
+    std::vector<float> twice = once[p];
+    for (float& v : twice) v *= 2;
+    ExpectNear(DiffOf(*layer->blobs()[p]), twice, 1e-5f);
+  }
+}
+
+std::string Pool(const std::string& options) {
+  return "type: 'Pooling' pooling_param { " + options + " }";
+}
+
+/// MAX pooling's finite differences need inputs further apart than the
+/// checker's step.
+LayerCase MaxPoolCase(const std::string& options, std::vector<int64_t> shape) {
+  LayerCase c = NewCase(Pool("pool: MAX " + options), {std::move(shape)});
+  c.fill = [](int index, Blob* bottom) { FillDistinct(bottom, 1000 + index); };
+  return c;
+}
+
+TEST(DnnlPoolingTest, MaxCeilRounding) {
+  ExpectDnnlMatchesCaffe(MaxPoolCase("kernel_size: 3 stride: 2", {2, 3, 7, 8}));
+}
+
+TEST(DnnlPoolingTest, MaxPadded) {
+  ExpectDnnlMatchesCaffe(
+      NewCase(Pool("pool: MAX kernel_size: 3 stride: 2 pad: 1"), {{2, 5, 9, 6}}));
+}
+
+TEST(DnnlPoolingTest, AveragePartialWindows) {
+  ExpectDnnlMatchesCaffe(NewCase(Pool("pool: AVE kernel_size: 3 stride: 2"), {{2, 3, 8, 7}}));
+}
+
+TEST(DnnlPoolingTest, AveragePadded) {
+  ExpectDnnlMatchesCaffe(
+      NewCase(Pool("pool: AVE kernel_size: 3 stride: 1 pad: 1"), {{1, 4, 5, 6}}));
+}
+
+TEST(DnnlPoolingTest, Global) {
+  ExpectDnnlMatchesCaffe(NewCase(Pool("pool: AVE global_pooling: true"), {{3, 17, 7, 7}}));
+  ExpectDnnlMatchesCaffe(MaxPoolCase("global_pooling: true", {2, 5, 6, 4}));
+}
+
+// Where oneDNN's windows are not Caffe's the CAFFE engine runs.
+TEST(DnnlPoolingTest, FallsBackWhereWindowsDiffer) {
+  // AVE with pad whose last window reaches past in + pad (CEIL rounding).
+  auto ave =
+      MakeLayerWithEngine(Pool("pool: AVE kernel_size: 3 stride: 2 pad: 1"), EngineKind::kDnnl);
+  Blob x({1, 2, 6, 6}), y;
+  ave->SetUp({&x}, {&y});
+  EXPECT_FALSE(ave->RunsDnnl());
+  // A mask top.
+  auto mask = MakeLayerWithEngine(Pool("pool: MAX kernel_size: 2 stride: 2"), EngineKind::kDnnl);
+  Blob m;
+  mask->SetUp({&x}, {&y, &m});
+  EXPECT_FALSE(mask->RunsDnnl());
+}
+
+std::string Lrn(const std::string& options) { return "type: 'LRN' lrn_param { " + options + " }"; }
+
+TEST(DnnlLrnTest, AcrossChannels) {
+  ExpectDnnlMatchesCaffe(NewCase(Lrn("local_size: 5 alpha: 0.5 beta: 0.75 k: 2"), {{2, 19, 5, 3}}));
+}
+
+TEST(DnnlLrnTest, AcrossFewChannels) {
+  ExpectDnnlMatchesCaffe(NewCase(Lrn("local_size: 3 alpha: 1 beta: 0.6"), {{3, 2, 4, 7}}));
+}
+
+TEST(DnnlLrnTest, WithinChannelRunsCaffe) {
+  auto layer =
+      MakeLayerWithEngine(Lrn("local_size: 3 norm_region: WITHIN_CHANNEL"), EngineKind::kDnnl);
+  Blob x({1, 2, 4, 4}), y;
+  layer->SetUp({&x}, {&y});
+  EXPECT_FALSE(layer->RunsDnnl());
+}
+
+// The net-wide engine CAFFE, or a layer's own engine, keeps oneDNN out.
+TEST(DnnlEngineTest, EngineChoice) {
+  Blob x({1, 3, 5, 5}), y;
+  auto caffe_net =
+      MakeLayerWithEngine(Conv("Convolution", "num_output: 2 kernel_size: 3"), EngineKind::kCaffe);
+  caffe_net->SetUp({&x}, {&y});
+  EXPECT_FALSE(caffe_net->RunsDnnl());
+  auto own = MakeLayerWithEngine(Conv("Convolution", "num_output: 2 kernel_size: 3 engine: CAFFE"),
+                                 EngineKind::kDefault);
+  own->SetUp({&x}, {&y});
+  EXPECT_FALSE(own->RunsDnnl());
+  auto default_engine = MakeLayerWithEngine(Conv("Convolution", "num_output: 2 kernel_size: 3"),
+                                            EngineKind::kDefault);
+  default_engine->SetUp({&x}, {&y});
+  EXPECT_TRUE(default_engine->RunsDnnl());
+  auto own_dnnl = MakeLayerWithEngine(
+      Conv("Convolution", "num_output: 2 kernel_size: 3 engine: DNNL"), EngineKind::kCaffe);
+  own_dnnl->SetUp({&x}, {&y});
+  EXPECT_TRUE(own_dnnl->RunsDnnl());
+}
+
+}  // namespace
+}  // namespace demi
