@@ -37,6 +37,13 @@ OPENCV_LIBS := -lopencv_imgcodecs -lopencv_imgproc -lopencv_core
 CPPFLAGS += -Iinclude -I$(BUILD_DIR)/src -I$(BLAS_INCLUDE) $(OPENCV_CFLAGS) \
             $(addprefix -I,$(INCLUDE_DIRS)) -MMD -MP -DHIREDIS_NESTED_INCLUDE
 CXXFLAGS += -std=c++17 -fPIC -pthread -fopenmp
+# No FMA contraction: the AVX2/AVX-512 clones of util/math's loops (and their
+# scalar tails) then round exactly as the baseline x86-64 code, so results do
+# not depend on the CPU's ISA nor on where a loop is split among threads.
+# No trapping math (Clang's default; nothing here reads FP exception flags):
+# GCC may then compute both sides of a select, so `x > 0 ? x : a * x` loops
+# vectorise. Neither flag changes a computed value.
+CXXFLAGS += -ffp-contract=off -fno-trapping-math
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Werror
 ifeq ($(DEBUG),1)
   CXXFLAGS += -O0 -g

@@ -34,6 +34,9 @@ DEFINE_string(gpu, "",
 DEFINE_string(
     engine, "",
     "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
+DEFINE_int32(threads, 0,
+             "CPU threads for OpenMP loops, oneDNN and OpenBLAS (0: OMP_NUM_THREADS, else all "
+             "cores).");
 DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
 
@@ -190,6 +193,7 @@ void ReportDeviceMemory(const NetSpec& spec, const demi::Context& context) {
 int Run() {
   // A bad --gpu fails before any net is built.
   const demi::Context context = demi::ContextForGpuFlag(FLAGS_gpu);
+  demi::ApplyThreadsFlag(FLAGS_threads);
   int history = 1;
   std::vector<NetSpec> nets = CollectNets(&history);
   demi::Engine engine;

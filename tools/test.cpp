@@ -17,6 +17,9 @@ DEFINE_string(gpu, "", "GPU id to use (none: CPU).");
 DEFINE_string(
     engine, "",
     "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
+DEFINE_int32(threads, 0,
+             "CPU threads for OpenMP loops, oneDNN and OpenBLAS (0: OMP_NUM_THREADS, else all "
+             "cores).");
 DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
 
@@ -27,6 +30,7 @@ int Test() {
   DEMI_CHECK(!FLAGS_weights.empty(), "--weights is required: the .caffemodel to score");
   DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive, got ", FLAGS_iterations);
   const demi::Context context = demi::ContextForGpuFlag(FLAGS_gpu);
+  demi::ApplyThreadsFlag(FLAGS_threads);
   demi::NetParameter param;
   demi::ReadNetParamsFromTextFile(FLAGS_model, &param);
   param.mutable_state()->set_phase(demi::TEST);

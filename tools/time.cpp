@@ -22,6 +22,9 @@ DEFINE_string(memory_optimization, "", "Override the net's memory planning: NONE
 DEFINE_string(
     engine, "",
     "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
+DEFINE_int32(threads, 0,
+             "CPU threads for OpenMP loops, oneDNN and OpenBLAS (0: OMP_NUM_THREADS, else all "
+             "cores).");
 DEFINE_int64(batch, 0, "Override the batch size of every input layer (0: as written).");
 
 namespace {
@@ -37,6 +40,7 @@ int TimeNet() {
   DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive");
   DEMI_CHECK(FLAGS_phase == "TRAIN" || FLAGS_phase == "TEST", "--phase must be TRAIN or TEST");
   const demi::Context context = demi::ContextForGpuFlag(FLAGS_gpu);
+  demi::ApplyThreadsFlag(FLAGS_threads);
   const demi::Phase phase = FLAGS_phase == "TRAIN" ? demi::TRAIN : demi::TEST;
   demi::NetParameter param;
   demi::ReadNetParamsFromTextFile(FLAGS_model, &param);

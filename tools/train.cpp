@@ -48,6 +48,9 @@ DEFINE_double(comm_timeout, 1800,
 DEFINE_string(
     engine, "",
     "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
+DEFINE_int32(threads, 0,
+             "CPU threads for OpenMP loops, oneDNN and OpenBLAS (0: OMP_NUM_THREADS, else all "
+             "cores).");
 DEFINE_int32(level, 0, "State level of the train and test nets.");
 DEFINE_string(stage, "", "Comma-separated state stages of the train and test nets.");
 DEFINE_string(sigint_effect, "stop",
@@ -116,6 +119,7 @@ int Train() {
              "give --snapshot to resume training or --weights to fine-tune, not both");
   const demi::SolverAction sigint_effect = demi::ParseSolverAction(FLAGS_sigint_effect);
   const demi::SolverAction sighup_effect = demi::ParseSolverAction(FLAGS_sighup_effect);
+  demi::ApplyThreadsFlag(FLAGS_threads);
   demi::SolverParameter param;
   demi::ReadSolverParamsFromTextFile(FLAGS_solver, &param);
   demi::Engine engine;

@@ -80,6 +80,7 @@ class Replicas {
   std::vector<std::unique_ptr<Solver>> solvers_;
   std::vector<std::unique_ptr<ReplicaSync>> syncs_;
   int blas_threads_before_ = 0;  ///< restored at the end (CPU replicas change it)
+  int replica_threads_ = 0;      ///< OpenMP threads of each CPU replica (0: unchanged)
 };
 
 }  // namespace demi

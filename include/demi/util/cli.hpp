@@ -20,6 +20,10 @@ std::vector<int> ParseGpuFlag(const std::string& gpu);
 /// device --gpu names (made current). More than one device throws an Error.
 Context ContextForGpuFlag(const std::string& gpu);
 
+/// Applies a tool's --threads flag (0: DefaultThreads()) to OpenMP and
+/// OpenBLAS, and logs "Using N threads" once.
+void ApplyThreadsFlag(int threads);
+
 /// Runs a tool's body: initializes glog and gflags, catches demi::Error
 /// (logged as one clear line) and returns the process exit code.
 int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body);

@@ -16,6 +16,7 @@
 #include "demi/solver_registry.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -28,16 +29,21 @@ std::chrono::milliseconds ToMilliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-/// CPU replicas run their GEMMs at once: each gets its share of the cores,
-/// since OpenBLAS threading every replica's calls over all cores
-/// oversubscribes them (bench/scaling.sh). OPENBLAS_NUM_THREADS overrides.
-void ShareCoresAmongReplicas(int replicas) {
-  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const int threads = std::max(1, cores / replicas);
-  SetBlasThreads(threads);
-  LOG(INFO) << replicas << " CPU replicas on " << cores << " cores: " << threads
-            << " BLAS thread(s) each (set OPENBLAS_NUM_THREADS to choose)";
+/// CPU replicas run at once: each gets its share of the threads (OpenMP and
+/// OpenBLAS), since every replica threading its loops and GEMMs over all
+/// cores oversubscribes them (bench/scaling.sh). OPENBLAS_NUM_THREADS
+/// overrides OpenBLAS's share. Returns the OpenMP threads of each replica,
+/// which every replica thread sets for itself (OpenMP's setting is per thread).
+int ShareCoresAmongReplicas(int replicas) {
+  const int threads = Threads();
+  const int share = std::max(1, threads / replicas);
+  const bool blas_from_env = std::getenv("OPENBLAS_NUM_THREADS") != nullptr;
+  if (!blas_from_env) SetBlasThreads(share);
+  LOG(INFO) << replicas << " CPU replicas on " << threads << " threads: " << share
+            << " thread(s) each"
+            << (blas_from_env ? StrCat(", OpenBLAS ", BlasThreads(), " from OPENBLAS_NUM_THREADS")
+                              : std::string());
+  return share;
 }
 
 }  // namespace
@@ -81,7 +87,7 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
   }
   if (options_.gpus.empty() && local > 1) {
     blas_threads_before_ = BlasThreads();
-    ShareCoresAmongReplicas(local);
+    replica_threads_ = ShareCoresAmongReplicas(local);
   }
   group_ = std::make_shared<ThreadGroup>(local, ToMilliseconds(options_.timeout_seconds));
   const int total = local * options_.world_size;
@@ -159,6 +165,7 @@ void Replicas::Run(const std::function<void(int replica)>& fn) {
       try {
         const Context& context = solvers_[i]->context();
         if (context.device == Device::kGPU) SetCurrentDevice(context.device_id);
+        if (replica_threads_ > 0) omp_set_num_threads(replica_threads_);
         fn(i);
         // This thread's stream dies with it: its queued work must be done.
         if (context.device == Device::kGPU) SynchronizeDevice();

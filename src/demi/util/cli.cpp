@@ -2,9 +2,12 @@
 
 #include <gflags/gflags.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "demi/util/device.hpp"
+#include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -54,6 +57,18 @@ Context ContextForGpuFlag(const std::string& gpu) {
     SetCurrentDevice(ids[0]);
   }
   return context;
+}
+
+void ApplyThreadsFlag(int threads) {
+  DEMI_CHECK(threads >= 0,
+             "--threads must be 0 (the default: OMP_NUM_THREADS, else all cores) "
+             "or positive, got ",
+             threads);
+  SetThreads(threads);
+  LOG(INFO) << "Using " << Threads() << " threads"
+            << (std::getenv("OPENBLAS_NUM_THREADS") != nullptr
+                    ? StrCat(" (OpenBLAS: ", BlasThreads(), ", from OPENBLAS_NUM_THREADS)")
+                    : std::string());
 }
 
 int RunToolWithArgs(int argc, char** argv, const std::string& usage,

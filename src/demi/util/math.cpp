@@ -11,6 +11,8 @@
 #include <random>
 #include <string>
 
+#include "demi/util/threads.hpp"
+
 namespace demi {
 
 namespace {
@@ -62,93 +64,194 @@ void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const
               BlasInt(n), x, 1, beta, y, 1);
 }
 
+// Element-wise kernels: one clone per ISA, picked when the library loads (GCC
+// function multiversioning), so a binary built for plain x86-64 runs these
+// loops in AVX-512 or AVX2 where the CPU has them. `omp simd` makes GCC
+// vectorise them at -O2 and states that y may alias x only element for
+// element (in place). The public functions cut [0, n) into one block per
+// thread (ParallelFor): each element is computed by the same code whatever
+// the thread count, so results are bit-identical for any count.
+#define DEMI_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+namespace {
+
+DEMI_VECTOR_CLONES void AxpbyKernel(int64_t n, float alpha, const float* x, float beta, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = alpha * x[i] + beta * y[i];
+}
+
+DEMI_VECTOR_CLONES void AxpyKernel(int64_t n, float alpha, const float* x, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+DEMI_VECTOR_CLONES void ScaleKernel(int64_t n, float alpha, const float* x, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = alpha * x[i];
+}
+
+DEMI_VECTOR_CLONES void SetKernel(int64_t n, float value, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = value;
+}
+
+DEMI_VECTOR_CLONES void AddScalarKernel(int64_t n, float alpha, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha;
+}
+
+DEMI_VECTOR_CLONES void AddKernel(int64_t n, const float* a, const float* b, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+DEMI_VECTOR_CLONES void SubKernel(int64_t n, const float* a, const float* b, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i];
+}
+
+DEMI_VECTOR_CLONES void MulKernel(int64_t n, const float* a, const float* b, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+}
+
+DEMI_VECTOR_CLONES void DivKernel(int64_t n, const float* a, const float* b, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
+}
+
+DEMI_VECTOR_CLONES void SqrKernel(int64_t n, const float* a, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * a[i];
+}
+
+DEMI_VECTOR_CLONES void AbsKernel(int64_t n, const float* a, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(a[i]);
+}
+
+DEMI_VECTOR_CLONES void TanhGradientKernel(int64_t n, const float* y, const float* dy, float* dx) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+/// Transcendentals: libm has no vector forms without -ffast-math, so these
+/// are threaded only. They cost about 20 floats' work each.
+constexpr int64_t kTranscendentalWork = 20;
+
+}  // namespace
+
 void Axpy(int64_t n, float alpha, const float* x, float* y) {
-  cblas_saxpy(BlasInt(n), alpha, x, 1, y, 1);
+  ParallelFor(n, [&](int64_t b, int64_t e) { AxpyKernel(e - b, alpha, x + b, y + b); });
 }
 
 void Axpby(int64_t n, float alpha, const float* x, float beta, float* y) {
   if (beta == 0.0f) {
-    Set(n, 0.0f, y);  // never propagate NaN from an uninitialised y
-  } else {
-    cblas_sscal(BlasInt(n), beta, y, 1);
+    // Never propagate NaN from an uninitialised y.
+    ParallelFor(n, [&](int64_t b, int64_t e) { ScaleKernel(e - b, alpha, x + b, y + b); });
+    return;
   }
-  cblas_saxpy(BlasInt(n), alpha, x, 1, y, 1);
+  ParallelFor(n, [&](int64_t b, int64_t e) { AxpbyKernel(e - b, alpha, x + b, beta, y + b); });
 }
 
-void Scal(int64_t n, float alpha, float* x) { cblas_sscal(BlasInt(n), alpha, x, 1); }
+void Scal(int64_t n, float alpha, float* x) {
+  ParallelFor(n, [&](int64_t b, int64_t e) { ScaleKernel(e - b, alpha, x + b, x + b); });
+}
 
 void Copy(int64_t n, const float* x, float* y) {
-  if (x != y && n > 0) std::memcpy(y, x, sizeof(float) * static_cast<size_t>(n));
+  if (x == y || n <= 0) return;
+  ParallelFor(n, [&](int64_t b, int64_t e) {
+    std::memcpy(y + b, x + b, sizeof(float) * static_cast<size_t>(e - b));
+  });
 }
 
 void Set(int64_t n, float value, float* y) {
   if (value == 0.0f) {
-    if (n > 0) std::memset(y, 0, sizeof(float) * static_cast<size_t>(n));
+    ParallelFor(n, [&](int64_t b, int64_t e) {
+      std::memset(y + b, 0, sizeof(float) * static_cast<size_t>(e - b));
+    });
     return;
   }
-  for (int64_t i = 0; i < n; ++i) y[i] = value;
+  ParallelFor(n, [&](int64_t b, int64_t e) { SetKernel(e - b, value, y + b); });
 }
 
 void AddScalar(int64_t n, float alpha, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] += alpha;
+  ParallelFor(n, [&](int64_t b, int64_t e) { AddScalarKernel(e - b, alpha, y + b); });
 }
 
 void Add(int64_t n, const float* a, const float* b, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+  ParallelFor(n, [&](int64_t i, int64_t e) { AddKernel(e - i, a + i, b + i, y + i); });
 }
 
 void Sub(int64_t n, const float* a, const float* b, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i];
+  ParallelFor(n, [&](int64_t i, int64_t e) { SubKernel(e - i, a + i, b + i, y + i); });
 }
 
 void Mul(int64_t n, const float* a, const float* b, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+  ParallelFor(n, [&](int64_t i, int64_t e) { MulKernel(e - i, a + i, b + i, y + i); });
 }
 
 void Div(int64_t n, const float* a, const float* b, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
+  ParallelFor(n, [&](int64_t i, int64_t e) { DivKernel(e - i, a + i, b + i, y + i); });
 }
 
 void Powx(int64_t n, const float* a, float b, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::pow(a[i], b);
+  ParallelFor(n, GrainFor(kTranscendentalWork), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = std::pow(a[i], b);
+  });
 }
 
 void Sqr(int64_t n, const float* a, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * a[i];
+  ParallelFor(n, [&](int64_t b, int64_t e) { SqrKernel(e - b, a + b, y + b); });
 }
 
 void Exp(int64_t n, const float* a, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(a[i]);
+  ParallelFor(n, GrainFor(kTranscendentalWork), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = std::exp(a[i]);
+  });
 }
 
 void Log(int64_t n, const float* a, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::log(a[i]);
+  ParallelFor(n, GrainFor(kTranscendentalWork), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = std::log(a[i]);
+  });
 }
 
 void Abs(int64_t n, const float* a, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(a[i]);
+  ParallelFor(n, [&](int64_t b, int64_t e) { AbsKernel(e - b, a + b, y + b); });
 }
 
 void Tanh(int64_t n, const float* a, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(a[i]);
+  ParallelFor(n, GrainFor(kTranscendentalWork), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = std::tanh(a[i]);
+  });
 }
 
 void TanhGradient(int64_t n, const float* y, const float* dy, float* dx) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+  ParallelFor(n, [&](int64_t b, int64_t e) { TanhGradientKernel(e - b, y + b, dy + b, dx + b); });
 }
 
 void ScaleRows(int64_t rows, int64_t width, const float* scale, const float* in, float* out) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t i = 0; i < width; ++i) out[r * width + i] = scale[r] * in[r * width + i];
-  }
+  ParallelFor(rows, GrainFor(width), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      ScaleKernel(width, scale[r], in + r * width, out + r * width);
+    }
+  });
 }
 
 void AddToRows(int64_t rows, int64_t width, const float* row, float* y) {
-  for (int64_t r = 0; r < rows; ++r) Axpy(width, 1.0f, row, y + r * width);
+  ParallelFor(rows, GrainFor(width), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) AxpyKernel(width, 1.0f, row, y + r * width);
+  });
 }
 
 void SumRows(int64_t rows, int64_t width, const float* x, float* sum) {
-  for (int64_t r = 0; r < rows; ++r) Axpy(width, 1.0f, x + r * width, sum);
+  // Threads take columns: each sum[i] still adds rows 0, 1, ... in order.
+  ParallelFor(width, GrainFor(rows), [&](int64_t begin, int64_t end) {
+    for (int64_t r = 0; r < rows; ++r) {
+      AxpyKernel(end - begin, 1.0f, x + r * width + begin, sum + begin);
+    }
+  });
 }
 
 double Dot(int64_t n, const float* x, const float* y) { return StridedDot(n, x, 1, y, 1); }
