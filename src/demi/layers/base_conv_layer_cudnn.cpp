@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "demi/layers/cudnn_ops.hpp"
 #include "demi/util/cuda.hpp"
 #include "demi/util/cudnn.hpp"
 
@@ -47,7 +48,7 @@ float* WorkspacePointer(Blob* workspace) {
 
 void BaseConvolutionLayer::CudnnSetUp() {
   const ConvolutionParameter::Engine engine = layer_param_.convolution_param().engine();
-  if (engine == ConvolutionParameter::CAFFE || context_.device != Device::kGPU) return;
+  if (!WantsCudnn(engine, context_) || context_.device != Device::kGPU) return;
   cudnn_ = std::make_shared<CudnnState>();
   const ConvGeometry& g = geometry_;
   cudnn_->conv.Set({static_cast<int>(g.pad_h), static_cast<int>(g.pad_w)},

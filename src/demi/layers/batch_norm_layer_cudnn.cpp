@@ -18,7 +18,10 @@ struct BatchNormLayer::CudnnState {
 };
 
 void BatchNormLayer::CudnnSetUp() {
-  if (context_.device != Device::kGPU || eps_ < CUDNN_BN_MIN_EPSILON) return;
+  if (context_.device != Device::kGPU || context_.engine == EngineKind::kCaffe ||
+      eps_ < CUDNN_BN_MIN_EPSILON) {
+    return;
+  }
   cudnn_ = std::make_shared<CudnnState>();
   cudnn_->stats.Set({1, channels_, 1, 1});
   RegisterBuffer("cudnn_scratch", &cudnn_->scratch, BufferLifetime::kScratch);

@@ -3,6 +3,7 @@
 
 #ifdef USE_CUDNN
 
+#include "demi/layers/cudnn_ops.hpp"
 #include "demi/util/cudnn.hpp"
 
 namespace demi {
@@ -22,7 +23,7 @@ void LRNLayer::CudnnSetUp() {
   const bool fits = across_ && param.local_size() >= CUDNN_LRN_MIN_N &&
                     param.local_size() <= CUDNN_LRN_MAX_N && param.k() >= CUDNN_LRN_MIN_K &&
                     param.beta() >= CUDNN_LRN_MIN_BETA;
-  if (param.engine() == LRNParameter::CAFFE || context_.device != Device::kGPU || !fits) return;
+  if (!WantsCudnn(param.engine(), context_) || context_.device != Device::kGPU || !fits) return;
   cudnn_ = std::make_shared<CudnnState>();
   cudnn_engine_ = true;
   // cuDNN divides alpha by local_size itself, as Caffe's formula does.

@@ -3,6 +3,7 @@
 
 #ifdef USE_CUDNN
 
+#include "demi/layers/cudnn_ops.hpp"
 #include "demi/util/cudnn.hpp"
 
 namespace demi {
@@ -21,8 +22,8 @@ struct PoolingLayer::CudnnState {
 void PoolingLayer::CudnnSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const PoolingParameter& param = layer_param_.pooling_param();
   // cuDNN gives no argmax top and, as in Caffe, is not used in place.
-  if (param.engine() == PoolingParameter::CAFFE || context_.device != Device::kGPU ||
-      top.size() > 1 || bottom[0] == top[0]) {
+  if (!WantsCudnn(param.engine(), context_) || context_.device != Device::kGPU || top.size() > 1 ||
+      bottom[0] == top[0]) {
     return;
   }
   cudnn_ = std::make_shared<CudnnState>();

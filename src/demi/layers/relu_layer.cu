@@ -29,7 +29,7 @@ void ReLULayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
 #ifdef USE_CUDNN
-  if (slope == 0 && WantsCudnn(layer_param_.relu_param().engine())) {
+  if (slope == 0 && WantsCudnn(layer_param_.relu_param().engine(), context_)) {
     CudnnActivationForward(CUDNN_ACTIVATION_RELU, n, bottom[0]->gpu_data(),
                            top[0]->mutable_gpu_data());
     return;
@@ -46,7 +46,7 @@ void ReLULayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bo
   if (!propagate_down[0] || n == 0) return;
 #ifdef USE_CUDNN
   if (layer_param_.relu_param().negative_slope() == 0 &&
-      WantsCudnn(layer_param_.relu_param().engine())) {
+      WantsCudnn(layer_param_.relu_param().engine(), context_)) {
     CudnnActivationBackward(CUDNN_ACTIVATION_RELU, n, top[0]->gpu_data(), top[0]->gpu_diff(),
                             bottom[0]->mutable_gpu_diff());
     return;

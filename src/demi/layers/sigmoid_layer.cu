@@ -25,7 +25,7 @@ void SigmoidLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vect
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
 #ifdef USE_CUDNN
-  if (WantsCudnn(layer_param_.sigmoid_param().engine())) {
+  if (WantsCudnn(layer_param_.sigmoid_param().engine(), context_)) {
     CudnnActivationForward(CUDNN_ACTIVATION_SIGMOID, n, bottom[0]->gpu_data(),
                            top[0]->mutable_gpu_data());
     return;
@@ -42,7 +42,7 @@ void SigmoidLayer::Backward_gpu(const std::vector<Blob*>& top,
   const int64_t n = top[0]->count();
   if (!propagate_down[0] || n == 0) return;
 #ifdef USE_CUDNN
-  if (WantsCudnn(layer_param_.sigmoid_param().engine())) {
+  if (WantsCudnn(layer_param_.sigmoid_param().engine(), context_)) {
     CudnnActivationBackward(CUDNN_ACTIVATION_SIGMOID, n, top[0]->gpu_data(), top[0]->gpu_diff(),
                             bottom[0]->mutable_gpu_diff());
     return;

@@ -10,7 +10,7 @@ void TanHLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
 #ifdef USE_CUDNN
-  if (WantsCudnn(layer_param_.tanh_param().engine())) {
+  if (WantsCudnn(layer_param_.tanh_param().engine(), context_)) {
     CudnnActivationForward(CUDNN_ACTIVATION_TANH, n, bottom[0]->gpu_data(),
                            top[0]->mutable_gpu_data());
     return;
@@ -24,7 +24,7 @@ void TanHLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bo
   const int64_t n = top[0]->count();
   if (!propagate_down[0] || n == 0) return;
 #ifdef USE_CUDNN
-  if (WantsCudnn(layer_param_.tanh_param().engine())) {
+  if (WantsCudnn(layer_param_.tanh_param().engine(), context_)) {
     CudnnActivationBackward(CUDNN_ACTIVATION_TANH, n, top[0]->gpu_data(), top[0]->gpu_diff(),
                             bottom[0]->mutable_gpu_diff());
     return;
