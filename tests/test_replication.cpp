@@ -13,6 +13,7 @@
 #include "demi/layers/data_layer.hpp"
 #include "demi/parallel/replicas.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 #include "replication_test_util.hpp"
 #include "solver_test_util.hpp"
 
@@ -80,10 +81,11 @@ TEST(ReplicationTest, DataShardsConcatenateToTheSingleReplicaBatches) {
 class ReplicaEquivalenceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    // CPU replicas run OpenBLAS on one thread each (2 cores); so does the
-    // reference, so that only the split of the batch differs.
+    // CPU replicas run on one thread each (2 cores; OpenMP and OpenBLAS); so
+    // does the reference, so that only the split of the batch differs.
     blas_threads_ = BlasThreads();
-    SetBlasThreads(1);
+    omp_threads_ = Threads();
+    SetThreads(1);
     dir_ = new ScratchDir();
     WriteBandsDB(dir_->file("db"), 200);
     reference_ = MakeSolver(LeNetSolver(dir_->file("db"), 64)).release();
@@ -92,6 +94,7 @@ class ReplicaEquivalenceTest : public ::testing::Test {
   static void TearDownTestSuite() {
     delete reference_;
     delete dir_;
+    omp_set_num_threads(omp_threads_);
     SetBlasThreads(blas_threads_);
   }
 
@@ -116,8 +119,10 @@ class ReplicaEquivalenceTest : public ::testing::Test {
   static ScratchDir* dir_;
   static Solver* reference_;
   static int blas_threads_;
+  static int omp_threads_;
 };
 int ReplicaEquivalenceTest::blas_threads_ = 0;
+int ReplicaEquivalenceTest::omp_threads_ = 0;
 ScratchDir* ReplicaEquivalenceTest::dir_ = nullptr;
 Solver* ReplicaEquivalenceTest::reference_ = nullptr;
 
