@@ -81,10 +81,10 @@ TEST(ReplicationTest, DataShardsConcatenateToTheSingleReplicaBatches) {
 class ReplicaEquivalenceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    // CPU replicas run on one thread each (2 cores); so does the reference,
-    // so that only the split of the batch differs (GEMMs and reductions
-    // partition their work by the thread count).
-    threads_ = Threads();
+    // CPU replicas run on one thread each (2 cores; OpenMP and OpenBLAS); so
+    // does the reference, so that only the split of the batch differs.
+    blas_threads_ = BlasThreads();
+    omp_threads_ = Threads();
     SetThreads(1);
     dir_ = new ScratchDir();
     WriteBandsDB(dir_->file("db"), 200);
@@ -94,7 +94,8 @@ class ReplicaEquivalenceTest : public ::testing::Test {
   static void TearDownTestSuite() {
     delete reference_;
     delete dir_;
-    SetThreads(threads_);
+    omp_set_num_threads(omp_threads_);
+    SetBlasThreads(blas_threads_);
   }
 
   void ExpectReplicasMatchReference(int replicas) {
@@ -117,9 +118,11 @@ class ReplicaEquivalenceTest : public ::testing::Test {
 
   static ScratchDir* dir_;
   static Solver* reference_;
-  static int threads_;
+  static int blas_threads_;
+  static int omp_threads_;
 };
-int ReplicaEquivalenceTest::threads_ = 0;
+int ReplicaEquivalenceTest::blas_threads_ = 0;
+int ReplicaEquivalenceTest::omp_threads_ = 0;
 ScratchDir* ReplicaEquivalenceTest::dir_ = nullptr;
 Solver* ReplicaEquivalenceTest::reference_ = nullptr;
 

@@ -13,6 +13,7 @@
 #include "demi/util/cli.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
 namespace demi {
@@ -478,9 +479,12 @@ void Solver::Regularize(int param_id) {
   if (param_.regularization_type() == "L2") {
     Axpy(param.count(), decay, data, diff);
   } else {
-    for (int64_t i = 0; i < param.count(); ++i) {
-      diff[i] += decay * static_cast<float>((data[i] > 0) - (data[i] < 0));
-    }
+    // Element-wise: threads take contiguous blocks.
+    ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        diff[i] += decay * static_cast<float>((data[i] > 0) - (data[i] < 0));
+      }
+    });
   }
 }
 

@@ -34,21 +34,24 @@ inline int64_t GrainFor(int64_t work_per_item) {
 
 /// Runs body(begin, end) over [0, n) cut into contiguous blocks, one per
 /// thread, each of at least `grain` items (so small loops run on the calling
-/// thread alone). The blocks depend only on n, grain and Threads(), and each
-/// item is in exactly one block: an element-wise body gives bit-identical
-/// results for any thread count. Nested in a parallel region it runs on the
-/// calling thread. One block still goes through the OpenMP region (a team of
-/// one), so the body is compiled once: serial and threaded runs execute the
-/// same vectorised code.
+/// thread alone, without entering OpenMP). The blocks depend only on n,
+/// grain and Threads(), and each item is in exactly one block: an
+/// element-wise body gives bit-identical results for any thread count (the
+/// build has no FMA contraction, so vector and scalar code round alike).
+/// Nested in a parallel region it runs on the calling thread.
 template <typename Body>
 void ParallelFor(int64_t n, int64_t grain, const Body& body) {
   if (n <= 0) return;
-  const int64_t blocks =
-      std::max<int64_t>(1, std::min<int64_t>(omp_in_parallel() ? 1 : Threads(), n / grain));
-#pragma omp parallel for schedule(static) num_threads(blocks) if (blocks > 1)
-  for (int64_t b = 0; b < blocks; ++b) {
+  const int64_t blocks = std::min<int64_t>(omp_in_parallel() ? 1 : Threads(), n / grain);
+  if (blocks <= 1) {
     // A private copy: its captures cannot alias what the body stores through,
     // so GCC keeps them in registers and vectorises the body's loops.
+    Body local = body;
+    local(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(blocks)
+  for (int64_t b = 0; b < blocks; ++b) {
     Body local = body;
     local(n * b / blocks, n * (b + 1) / blocks);
   }

@@ -4,6 +4,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -31,9 +32,11 @@ void AbsValLayer::Backward_cpu(const std::vector<Blob*>& top,
   const float* x = in_place_ ? bottom_copy_.cpu_data() : bottom[0]->cpu_data();
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t i = 0; i < top[0]->count(); ++i) {
-    dx[i] = x[i] > 0 ? dy[i] : (x[i] < 0 ? -dy[i] : 0.0f);
-  }
+  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      dx[i] = x[i] > 0 ? dy[i] : (x[i] < 0 ? -dy[i] : 0.0f);
+    }
+  });
 }
 
 DEMI_REGISTER_LAYER(AbsVal);

@@ -4,6 +4,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -94,21 +95,25 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
     }
   } else {
     const int64_t m = num_ * spatial_;
-    for (int64_t c = 0; c < channels_; ++c) {
-      double sum = 0;
-      for (int64_t n = 0; n < num_; ++n) {
-        const float* row = x + n * stride + c * spatial_;
-        for (int64_t s = 0; s < spatial_; ++s) sum += row[s];
+    const int64_t num = num_, spatial = spatial_;
+    // Threads take channels; each channel's sums stay serial, in order.
+    ParallelFor(channels_, GrainFor(2 * m), [=](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        double sum = 0;
+        for (int64_t n = 0; n < num; ++n) {
+          const float* row = x + n * stride + c * spatial;
+          for (int64_t s = 0; s < spatial; ++s) sum += row[s];
+        }
+        const double mu = m > 0 ? sum / m : 0.0;
+        double sumsq = 0;
+        for (int64_t n = 0; n < num; ++n) {
+          const float* row = x + n * stride + c * spatial;
+          for (int64_t s = 0; s < spatial; ++s) sumsq += (row[s] - mu) * (row[s] - mu);
+        }
+        mean[c] = static_cast<float>(mu);
+        inv_std[c] = m > 0 ? static_cast<float>(sumsq / m) : 0.0f;
       }
-      const double mu = m > 0 ? sum / m : 0.0;
-      double sumsq = 0;
-      for (int64_t n = 0; n < num_; ++n) {
-        const float* row = x + n * stride + c * spatial_;
-        for (int64_t s = 0; s < spatial_; ++s) sumsq += (row[s] - mu) * (row[s] - mu);
-      }
-      mean[c] = static_cast<float>(mu);
-      inv_std[c] = m > 0 ? static_cast<float>(sumsq / m) : 0.0f;
-    }
+    });
     // Running sums: blobs = f * blobs + batch statistics (variance unbiased).
     const float f = moving_average_fraction_;
     const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.0f;
@@ -120,12 +125,15 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
   for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.0f / std::sqrt(inv_std[c] + eps_);
 
   float* y = top[0]->mutable_cpu_data();
-  for (int64_t n = 0; n < num_; ++n) {
-    for (int64_t c = 0; c < channels_; ++c) {
-      const int64_t at = n * stride + c * spatial_;
-      for (int64_t s = 0; s < spatial_; ++s) y[at + s] = (x[at + s] - mean[c]) * inv_std[c];
+  const int64_t channels = channels_, spatial = spatial_;
+  // Threads take rows (n, c) of `spatial` elements.
+  ParallelFor(num_ * channels, GrainFor(spatial), [=](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float mu = mean[r % channels], factor = inv_std[r % channels];
+#pragma omp simd
+      for (int64_t i = r * spatial; i < (r + 1) * spatial; ++i) y[i] = (x[i] - mu) * factor;
     }
-  }
+  });
   if (keeps_x_norm() && runs_backward()) Copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
 }
 
@@ -136,37 +144,44 @@ void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();  // may be dy (in place)
   const float* inv_std = inv_std_.cpu_data();
-  const int64_t stride = channels_ * spatial_;
+  const int64_t channels = channels_, spatial = spatial_, num = num_;
+  const int64_t stride = channels * spatial;
   if (use_global_stats_) {
     // mean and var are constants: the layer is affine in x.
-    for (int64_t n = 0; n < num_; ++n) {
-      for (int64_t c = 0; c < channels_; ++c) {
-        const int64_t at = n * stride + c * spatial_;
-        for (int64_t s = 0; s < spatial_; ++s) dx[at + s] = dy[at + s] * inv_std[c];
+    ParallelFor(num * channels, GrainFor(spatial), [=](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const float factor = inv_std[r % channels];
+#pragma omp simd
+        for (int64_t i = r * spatial; i < (r + 1) * spatial; ++i) dx[i] = dy[i] * factor;
       }
-    }
+    });
     return;
   }
   const float* y = keeps_x_norm() ? x_norm_.cpu_data() : top[0]->cpu_data();
-  const int64_t m = num_ * spatial_;
-  for (int64_t c = 0; c < channels_; ++c) {
-    double sum_dy = 0, sum_dy_y = 0;
-    for (int64_t n = 0; n < num_; ++n) {
-      const int64_t at = n * stride + c * spatial_;
-      for (int64_t s = 0; s < spatial_; ++s) {
-        sum_dy += dy[at + s];
-        sum_dy_y += double(dy[at + s]) * y[at + s];
+  const int64_t m = num * spatial;
+  // Threads take channels; each channel's sums stay serial, in order.
+  ParallelFor(channels, GrainFor(3 * m), [=](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      double sum_dy = 0, sum_dy_y = 0;
+      for (int64_t n = 0; n < num; ++n) {
+        const int64_t at = n * stride + c * spatial;
+        for (int64_t s = 0; s < spatial; ++s) {
+          sum_dy += dy[at + s];
+          sum_dy_y += double(dy[at + s]) * y[at + s];
+        }
+      }
+      const float mean_dy = static_cast<float>(sum_dy / m);
+      const float mean_dy_y = static_cast<float>(sum_dy_y / m);
+      const float factor = inv_std[c];
+      for (int64_t n = 0; n < num; ++n) {
+        const int64_t at = n * stride + c * spatial;
+#pragma omp simd
+        for (int64_t s = at; s < at + spatial; ++s) {
+          dx[s] = factor * (dy[s] - mean_dy - y[s] * mean_dy_y);
+        }
       }
     }
-    const float mean_dy = static_cast<float>(sum_dy / m);
-    const float mean_dy_y = static_cast<float>(sum_dy_y / m);
-    for (int64_t n = 0; n < num_; ++n) {
-      const int64_t at = n * stride + c * spatial_;
-      for (int64_t s = 0; s < spatial_; ++s) {
-        dx[at + s] = inv_std[c] * (dy[at + s] - mean_dy - y[at + s] * mean_dy_y);
-      }
-    }
-  }
+  });
 }
 
 DEMI_REGISTER_LAYER(BatchNorm);

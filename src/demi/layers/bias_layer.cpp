@@ -3,6 +3,7 @@
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -69,13 +70,17 @@ void BiasLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob
 
 void BiasLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const float* b = (bottom.size() == 2 ? bottom[1] : blobs_[0].get())->cpu_data();
-  float* y = top[0]->mutable_cpu_data();
-  Copy(top[0]->count(), bottom[0]->cpu_data(), y);  // nothing to do in place
-  for (int64_t o = 0; o < outer_; ++o) {
-    for (int64_t d = 0; d < bias_dim_; ++d) {
-      AddScalar(inner_, b[d], y + (o * bias_dim_ + d) * inner_);
+  const float* x = bottom[0]->cpu_data();
+  float* y = top[0]->mutable_cpu_data();  // may be x (in place)
+  const int64_t dim = bias_dim_, inner = inner_;
+  // Threads take rows (o, d) of `inner` elements.
+  ParallelFor(outer_ * dim, GrainFor(inner), [=](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float shift = b[r % dim];
+#pragma omp simd
+      for (int64_t j = r * inner; j < (r + 1) * inner; ++j) y[j] = x[j] + shift;
     }
-  }
+  });
 }
 
 void BiasLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -87,14 +92,18 @@ void BiasLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bo
   // A param gradient accumulates; bottom 1's gradient is written.
   float* db = (bias_is_param ? blobs_[0].get() : bottom[1])->mutable_cpu_diff();
   if (!bias_is_param) Set(bias_dim_, 0.0f, db);
-  for (int64_t o = 0; o < outer_; ++o) {
-    for (int64_t d = 0; d < bias_dim_; ++d) {
-      const float* row = dy + (o * bias_dim_ + d) * inner_;
-      double sum = 0;
-      for (int64_t j = 0; j < inner_; ++j) sum += row[j];
-      db[d] += static_cast<float>(sum);
+  const int64_t outer = outer_, dim = bias_dim_, inner = inner_;
+  // Threads take bias entries: each db[d] still adds o = 0, 1, ... in order.
+  ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t d = begin; d < end; ++d) {
+        const float* row = dy + (o * dim + d) * inner;
+        double sum = 0;
+        for (int64_t j = 0; j < inner; ++j) sum += row[j];
+        db[d] += static_cast<float>(sum);
+      }
     }
-  }
+  });
 }
 
 DEMI_REGISTER_LAYER(Bias);

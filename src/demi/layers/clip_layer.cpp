@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "demi/layer_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -19,7 +20,9 @@ void ClipLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<B
 void ClipLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const float* x = bottom[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
-  for (int64_t i = 0; i < bottom[0]->count(); ++i) y[i] = std::min(std::max(x[i], min_), max_);
+  ParallelFor(bottom[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = std::min(std::max(x[i], min_), max_);
+  });
 }
 
 void ClipLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -28,7 +31,9 @@ void ClipLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bo
   const float* y = top[0]->cpu_data();
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t i = 0; i < top[0]->count(); ++i) dx[i] = y[i] > min_ && y[i] < max_ ? dy[i] : 0.0f;
+  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dx[i] = y[i] > min_ && y[i] < max_ ? dy[i] : 0.0f;
+  });
 }
 
 DEMI_REGISTER_LAYER(Clip);

@@ -2,6 +2,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -27,7 +28,9 @@ void DropoutLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vect
   // Keeping u >= p for u uniform in [0, 1) is a Bernoulli(1 - p) draw.
   float* mask = mask_.mutable_cpu_data();
   RngUniform(count, 0.0f, 1.0f, mask, rng());
-  for (int64_t i = 0; i < count; ++i) mask[i] = mask[i] >= ratio_ ? scale_ : 0.0f;
+  ParallelFor(count, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) mask[i] = mask[i] >= ratio_ ? scale_ : 0.0f;
+  });
   Mul(count, bottom[0]->cpu_data(), mask, top[0]->mutable_cpu_data());
 }
 

@@ -2,6 +2,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -49,20 +50,24 @@ void EltwiseLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vect
       float* argmax = argmax_.mutable_cpu_data();
       const float* a = bottom[0]->cpu_data();
       const float* b = bottom[1]->cpu_data();
-      for (int64_t i = 0; i < count; ++i) {
-        // Caffe's order: bottom 0 wins over bottom 1 only when strictly larger.
-        const bool first = a[i] > b[i];
-        y[i] = first ? a[i] : b[i];
-        argmax[i] = first ? 0.0f : 1.0f;
-      }
+      ParallelFor(count, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          // Caffe's order: bottom 0 wins over bottom 1 only when strictly larger.
+          const bool first = a[i] > b[i];
+          y[i] = first ? a[i] : b[i];
+          argmax[i] = first ? 0.0f : 1.0f;
+        }
+      });
       for (size_t k = 2; k < bottom.size(); ++k) {
         const float* x = bottom[k]->cpu_data();
-        for (int64_t i = 0; i < count; ++i) {
-          if (x[i] > y[i]) {
-            y[i] = x[i];
-            argmax[i] = static_cast<float>(k);
+        ParallelFor(count, [=](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            if (x[i] > y[i]) {
+              y[i] = x[i];
+              argmax[i] = static_cast<float>(k);
+            }
           }
-        }
+        });
       }
       break;
     }
@@ -103,7 +108,9 @@ void EltwiseLayer::Backward_cpu(const std::vector<Blob*>& top,
       case EltwiseParameter::MAX: {
         const float* argmax = argmax_.cpu_data();
         const float winner = static_cast<float>(k);
-        for (int64_t i = 0; i < count; ++i) dx[i] = argmax[i] == winner ? dy[i] : 0.0f;
+        ParallelFor(count, [=](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) dx[i] = argmax[i] == winner ? dy[i] : 0.0f;
+        });
         break;
       }
     }

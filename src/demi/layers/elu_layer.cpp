@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -15,9 +16,11 @@ void ELULayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Bl
 void ELULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const float* x = bottom[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
-  for (int64_t i = 0; i < bottom[0]->count(); ++i) {
-    y[i] = x[i] > 0 ? x[i] : alpha_ * std::expm1(x[i]);
-  }
+  ParallelFor(bottom[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      y[i] = x[i] > 0 ? x[i] : alpha_ * std::expm1(x[i]);
+    }
+  });
 }
 
 void ELULayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -26,9 +29,11 @@ void ELULayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<boo
   const float* y = top[0]->cpu_data();
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t i = 0; i < top[0]->count(); ++i) {
-    dx[i] = y[i] > 0 ? dy[i] : dy[i] * (y[i] + alpha_);
-  }
+  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      dx[i] = y[i] > 0 ? dy[i] : dy[i] * (y[i] + alpha_);
+    }
+  });
 }
 
 DEMI_REGISTER_LAYER(ELU);

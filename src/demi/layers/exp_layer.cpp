@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -19,9 +20,11 @@ void ExpLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Bl
 void ExpLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const float* x = bottom[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
-  for (int64_t i = 0; i < bottom[0]->count(); ++i) {
-    y[i] = outer_scale_ * std::exp(inner_scale_ * x[i]);
-  }
+  ParallelFor(bottom[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      y[i] = outer_scale_ * std::exp(inner_scale_ * x[i]);
+    }
+  });
 }
 
 void ExpLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -30,7 +33,9 @@ void ExpLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<boo
   const float* y = top[0]->cpu_data();
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t i = 0; i < top[0]->count(); ++i) dx[i] = dy[i] * y[i] * inner_scale_;
+  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dx[i] = dy[i] * y[i] * inner_scale_;
+  });
 }
 
 DEMI_REGISTER_LAYER(Exp);

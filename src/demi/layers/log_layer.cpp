@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -19,9 +20,11 @@ void LogLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<B
   const float shift = param.shift();
   const float* x = bottom[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
-  for (int64_t i = 0; i < bottom[0]->count(); ++i) {
-    y[i] = static_cast<float>(std::log(double(shift + scale * x[i])) / log_base_);
-  }
+  ParallelFor(bottom[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      y[i] = static_cast<float>(std::log(double(shift + scale * x[i])) / log_base_);
+    }
+  });
 }
 
 void LogLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -32,9 +35,11 @@ void LogLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<boo
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
   // 1 / (shift + scale x) = base^-y = exp(-y ln(base)).
-  for (int64_t i = 0; i < top[0]->count(); ++i) {
-    dx[i] = static_cast<float>(dy[i] * factor * std::exp(-y[i] * log_base_));
-  }
+  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      dx[i] = static_cast<float>(dy[i] * factor * std::exp(-y[i] * log_base_));
+    }
+  });
 }
 
 DEMI_REGISTER_LAYER(Log);

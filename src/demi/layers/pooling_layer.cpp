@@ -4,6 +4,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -137,34 +138,38 @@ void PoolingLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vect
   float* y = top[0]->mutable_cpu_data();
   const bool max = method_ == PoolingParameter::MAX;
   float* argmax = max ? argmax_.mutable_cpu_data() : nullptr;
-  for (int64_t p = 0; p < planes_; ++p) {
-    const float* x_p = x + p * in_plane;
-    for (int64_t oh = 0; oh < pooled_h_; ++oh) {
-      const Window wh = PoolWindow(oh, kernel_h_, pad_h_, stride_h_, height_);
-      for (int64_t ow = 0; ow < pooled_w_; ++ow) {
-        const Window ww = PoolWindow(ow, kernel_w_, pad_w_, stride_w_, width_);
-        const int64_t out = p * out_plane + oh * pooled_w_ + ow;
-        if (max) {
-          int64_t best = -1;
-          for (int64_t h = wh.lo; h < wh.hi; ++h) {
-            for (int64_t w = ww.lo; w < ww.hi; ++w) {
-              if (best < 0 || x_p[h * width_ + w] > x_p[best]) best = h * width_ + w;
+  // Threads take whole planes (n, c).
+  ParallelFor(
+      planes_, GrainFor(out_plane * kernel_h_ * kernel_w_), [&](int64_t p_begin, int64_t p_end) {
+        for (int64_t p = p_begin; p < p_end; ++p) {
+          const float* x_p = x + p * in_plane;
+          for (int64_t oh = 0; oh < pooled_h_; ++oh) {
+            const Window wh = PoolWindow(oh, kernel_h_, pad_h_, stride_h_, height_);
+            for (int64_t ow = 0; ow < pooled_w_; ++ow) {
+              const Window ww = PoolWindow(ow, kernel_w_, pad_w_, stride_w_, width_);
+              const int64_t out = p * out_plane + oh * pooled_w_ + ow;
+              if (max) {
+                int64_t best = -1;
+                for (int64_t h = wh.lo; h < wh.hi; ++h) {
+                  for (int64_t w = ww.lo; w < ww.hi; ++w) {
+                    if (best < 0 || x_p[h * width_ + w] > x_p[best]) best = h * width_ + w;
+                  }
+                }
+                y[out] = best < 0 ? 0.0f : x_p[best];
+                argmax[out] = static_cast<float>(best);
+              } else if (wh.lo < wh.hi && ww.lo < ww.hi) {
+                double sum = 0;
+                for (int64_t h = wh.lo; h < wh.hi; ++h) {
+                  for (int64_t w = ww.lo; w < ww.hi; ++w) sum += x_p[h * width_ + w];
+                }
+                y[out] = static_cast<float>(sum / ((wh.end - wh.begin) * (ww.end - ww.begin)));
+              } else {
+                y[out] = 0.0f;
+              }
             }
           }
-          y[out] = best < 0 ? 0.0f : x_p[best];
-          argmax[out] = static_cast<float>(best);
-        } else if (wh.lo < wh.hi && ww.lo < ww.hi) {
-          double sum = 0;
-          for (int64_t h = wh.lo; h < wh.hi; ++h) {
-            for (int64_t w = ww.lo; w < ww.hi; ++w) sum += x_p[h * width_ + w];
-          }
-          y[out] = static_cast<float>(sum / ((wh.end - wh.begin) * (ww.end - ww.begin)));
-        } else {
-          y[out] = 0.0f;
         }
-      }
-    }
-  }
+      });
   if (max && top.size() > 1) Copy(top[0]->count(), argmax, top[1]->mutable_cpu_data());
 }
 
@@ -183,29 +188,35 @@ void PoolingLayer::Backward_cpu(const std::vector<Blob*>& top,
   Set(bottom[0]->count(), 0.0f, dx);
   if (method_ == PoolingParameter::MAX) {
     const float* argmax = argmax_.cpu_data();
-    for (int64_t p = 0; p < planes_; ++p) {
-      for (int64_t o = p * out_plane; o < (p + 1) * out_plane; ++o) {
-        const int64_t best = static_cast<int64_t>(argmax[o]);
-        if (best >= 0) dx[p * in_plane + best] += dy[o];
-      }
-    }
-    return;
-  }
-  for (int64_t p = 0; p < planes_; ++p) {
-    float* dx_p = dx + p * in_plane;
-    for (int64_t oh = 0; oh < pooled_h_; ++oh) {
-      const Window wh = PoolWindow(oh, kernel_h_, pad_h_, stride_h_, height_);
-      for (int64_t ow = 0; ow < pooled_w_; ++ow) {
-        const Window ww = PoolWindow(ow, kernel_w_, pad_w_, stride_w_, width_);
-        if (wh.lo >= wh.hi || ww.lo >= ww.hi) continue;
-        const float share = dy[p * out_plane + oh * pooled_w_ + ow] /
-                            static_cast<float>((wh.end - wh.begin) * (ww.end - ww.begin));
-        for (int64_t h = wh.lo; h < wh.hi; ++h) {
-          for (int64_t w = ww.lo; w < ww.hi; ++w) dx_p[h * width_ + w] += share;
+    // Threads take whole planes: each adds only into its own plane of dx.
+    ParallelFor(planes_, GrainFor(out_plane), [=](int64_t p_begin, int64_t p_end) {
+      for (int64_t p = p_begin; p < p_end; ++p) {
+        for (int64_t o = p * out_plane; o < (p + 1) * out_plane; ++o) {
+          const int64_t best = static_cast<int64_t>(argmax[o]);
+          if (best >= 0) dx[p * in_plane + best] += dy[o];
         }
       }
-    }
+    });
+    return;
   }
+  ParallelFor(
+      planes_, GrainFor(out_plane * kernel_h_ * kernel_w_), [&](int64_t p_begin, int64_t p_end) {
+        for (int64_t p = p_begin; p < p_end; ++p) {
+          float* dx_p = dx + p * in_plane;
+          for (int64_t oh = 0; oh < pooled_h_; ++oh) {
+            const Window wh = PoolWindow(oh, kernel_h_, pad_h_, stride_h_, height_);
+            for (int64_t ow = 0; ow < pooled_w_; ++ow) {
+              const Window ww = PoolWindow(ow, kernel_w_, pad_w_, stride_w_, width_);
+              if (wh.lo >= wh.hi || ww.lo >= ww.hi) continue;
+              const float share = dy[p * out_plane + oh * pooled_w_ + ow] /
+                                  static_cast<float>((wh.end - wh.begin) * (ww.end - ww.begin));
+              for (int64_t h = wh.lo; h < wh.hi; ++h) {
+                for (int64_t w = ww.lo; w < ww.hi; ++w) dx_p[h * width_ + w] += share;
+              }
+            }
+          }
+        }
+      });
 }
 
 DEMI_REGISTER_LAYER(Pooling);

@@ -4,6 +4,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -35,7 +36,9 @@ void PowerLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
     Copy(count, x, bottom_copy_.mutable_cpu_data());
   }
   float* y = top[0]->mutable_cpu_data();
-  for (int64_t i = 0; i < count; ++i) y[i] = std::pow(shift + scale * x[i], power);
+  ParallelFor(count, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = std::pow(shift + scale * x[i], power);
+  });
 }
 
 void PowerLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -51,13 +54,17 @@ void PowerLayer::Backward_cpu(const std::vector<Blob*>& top,
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
   if (ConstantDerivative()) {
-    for (int64_t i = 0; i < count; ++i) dx[i] = diff_scale * dy[i];
+    ParallelFor(count, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) dx[i] = diff_scale * dy[i];
+    });
     return;
   }
   const float* x = in_place_ ? bottom_copy_.cpu_data() : bottom[0]->cpu_data();
-  for (int64_t i = 0; i < count; ++i) {
-    dx[i] = dy[i] * diff_scale * std::pow(shift + scale * x[i], power - 1.0f);
-  }
+  ParallelFor(count, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      dx[i] = dy[i] * diff_scale * std::pow(shift + scale * x[i], power - 1.0f);
+    }
+  });
 }
 
 DEMI_REGISTER_LAYER(Power);

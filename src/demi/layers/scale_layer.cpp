@@ -3,6 +3,7 @@
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -101,13 +102,16 @@ void ScaleLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
   const float* s = (bottom.size() == 2 ? bottom[1] : blobs_[0].get())->cpu_data();
   const float* b = bias_index_ >= 0 ? blobs_[bias_index_]->cpu_data() : nullptr;
   float* y = top[0]->mutable_cpu_data();
-  for (int64_t o = 0; o < outer_; ++o) {
-    for (int64_t d = 0; d < scale_dim_; ++d) {
-      const int64_t at = (o * scale_dim_ + d) * inner_;
-      const float shift = b ? b[d] : 0.0f;
-      for (int64_t j = 0; j < inner_; ++j) y[at + j] = x[at + j] * s[d] + shift;
+  const int64_t dim = scale_dim_, inner = inner_;
+  // Threads take rows (o, d) of `inner` elements.
+  ParallelFor(outer_ * dim, GrainFor(inner), [=](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float factor = s[r % dim];
+      const float shift = b ? b[r % dim] : 0.0f;
+#pragma omp simd
+      for (int64_t j = r * inner; j < (r + 1) * inner; ++j) y[j] = x[j] * factor + shift;
     }
-  }
+  });
 }
 
 void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -115,16 +119,20 @@ void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
                               const std::vector<Blob*>& bottom) {
   const float* dy = top[0]->cpu_diff();
   const bool scale_is_param = bottom.size() == 1;
+  const int64_t outer = outer_, dim = scale_dim_, inner = inner_;
   if (bias_index_ >= 0 && param_propagate_down(bias_index_)) {
     float* db = blobs_[bias_index_]->mutable_cpu_diff();
-    for (int64_t o = 0; o < outer_; ++o) {
-      for (int64_t d = 0; d < scale_dim_; ++d) {
-        const float* row = dy + (o * scale_dim_ + d) * inner_;
-        double sum = 0;
-        for (int64_t j = 0; j < inner_; ++j) sum += row[j];
-        db[d] += static_cast<float>(sum);
+    // Threads take entries: each db[d] still adds o = 0, 1, ... in order.
+    ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t d = begin; d < end; ++d) {
+          const float* row = dy + (o * dim + d) * inner;
+          double sum = 0;
+          for (int64_t j = 0; j < inner; ++j) sum += row[j];
+          db[d] += static_cast<float>(sum);
+        }
       }
-    }
+    });
   }
   if (scale_is_param ? param_propagate_down(0) : propagate_down[1]) {
     // Before dx: in place, dx overwrites dy. A param gradient accumulates;
@@ -132,22 +140,29 @@ void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
     const float* x = in_place_ ? input_.cpu_data() : bottom[0]->cpu_data();
     float* ds = (scale_is_param ? blobs_[0].get() : bottom[1])->mutable_cpu_diff();
     if (!scale_is_param) Set(scale_dim_, 0.0f, ds);
-    for (int64_t o = 0; o < outer_; ++o) {
-      for (int64_t d = 0; d < scale_dim_; ++d) {
-        const int64_t at = (o * scale_dim_ + d) * inner_;
-        ds[d] += static_cast<float>(Dot(inner_, dy + at, x + at));
+    // As db: each ds[d] adds o = 0, 1, ... in order; each row's dot is a
+    // serial double sum (not BLAS, which must not be called from threads).
+    ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t d = begin; d < end; ++d) {
+          const int64_t at = (o * dim + d) * inner;
+          double sum = 0;
+          for (int64_t j = at; j < at + inner; ++j) sum += double(dy[j]) * x[j];
+          ds[d] += static_cast<float>(sum);
+        }
       }
-    }
+    });
   }
   if (propagate_down[0]) {
     const float* s = (scale_is_param ? blobs_[0].get() : bottom[1])->cpu_data();
     float* dx = bottom[0]->mutable_cpu_diff();
-    for (int64_t o = 0; o < outer_; ++o) {
-      for (int64_t d = 0; d < scale_dim_; ++d) {
-        const int64_t at = (o * scale_dim_ + d) * inner_;
-        for (int64_t j = 0; j < inner_; ++j) dx[at + j] = dy[at + j] * s[d];
+    ParallelFor(outer * dim, GrainFor(inner), [=](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const float factor = s[r % dim];
+#pragma omp simd
+        for (int64_t j = r * inner; j < (r + 1) * inner; ++j) dx[j] = dy[j] * factor;
       }
-    }
+    });
   }
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -10,9 +11,11 @@ void SigmoidLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vect
   const float* x = bottom[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
   // 1 / (1 + exp(-x)) == (1 + tanh(x / 2)) / 2, which never overflows.
-  for (int64_t i = 0; i < bottom[0]->count(); ++i) {
-    y[i] = 0.5f * std::tanh(0.5f * x[i]) + 0.5f;
-  }
+  ParallelFor(bottom[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      y[i] = 0.5f * std::tanh(0.5f * x[i]) + 0.5f;
+    }
+  });
 }
 
 void SigmoidLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -22,9 +25,11 @@ void SigmoidLayer::Backward_cpu(const std::vector<Blob*>& top,
   const float* y = top[0]->cpu_data();
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t i = 0; i < top[0]->count(); ++i) {
-    dx[i] = dy[i] * y[i] * (1.0f - y[i]);
-  }
+  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+    }
+  });
 }
 
 DEMI_REGISTER_LAYER(Sigmoid);

@@ -90,7 +90,7 @@ void SoftmaxWithLossLayer::Backward_cpu(const std::vector<Blob*>& top,
   const float scale = top[0]->cpu_diff()[0] / normalizer_;
   const float* gradient = prob_.cpu_data();
   float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t i = 0; i < prob_.count(); ++i) dx[i] = scale * gradient[i];
+  Axpby(prob_.count(), scale, gradient, 0.0f, dx);  // dx = scale * gradient, threaded
 }
 
 DEMI_REGISTER_LAYER(SoftmaxWithLoss);

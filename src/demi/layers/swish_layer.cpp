@@ -4,6 +4,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 namespace {
@@ -29,7 +30,9 @@ void SwishLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
   const float* x = bottom[0]->cpu_data();
   if (in_place_ && runs_backward()) Copy(count, x, bottom_copy_.mutable_cpu_data());
   float* y = top[0]->mutable_cpu_data();
-  for (int64_t i = 0; i < count; ++i) y[i] = x[i] * Sigmoid(beta * x[i]);
+  ParallelFor(count, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = x[i] * Sigmoid(beta * x[i]);
+  });
 }
 
 void SwishLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -40,10 +43,12 @@ void SwishLayer::Backward_cpu(const std::vector<Blob*>& top,
   const float* x = in_place_ ? bottom_copy_.cpu_data() : bottom[0]->cpu_data();
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t i = 0; i < top[0]->count(); ++i) {
-    const float s = Sigmoid(beta * x[i]);
-    dx[i] = dy[i] * (s + beta * x[i] * s * (1.0f - s));
-  }
+  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float s = Sigmoid(beta * x[i]);
+      dx[i] = dy[i] * (s + beta * x[i] * s * (1.0f - s));
+    }
+  });
 }
 
 DEMI_REGISTER_LAYER(Swish);

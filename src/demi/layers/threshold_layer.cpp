@@ -1,6 +1,7 @@
 #include "demi/layers/threshold_layer.hpp"
 
 #include "demi/layer_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -8,7 +9,9 @@ void ThresholdLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
   const float threshold = layer_param_.threshold_param().threshold();
   const float* x = bottom[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
-  for (int64_t i = 0; i < bottom[0]->count(); ++i) y[i] = x[i] > threshold ? 1.0f : 0.0f;
+  ParallelFor(bottom[0]->count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = x[i] > threshold ? 1.0f : 0.0f;
+  });
 }
 
 void ThresholdLayer::Backward_cpu(const std::vector<Blob*>& top,

@@ -89,6 +89,10 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
     blas_threads_before_ = BlasThreads();
     replica_threads_ = ShareCoresAmongReplicas(local);
   }
+  // The nets are built on the threads they will run on: oneDNN fits its
+  // primitives (and their summation order) to the threads at creation.
+  const int threads_before = Threads();
+  if (replica_threads_ > 0) omp_set_num_threads(replica_threads_);
   group_ = std::make_shared<ThreadGroup>(local, ToMilliseconds(options_.timeout_seconds));
   const int total = local * options_.world_size;
 #ifdef USE_NCCL
@@ -123,6 +127,7 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
     solvers_.push_back(SolverRegistry::Create(param, context));
     syncs_.push_back(std::make_unique<ReplicaSync>(solvers_.back().get(), comms_.back().get()));
   }
+  if (replica_threads_ > 0) omp_set_num_threads(threads_before);
 }
 
 Replicas::~Replicas() {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "demi/solver_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -20,12 +21,15 @@ void AdaDeltaSolver::ComputeUpdateValue(int param_id, float rate) {
   float* grad_sq = history(0, param_id).mutable_cpu_data();
   float* step_sq = history(1, param_id).mutable_cpu_data();
   float* diff = param.mutable_cpu_diff();
-  for (int64_t i = 0; i < param.count(); ++i) {
-    grad_sq[i] = rho * grad_sq[i] + (1 - rho) * diff[i] * diff[i];
-    const float step = diff[i] * std::sqrt((step_sq[i] + delta) / (grad_sq[i] + delta));
-    step_sq[i] = rho * step_sq[i] + (1 - rho) * step * step;
-    diff[i] = local_rate * step;
-  }
+  // Element-wise: threads take contiguous blocks.
+  ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      grad_sq[i] = rho * grad_sq[i] + (1 - rho) * diff[i] * diff[i];
+      const float step = diff[i] * std::sqrt((step_sq[i] + delta) / (grad_sq[i] + delta));
+      step_sq[i] = rho * step_sq[i] + (1 - rho) * step * step;
+      diff[i] = local_rate * step;
+    }
+  });
 }
 
 DEMI_REGISTER_SOLVER(AdaDelta);

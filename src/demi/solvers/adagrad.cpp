@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "demi/solver_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -18,10 +19,13 @@ void AdaGradSolver::ComputeUpdateValue(int param_id, float rate) {
   const float delta = param_.delta();
   float* sum_sq = history(0, param_id).mutable_cpu_data();
   float* diff = param.mutable_cpu_diff();
-  for (int64_t i = 0; i < param.count(); ++i) {
-    sum_sq[i] += diff[i] * diff[i];
-    diff[i] = local_rate * diff[i] / (std::sqrt(sum_sq[i]) + delta);
-  }
+  // Element-wise: threads take contiguous blocks.
+  ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      sum_sq[i] += diff[i] * diff[i];
+      diff[i] = local_rate * diff[i] / (std::sqrt(sum_sq[i]) + delta);
+    }
+  });
 }
 
 DEMI_REGISTER_SOLVER(AdaGrad);

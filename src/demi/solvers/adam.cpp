@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "demi/solver_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -26,11 +27,14 @@ void AdamSolver::ComputeUpdateValue(int param_id, float rate) {
   float* m = history(0, param_id).mutable_cpu_data();
   float* v = history(1, param_id).mutable_cpu_data();
   float* diff = param.mutable_cpu_diff();
-  for (int64_t i = 0; i < param.count(); ++i) {
-    m[i] = beta1 * m[i] + (1 - beta1) * diff[i];
-    v[i] = beta2 * v[i] + (1 - beta2) * diff[i] * diff[i];
-    diff[i] = step_rate * m[i] / (std::sqrt(v[i]) + eps);
-  }
+  // Element-wise: threads take contiguous blocks.
+  ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      m[i] = beta1 * m[i] + (1 - beta1) * diff[i];
+      v[i] = beta2 * v[i] + (1 - beta2) * diff[i] * diff[i];
+      diff[i] = step_rate * m[i] / (std::sqrt(v[i]) + eps);
+    }
+  });
 }
 
 DEMI_REGISTER_SOLVER(Adam);

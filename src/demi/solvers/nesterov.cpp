@@ -1,6 +1,7 @@
 #include "demi/solvers/nesterov.hpp"
 
 #include "demi/solver_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -13,11 +14,14 @@ void NesterovSolver::ComputeUpdateValue(int param_id, float rate) {
   const float momentum = param_.momentum();
   float* velocity = history(0, param_id).mutable_cpu_data();
   float* diff = param.mutable_cpu_diff();
-  for (int64_t i = 0; i < param.count(); ++i) {
-    const float previous = velocity[i];
-    velocity[i] = momentum * velocity[i] + local_rate * diff[i];
-    diff[i] = (1 + momentum) * velocity[i] - momentum * previous;
-  }
+  // Element-wise: threads take contiguous blocks.
+  ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float previous = velocity[i];
+      velocity[i] = momentum * velocity[i] + local_rate * diff[i];
+      diff[i] = (1 + momentum) * velocity[i] - momentum * previous;
+    }
+  });
 }
 
 DEMI_REGISTER_SOLVER(Nesterov);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "demi/solver_registry.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -21,10 +22,13 @@ void RMSPropSolver::ComputeUpdateValue(int param_id, float rate) {
   const float delta = param_.delta();
   float* mean_sq = history(0, param_id).mutable_cpu_data();
   float* diff = param.mutable_cpu_diff();
-  for (int64_t i = 0; i < param.count(); ++i) {
-    mean_sq[i] = decay * mean_sq[i] + (1 - decay) * diff[i] * diff[i];
-    diff[i] = local_rate * diff[i] / (std::sqrt(mean_sq[i]) + delta);
-  }
+  // Element-wise: threads take contiguous blocks.
+  ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      mean_sq[i] = decay * mean_sq[i] + (1 - decay) * diff[i] * diff[i];
+      diff[i] = local_rate * diff[i] / (std::sqrt(mean_sq[i]) + delta);
+    }
+  });
 }
 
 DEMI_REGISTER_SOLVER(RMSProp);
