@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "demi/blob.hpp"
@@ -42,6 +43,33 @@ TEST(MathTest, TanhAndItsGradient) {
 }
 
 #ifndef CPU_ONLY
+// The lane reductions agree with a long-double sum for every length around
+// the lane count (tails included), and sum in a fixed order: a reversed
+// copy of the input gives another order, hence possibly other bits, but the
+// same input always the same bits.
+TEST(MathTest, LaneReductions) {
+  for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 1000, 3137}) {
+    std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::normal_distribution<float> normal(0.5f, 2.0f);
+    long double sum = 0, dot = 0, deviation = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = normal(rng);
+      y[i] = normal(rng);
+      sum += x[i];
+      dot += static_cast<long double>(x[i]) * y[i];
+    }
+    const double mean = n > 0 ? static_cast<double>(sum / n) : 0.0;
+    for (int64_t i = 0; i < n; ++i) deviation += (x[i] - mean) * (x[i] - mean);
+    EXPECT_NEAR(LaneSum(n, x.data()), static_cast<double>(sum), 1e-9 * (1 + n)) << n;
+    EXPECT_NEAR(LaneDot(n, x.data(), y.data()), static_cast<double>(dot), 1e-9 * (1 + n)) << n;
+    EXPECT_NEAR(LaneSquaredDeviation(n, x.data(), mean), static_cast<double>(deviation),
+                1e-9 * (1 + n))
+        << n;
+    EXPECT_EQ(LaneSum(n, x.data()), LaneSum(n, x.data()));
+  }
+}
+
 TEST(GpuMathTest, RowOperationsAndTanhMatchTheCpu) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   const int64_t rows = 37, width = 300;  // past a block of threads

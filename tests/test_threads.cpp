@@ -67,17 +67,20 @@ std::vector<float> Gaussian(int64_t n, uint32_t seed) {
 }
 
 TEST_F(ThreadsTest, SetThreadsGovernsOpenMpAndBlas) {
+  // OpenBLAS gets the threads when it runs the GEMMs, else one.
   const bool blas_from_env = std::getenv("OPENBLAS_NUM_THREADS") != nullptr;
-  SetThreads(1);
-  EXPECT_EQ(Threads(), 1);
-  if (!blas_from_env) {
-    EXPECT_EQ(BlasThreads(), 1);
+  const GemmLibrary library = CurrentGemmLibrary();
+  for (GemmLibrary gemm : {GemmLibrary::kOpenBlas, GemmLibrary::kDnnl}) {
+    SetGemmLibrary(gemm);
+    for (int n : {1, 2}) {
+      SetThreads(n);
+      EXPECT_EQ(Threads(), n);
+      if (!blas_from_env) {
+        EXPECT_EQ(BlasThreads(), gemm == GemmLibrary::kOpenBlas ? n : 1);
+      }
+    }
   }
-  SetThreads(2);
-  EXPECT_EQ(Threads(), 2);
-  if (!blas_from_env) {
-    EXPECT_EQ(BlasThreads(), 2);
-  }
+  SetGemmLibrary(library);
   SetThreads(0);
   EXPECT_EQ(Threads(), DefaultThreads());
 }

@@ -55,6 +55,18 @@ void SumRows(int64_t rows, int64_t width, const float* x, float* sum);
 
 /// Reductions accumulate in double so long sums stay accurate.
 double Dot(int64_t n, const float* x, const float* y);
+
+// Reductions of one row, in double over 8 interleaved lanes that are added in
+// a fixed order at the end: vectorised, yet the same bits on every host (the
+// lanes, not the vector width, fix the order) and for any thread count
+// (each row is reduced by one thread). For per-channel statistics.
+
+/// sum of x[i].
+double LaneSum(int64_t n, const float* x);
+/// sum of x[i] * y[i].
+double LaneDot(int64_t n, const float* x, const float* y);
+/// sum of (x[i] - mean)^2.
+double LaneSquaredDeviation(int64_t n, const float* x, double mean);
 double Asum(int64_t n, const float* x);
 double Sumsq(int64_t n, const float* x);
 

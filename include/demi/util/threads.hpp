@@ -19,6 +19,11 @@ int DefaultThreads();
 /// OPENBLAS_NUM_THREADS is set, which OpenBLAS honours itself). n <= 0 means
 /// DefaultThreads().
 void SetThreads(int n);
+/// Gives OpenBLAS `n` threads when it runs the GEMMs (DEMI_GEMM=openblas),
+/// else one: then it only computes a few dot products, and its thread pool
+/// never competes with OpenMP's for the cores. Left alone when
+/// OPENBLAS_NUM_THREADS is set.
+void SetBlasShare(int n);
 /// The threads a parallel loop started on the calling thread uses.
 int Threads();
 

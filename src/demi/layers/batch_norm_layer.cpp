@@ -96,19 +96,15 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
   } else {
     const int64_t m = num_ * spatial_;
     const int64_t num = num_, spatial = spatial_;
-    // Threads take channels; each channel's sums stay serial, in order.
+    // Threads take channels; each channel's sums add its rows in order.
     ParallelFor(channels_, GrainFor(2 * m), [=](int64_t begin, int64_t end) {
       for (int64_t c = begin; c < end; ++c) {
         double sum = 0;
-        for (int64_t n = 0; n < num; ++n) {
-          const float* row = x + n * stride + c * spatial;
-          for (int64_t s = 0; s < spatial; ++s) sum += row[s];
-        }
+        for (int64_t n = 0; n < num; ++n) sum += LaneSum(spatial, x + n * stride + c * spatial);
         const double mu = m > 0 ? sum / m : 0.0;
         double sumsq = 0;
         for (int64_t n = 0; n < num; ++n) {
-          const float* row = x + n * stride + c * spatial;
-          for (int64_t s = 0; s < spatial; ++s) sumsq += (row[s] - mu) * (row[s] - mu);
+          sumsq += LaneSquaredDeviation(spatial, x + n * stride + c * spatial, mu);
         }
         mean[c] = static_cast<float>(mu);
         inv_std[c] = m > 0 ? static_cast<float>(sumsq / m) : 0.0f;
@@ -159,16 +155,14 @@ void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
   }
   const float* y = keeps_x_norm() ? x_norm_.cpu_data() : top[0]->cpu_data();
   const int64_t m = num * spatial;
-  // Threads take channels; each channel's sums stay serial, in order.
+  // Threads take channels; each channel's sums add its rows in order.
   ParallelFor(channels, GrainFor(3 * m), [=](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       double sum_dy = 0, sum_dy_y = 0;
       for (int64_t n = 0; n < num; ++n) {
         const int64_t at = n * stride + c * spatial;
-        for (int64_t s = 0; s < spatial; ++s) {
-          sum_dy += dy[at + s];
-          sum_dy_y += double(dy[at + s]) * y[at + s];
-        }
+        sum_dy += LaneSum(spatial, dy + at);
+        sum_dy_y += LaneDot(spatial, dy + at, y + at);
       }
       const float mean_dy = static_cast<float>(sum_dy / m);
       const float mean_dy_y = static_cast<float>(sum_dy_y / m);

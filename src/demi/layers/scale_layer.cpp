@@ -126,10 +126,7 @@ void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
     ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t d = begin; d < end; ++d) {
-          const float* row = dy + (o * dim + d) * inner;
-          double sum = 0;
-          for (int64_t j = 0; j < inner; ++j) sum += row[j];
-          db[d] += static_cast<float>(sum);
+          db[d] += static_cast<float>(LaneSum(inner, dy + (o * dim + d) * inner));
         }
       }
     });
@@ -141,14 +138,12 @@ void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
     float* ds = (scale_is_param ? blobs_[0].get() : bottom[1])->mutable_cpu_diff();
     if (!scale_is_param) Set(scale_dim_, 0.0f, ds);
     // As db: each ds[d] adds o = 0, 1, ... in order; each row's dot is a
-    // serial double sum (not BLAS, which must not be called from threads).
+    // lane sum (not BLAS, which must not be called from threads).
     ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t d = begin; d < end; ++d) {
           const int64_t at = (o * dim + d) * inner;
-          double sum = 0;
-          for (int64_t j = at; j < at + inner; ++j) sum += double(dy[j]) * x[j];
-          ds[d] += static_cast<float>(sum);
+          ds[d] += static_cast<float>(LaneDot(inner, dy + at, x + at));
         }
       }
     });

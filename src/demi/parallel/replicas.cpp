@@ -38,7 +38,7 @@ int ShareCoresAmongReplicas(int replicas) {
   const int threads = Threads();
   const int share = std::max(1, threads / replicas);
   const bool blas_from_env = std::getenv("OPENBLAS_NUM_THREADS") != nullptr;
-  if (!blas_from_env) SetBlasThreads(share);
+  SetBlasShare(share);
   LOG(INFO) << replicas << " CPU replicas on " << threads << " threads: " << share
             << " thread(s) each"
             << (blas_from_env ? StrCat(", OpenBLAS ", BlasThreads(), " from OPENBLAS_NUM_THREADS")

@@ -74,14 +74,17 @@ void ApplyThreadsFlag(int threads) {
 
 namespace {
 
-/// OpenBLAS's threads run beside OpenMP's: idle OpenMP threads must sleep,
-/// not spin (libgomp spins for milliseconds by default), or they take the
-/// cores OpenBLAS's GEMMs need (ResNet-50's convolutions ran 3x slower on 2
-/// threads). libgomp reads its wait policy only when it loads, so a tool that
-/// finds none set sets it and runs itself again. OMP_WAIT_POLICY or
-/// GOMP_SPINCOUNT in the environment choose otherwise.
+/// When OpenBLAS runs the GEMMs (DEMI_GEMM=openblas) its threads run beside
+/// OpenMP's: idle OpenMP threads must sleep, not spin (libgomp spins for
+/// milliseconds by default), or they take the cores OpenBLAS's GEMMs need
+/// (ResNet-50's convolutions ran 3x slower on 2 threads). libgomp reads its
+/// wait policy only when it loads, so a tool that finds none set sets it and
+/// runs itself again. With oneDNN's GEMM (the default) every thread is
+/// OpenMP's and spinning keeps them ready. OMP_WAIT_POLICY or GOMP_SPINCOUNT
+/// in the environment choose otherwise.
 void LetIdleOpenMpThreadsSleep(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) {
+  if (CurrentGemmLibrary() != GemmLibrary::kOpenBlas || std::getenv("OMP_WAIT_POLICY") != nullptr ||
+      std::getenv("GOMP_SPINCOUNT") != nullptr) {
     return;
   }
   setenv("OMP_WAIT_POLICY", "PASSIVE", 1);

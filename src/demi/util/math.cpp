@@ -75,6 +75,49 @@ void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const
 
 namespace {
 
+constexpr int kLanes = 8;
+
+// The lanes are combined pairwise in one fixed order, then the tail is added.
+double CombineLanes(const double* lane) {
+  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+DEMI_VECTOR_CLONES double LaneSumKernel(int64_t n, const float* x) {
+  double lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) lane[j] += x[i + j];
+  }
+  double sum = CombineLanes(lane);
+  for (; i < n; ++i) sum += x[i];
+  return sum;
+}
+
+DEMI_VECTOR_CLONES double LaneDotKernel(int64_t n, const float* x, const float* y) {
+  double lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) lane[j] += double(x[i + j]) * y[i + j];
+  }
+  double sum = CombineLanes(lane);
+  for (; i < n; ++i) sum += double(x[i]) * y[i];
+  return sum;
+}
+
+DEMI_VECTOR_CLONES double LaneSquaredDeviationKernel(int64_t n, const float* x, double mean) {
+  double lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const double d = x[i + j] - mean;
+      lane[j] += d * d;
+    }
+  }
+  double sum = CombineLanes(lane);
+  for (; i < n; ++i) sum += (x[i] - mean) * (x[i] - mean);
+  return sum;
+}
+
 DEMI_VECTOR_CLONES void AxpbyKernel(int64_t n, float alpha, const float* x, float beta, float* y) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = alpha * x[i] + beta * y[i];
@@ -255,6 +298,12 @@ void SumRows(int64_t rows, int64_t width, const float* x, float* sum) {
 }
 
 double Dot(int64_t n, const float* x, const float* y) { return StridedDot(n, x, 1, y, 1); }
+
+double LaneSum(int64_t n, const float* x) { return LaneSumKernel(n, x); }
+double LaneDot(int64_t n, const float* x, const float* y) { return LaneDotKernel(n, x, y); }
+double LaneSquaredDeviation(int64_t n, const float* x, double mean) {
+  return LaneSquaredDeviationKernel(n, x, mean);
+}
 
 double StridedDot(int64_t n, const float* x, int64_t incx, const float* y, int64_t incy) {
   return cblas_dsdot(BlasInt(n), x, BlasInt(incx), y, BlasInt(incy));

@@ -16,10 +16,15 @@ int DefaultThreads() {
   return std::max(1, omp_get_num_procs());
 }
 
+void SetBlasShare(int n) {
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
+  SetBlasThreads(CurrentGemmLibrary() == GemmLibrary::kOpenBlas ? n : 1);
+}
+
 void SetThreads(int n) {
   if (n <= 0) n = DefaultThreads();
   omp_set_num_threads(n);
-  if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr) SetBlasThreads(n);
+  SetBlasShare(n);
 }
 
 int Threads() { return omp_get_max_threads(); }
