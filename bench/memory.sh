@@ -5,11 +5,13 @@
 #     SLOTS and ARENA, and the liveness lower bound (build/tools/memory);
 #   - peak resident memory of one real CPU training step (SGD with momentum)
 #     with NONE and with ARENA, side by side in this run (build/tools/train);
-#   - the same step in PyTorch for ResNet-50 (../shared/bench/caffe2torch.py),
-#     when python3-torch is installed (scripts/install_deps.sh --bench).
-# Writes bench/results/memory.md. Run from the project root after `make tools`.
+#   - the same step in PyTorch for ResNet-50 (bench/torch_runner.py), when
+#     python3-torch is installed (scripts/install_deps.sh --bench).
+# Writes bench/results/memory.md. Run after `make tools`; BUILD_DIR picks the
+# build (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
 out=bench/results/memory.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -63,7 +65,7 @@ run_model() {  # name model-file batch
   local name=$1 model=$2 batch=$3
   with_batch "$model" "$batch" "$work/net.prototxt"
   local json
-  json=$(./build/tools/memory --model="$work/net.prototxt" --stage=dummy --phase=TRAIN --json)
+  json=$("$build/tools/memory" --model="$work/net.prototxt" --stage=dummy --phase=TRAIN --json)
   read -r none slots arena bound persistent < <(python3 -c "
 import json, sys
 r = json.loads(sys.argv[1])
@@ -71,7 +73,7 @@ print(r['naive_bytes'], r['slots_bytes'], r['arena_bytes'], r['lower_bound_bytes
   local rss=()
   for strategy in NONE ARENA; do
     solver_for "$work/net.prototxt" "$strategy" > "$work/solver.prototxt"
-    rss+=("$(peak_rss_mib ./build/tools/train --solver="$work/solver.prototxt" --stage=dummy)")
+    rss+=("$(peak_rss_mib "$build/tools/train" --solver="$work/solver.prototxt" --stage=dummy)")
   done
   echo "| $name | $batch | $(mib "$none") | $(mib "$slots") | $(mib "$arena") | $(mib "$bound") |" \
        "$(python3 -c "print(f'{$arena/$bound:.3f}')") | $(python3 -c "print(f'{$arena/$none:.3f}')") |" \
@@ -87,9 +89,8 @@ run_model ResNet-50 models/resnet50/train_val.prototxt 64
 run_model VGG-16 models/vgg16/train_val.prototxt 32
 
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  with_batch models/resnet50/train_val.prototxt 32 "$work/resnet.prototxt"
-  line=$(OMP_NUM_THREADS=$(nproc) /usr/bin/python3 ../shared/bench/caffe2torch.py "$work/resnet.prototxt" \
-         --batch 32 --data-shape 32,3,224,224 --phase TRAIN --iters 1 --warmup 0 | grep '^RESULT')
+  line=$(/usr/bin/python3 bench/torch_runner.py models/resnet50/train_val.prototxt --stage dummy \
+         --batch 32 --threads "$(nproc)" --iters 1 --warmup 0 | grep '^RESULT')
   {
     echo
     echo "PyTorch peer, ResNet-50 batch 32, one training step (no momentum, includes ~260 MiB for importing torch):"

@@ -20,6 +20,8 @@ packages=(
   # Redis server that tests and examples start on loopback.
   libgloo-dev libhiredis-dev redis-server
   clang-format
+  # GNU time: bench/memory.sh reads a process's peak RSS with it.
+  time
   # Real data for tests and examples: JPEG/PNG images and Fashion-MNIST.
   opencv-doc
   dataset-fashion-mnist
