@@ -38,8 +38,9 @@ void Bind(const dnnl::memory& memory, const float* data);
 struct DnnlScratch {
   Blob blob;
   dnnl::memory memory;
-  /// Sizes the blob for `desc` (0 bytes leaves it empty).
-  void Reshape(const dnnl::memory::desc& desc);
+  /// Sizes the blob for the largest of `descs`, the scratchpads of the
+  /// primitives that share it (none, or all empty, leaves it empty).
+  void Reshape(std::initializer_list<dnnl::memory::desc> descs = {});
   /// The memory object pointed at the blob's (arena) bytes.
   const dnnl::memory& Bound();
 };

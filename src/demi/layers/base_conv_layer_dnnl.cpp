@@ -55,7 +55,7 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom) {
   for (Blob* buffer : {&s.image_buffer, &s.output_buffer, &s.weights_buffer}) {
     buffer->Reshape(std::vector<int64_t>{0});
   }
-  s.scratchpad.Reshape(memory::desc());
+  s.scratchpad.Reshape();
   if (bottom.count() == 0) return;  // CAFFE handles empty batches
   const ConvGeometry& g = geometry_;
   // The convolution's image is geometry_ (the bottom for Convolution, the
@@ -128,10 +128,8 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom) {
     s.bias = UnboundMemory(bias_user);
     s.bias_grad = UnboundMemory(bias_user);
     s.bias_grad_values.assign(s.fused_bias ? conv_out_channels_ : 0, 0.0f);
-    memory::desc scratchpad = forward.scratchpad_desc();
-    for (const memory::desc& other : {adjoint.scratchpad_desc(), weight_gradient.scratchpad_desc()})
-      if (other.get_size() > scratchpad.get_size()) scratchpad = other;
-    s.scratchpad.Reshape(scratchpad);
+    s.scratchpad.Reshape(
+        {forward.scratchpad_desc(), adjoint.scratchpad_desc(), weight_gradient.scratchpad_desc()});
   } catch (const dnnl::error& error) {
     LogDnnlFallback(layer_param_, StrCat("oneDNN has no convolution for bottom shape ",
                                          bottom.shape_string(), " (", error.what(), ")"));

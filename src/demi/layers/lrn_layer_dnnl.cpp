@@ -42,7 +42,7 @@ void LRNLayer::DnnlReshape(const Blob& bottom) {
   for (Blob* buffer : {&s.src_buffer, &s.dst_buffer, &s.diff_src_buffer, &s.workspace}) {
     buffer->Reshape(std::vector<int64_t>{0});
   }
-  s.scratchpad.Reshape(memory::desc());
+  s.scratchpad.Reshape();
   if (bottom.count() == 0) return;
   const LRNParameter& param = layer_param_.lrn_param();
   const memory::desc user = DenseDesc(bottom.shape());
@@ -70,9 +70,7 @@ void LRNLayer::DnnlReshape(const Blob& bottom) {
     s.diff_src.Reshape(backward.diff_src_desc(), user, &s.diff_src_buffer);
     s.workspace_memory = UnboundMemory(forward.workspace_desc());
     ReserveBytes(&s.workspace, forward.workspace_desc().get_size());
-    const memory::desc& pad_f = forward.scratchpad_desc();
-    const memory::desc& pad_b = backward.scratchpad_desc();
-    s.scratchpad.Reshape(pad_f.get_size() >= pad_b.get_size() ? pad_f : pad_b);
+    s.scratchpad.Reshape({forward.scratchpad_desc(), backward.scratchpad_desc()});
   } catch (const dnnl::error& error) {
     LogDnnlFallback(layer_param_, StrCat("oneDNN has no LRN for bottom shape ",
                                          bottom.shape_string(), " (", error.what(), ")"));

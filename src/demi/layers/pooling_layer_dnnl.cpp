@@ -35,7 +35,7 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
   s.ready = false;
   s.workspace.Reshape(std::vector<int64_t>{0});
-  s.scratchpad.Reshape(memory::desc());
+  s.scratchpad.Reshape();
   if (bottom.count() == 0) return;
   // Caffe's windows in oneDNN's terms: the right padding that gives Caffe's
   // output size. A window wholly outside the image (Caffe: 0) has no oneDNN
@@ -81,9 +81,7 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     s.diff_dst = UnboundMemory(dst);
     s.workspace_memory = UnboundMemory(forward.workspace_desc());
     ReserveBytes(&s.workspace, forward.workspace_desc().get_size());
-    const memory::desc& pad_f = forward.scratchpad_desc();
-    const memory::desc& pad_b = backward.scratchpad_desc();
-    s.scratchpad.Reshape(pad_f.get_size() >= pad_b.get_size() ? pad_f : pad_b);
+    s.scratchpad.Reshape({forward.scratchpad_desc(), backward.scratchpad_desc()});
   } catch (const dnnl::error& error) {
     LogDnnlFallback(layer_param_, StrCat("oneDNN has no pooling for bottom shape ",
                                          bottom.shape_string(), " (", error.what(), ")"));

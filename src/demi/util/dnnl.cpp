@@ -48,10 +48,14 @@ void ReserveBytes(Blob* blob, size_t bytes) {
   if (blob->count() < floats) blob->Reshape(std::vector<int64_t>{floats});
 }
 
-void DnnlScratch::Reshape(const dnnl::memory::desc& desc) {
+void DnnlScratch::Reshape(std::initializer_list<dnnl::memory::desc> descs) {
+  dnnl::memory::desc largest;
+  for (const dnnl::memory::desc& desc : descs) {
+    if (desc.get_size() > largest.get_size()) largest = desc;
+  }
   blob.Reshape(std::vector<int64_t>{0});
-  ReserveBytes(&blob, desc.get_size());
-  memory = UnboundMemory(desc);
+  ReserveBytes(&blob, largest.get_size());
+  memory = UnboundMemory(largest);
 }
 
 const dnnl::memory& DnnlScratch::Bound() {
