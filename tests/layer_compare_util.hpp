@@ -32,10 +32,56 @@ struct LayerCase {
   float threshold = 1e-2f;
   /// |candidate - reference| <= tolerance * (1 + |reference|) for every value.
   float tolerance = 1e-4f;
+  /// > 1: the candidate's 4-D bottoms and tops whose channels divide into
+  /// blocks of this size hold the channel-blocked layout (Blob::channel_block()).
+  int candidate_block = 1;
 };
 
-inline void ExpectClose(const Blob& candidate, const Blob& reference, float tolerance,
+/// Copies the values of `blob`'s shape (N x C x ...) from `source`, whose
+/// channels are in blocks of `from` (1: Caffe's layout), to `dest` in blocks
+/// of `to`, element by element.
+inline void CopyChannels(const Blob& blob, const float* source, int from, float* dest, int to) {
+  const int64_t num = blob.shape(0), channels = blob.shape(1), inner = blob.count(2);
+  auto at = [&](int64_t n, int64_t c, int64_t i, int64_t b) {
+    return ((n * (channels / b) + c / b) * inner + i) * b + c % b;
+  };
+  for (int64_t n = 0; n < num; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t i = 0; i < inner; ++i) dest[at(n, c, i, to)] = source[at(n, c, i, from)];
+    }
+  }
+}
+
+/// Moves `blob`'s data and diff from its layout into channels in blocks of
+/// `block` (1: Caffe's layout).
+inline void SetChannelBlock(Blob* blob, int block) {
+  for (float* values : {blob->mutable_cpu_data(), blob->mutable_cpu_diff()}) {
+    const std::vector<float> old(values, values + blob->count());
+    CopyChannels(*blob, old.data(), blob->channel_block(), values, block);
+  }
+  blob->set_channel_block(block);
+}
+
+/// Whether a layer case's candidate holds `blob` channel-blocked.
+inline bool TakesBlock(const Blob& blob, int block) {
+  return block > 1 && blob.num_axes() == 4 && blob.shape(1) % block == 0;
+}
+
+/// `blob` in Caffe's layout (a copy when it is blocked).
+inline const Blob& InCaffeLayout(const Blob& blob, std::unique_ptr<Blob>* copy) {
+  if (blob.channel_block() == 1) return blob;
+  *copy = std::make_unique<Blob>(blob.shape());
+  (*copy)->set_channel_block(blob.channel_block());
+  Copy(blob.count(), blob.cpu_data(), (*copy)->mutable_cpu_data());
+  Copy(blob.count(), blob.cpu_diff(), (*copy)->mutable_cpu_diff());
+  SetChannelBlock(copy->get(), 1);
+  return **copy;
+}
+
+inline void ExpectClose(const Blob& blob, const Blob& reference, float tolerance,
                         const std::string& what) {
+  std::unique_ptr<Blob> copy;
+  const Blob& candidate = InCaffeLayout(blob, &copy);
   ASSERT_EQ(candidate.shape(), reference.shape()) << what;
   const float* g = candidate.cpu_data();
   const float* c = reference.cpu_data();
@@ -48,8 +94,10 @@ inline void ExpectClose(const Blob& candidate, const Blob& reference, float tole
   }
 }
 
-inline void ExpectCloseDiff(const Blob& candidate, const Blob& reference, float tolerance,
+inline void ExpectCloseDiff(const Blob& blob, const Blob& reference, float tolerance,
                             const std::string& what) {
+  std::unique_ptr<Blob> copy;
+  const Blob& candidate = InCaffeLayout(blob, &copy);
   Blob g(candidate.shape()), c(reference.shape());
   Copy(candidate.count(), candidate.cpu_diff(), g.mutable_cpu_data());
   Copy(reference.count(), reference.cpu_diff(), c.mutable_cpu_data());
@@ -94,7 +142,18 @@ inline void ExpectLayersAgree(const LayerCase& c, const LayerMaker& make_referen
     cand_top.push_back(owned.back().get());
   }
   ref_layer->SetUp(ref_bottom, ref_top);
+  const int block = c.candidate_block;
+  for (Blob* blob : cand_bottom) {
+    if (TakesBlock(*blob, block)) SetChannelBlock(blob, block);
+  }
   cand_layer->SetUp(cand_bottom, cand_top);
+  // The tops' shapes are known now: block them and reshape the layer for it.
+  bool blocked_top = false;
+  for (Blob* blob : cand_top) {
+    if (TakesBlock(*blob, block)) blob->set_channel_block(block);
+    blocked_top = blocked_top || blob->channel_block() > 1;
+  }
+  if (blocked_top) cand_layer->Reshape(cand_bottom, cand_top);
   ASSERT_EQ(ref_layer->blobs().size(), cand_layer->blobs().size());
   for (size_t p = 0; p < ref_layer->blobs().size(); ++p) {
     cand_layer->blobs()[p]->CopyFrom(*ref_layer->blobs()[p]);
@@ -113,7 +172,12 @@ inline void ExpectLayersAgree(const LayerCase& c, const LayerMaker& make_referen
     Blob diff(ref_top[t]->shape());
     FillGaussian(&diff, 2000 + static_cast<uint32_t>(t));
     Copy(diff.count(), diff.cpu_data(), ref_top[t]->mutable_cpu_diff());
-    Copy(diff.count(), diff.cpu_data(), cand_top[t]->mutable_cpu_diff());
+    if (cand_top[t]->channel_block() > 1) {
+      CopyChannels(diff, diff.cpu_data(), 1, cand_top[t]->mutable_cpu_diff(),
+                   cand_top[t]->channel_block());
+    } else {
+      Copy(diff.count(), diff.cpu_data(), cand_top[t]->mutable_cpu_diff());
+    }
   }
   for (size_t p = 0; p < ref_layer->blobs().size(); ++p) {
     Set(ref_layer->blobs()[p]->count(), 0.0f, ref_layer->blobs()[p]->mutable_cpu_diff());
@@ -133,7 +197,12 @@ inline void ExpectLayersAgree(const LayerCase& c, const LayerMaker& make_referen
   if (!c.check_gradient) return;
   auto checked = make_candidate();
   GradientChecker checker(c.stepsize, c.threshold);
-  for (size_t i = 0; i < num_bottoms; ++i) cand_bottoms[i]->CopyFrom(*ref_bottoms[i]);
+  for (size_t i = 0; i < num_bottoms; ++i) {
+    const int bottom_block = cand_bottoms[i]->channel_block();
+    cand_bottoms[i]->set_channel_block(1);
+    cand_bottoms[i]->CopyFrom(*ref_bottoms[i]);
+    SetChannelBlock(cand_bottoms[i].get(), bottom_block);
+  }
   if (std::all_of(propagate_down.begin(), propagate_down.end(), [](bool down) { return down; })) {
     checker.CheckGradient(checked.get(), cand_bottom, cand_top);
     return;

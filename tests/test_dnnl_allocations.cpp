@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "demi/net.hpp"
+#include "demi/util/dnnl.hpp"
 #include "test_util.hpp"
 
 extern "C" {
@@ -90,8 +91,10 @@ TEST(DnnlAllocationTest, TheCounterSeesALargeAllocation) {
             1);
 }
 
-// Convolutions (blocked 3x3 and plain 1x1), LRN (blocked), pooling, a GEMM
-// layer, with the net-wide engine DNNL, planned (ARENA) and unplanned.
+// Convolutions (3x3 from Caffe's layout into blocked channels, 1x1 between
+// blocked blobs), BatchNorm and Scale in place on blocked channels, LRN,
+// pooling (the last one into Caffe's layout), a GEMM layer, with the
+// net-wide engine DNNL, planned (ARENA) and unplanned.
 constexpr char kNet[] = R"(
   name: "dnnl_net" force_backward: true engine: DNNL
   layer { name: "data" type: "DummyData" top: "data" top: "label"
@@ -100,6 +103,8 @@ constexpr char kNet[] = R"(
                        data_filler { type: "constant" value: 1 } } }
   layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
     convolution_param { num_output: 32 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
+  layer { name: "bn1" type: "BatchNorm" bottom: "conv1" top: "conv1" }
+  layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1" scale_param { bias_term: true } }
   layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
   layer { name: "norm1" type: "LRN" bottom: "conv1" top: "norm1" lrn_param { local_size: 5 } }
   layer { name: "pool1" type: "Pooling" bottom: "norm1" top: "pool1"
@@ -125,6 +130,7 @@ TEST(DnnlAllocationTest, TrainingIterationsAllocateNoTensors) {
         EXPECT_TRUE(layer->RunsDnnl()) << layer->layer_param().name();
       }
     }
+    EXPECT_EQ(net.blob_by_name("conv1")->channel_block(), DnnlChannelBlock());
     // The first iteration may touch memory for the first time (NONE).
     net.ClearParamDiffs();
     net.ForwardBackward();

@@ -71,6 +71,15 @@ class Blob {
   float* mutable_gpu_data();
   float* mutable_gpu_diff();
 
+  /// The layout of data and diff: 1 is Caffe's dense row-major layout; b > 1
+  /// is oneDNN's channel-blocked one (N x C/b x H x W x b, e.g. nChw16c) that
+  /// a net gives the blobs passed only between layers able to read it (see
+  /// Layer::blocked_layouts()), so no reorder runs between them. Such a blob
+  /// holds the same count of floats; a net's inputs, outputs and keep_blob
+  /// blobs always stay in Caffe's layout.
+  int channel_block() const { return channel_block_; }
+  void set_channel_block(int block) { channel_block_ = block; }
+
   const std::shared_ptr<SyncedMemory>& data() const { return data_; }
   const std::shared_ptr<SyncedMemory>& diff() const { return diff_; }
 
@@ -99,6 +108,7 @@ class Blob {
  private:
   std::vector<int64_t> shape_;
   int64_t count_ = 0;
+  int channel_block_ = 1;
   std::shared_ptr<SyncedMemory> data_;
   std::shared_ptr<SyncedMemory> diff_;
 };

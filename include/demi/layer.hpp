@@ -19,6 +19,15 @@ enum class BufferLifetime {
 
 /// A layer-internal buffer the planner may place in the arena. `blob` is owned
 /// by the layer; its data memory is the buffer.
+/// What a layer, as last reshaped, can read and write besides Caffe's layout:
+/// the channel-blocked layouts of Blob::channel_block().
+enum class BlockedLayouts {
+  kNone,     ///< Caffe's layout only
+  kPerBlob,  ///< each bottom and top in whatever layout its blob has (oneDNN primitives)
+  kUniform,  ///< any one layout shared by every bottom and top (element-wise and
+             ///< per-channel loops, concatenation along channels)
+};
+
 struct LayerBuffer {
   std::string name;
   Blob* blob;
@@ -109,6 +118,7 @@ class Layer {
 
   /// Whether the layer runs the DNNL (oneDNN) engine at its current shape.
   virtual bool RunsDnnl() const { return false; }
+  virtual BlockedLayouts blocked_layouts() const { return BlockedLayouts::kNone; }
 
   void set_context(const Context& context) { context_ = context; }
   const Context& context() const { return context_; }

@@ -147,6 +147,16 @@ class Net {
   /// Plans activations, gradients and layer buffers into the arena (unless
   /// the strategy is NONE) when their sizes differ from the last plan.
   void PlanMemory();
+  void ReshapeLayers();
+  /// After the layers were reshaped: gives oneDNN's channel-blocked layout
+  /// to the blobs passed only between layers that read and write it, and
+  /// reshapes the layers again where that changed a layout (net_layouts.cpp).
+  void SettleLayouts();
+  /// The channel block (1: Caffe's layout) each blob can have, given what
+  /// its producers and consumers can read and write as last reshaped.
+  std::vector<int> ChooseChannelBlocks() const;
+  /// Gives each blob its block; true when one changed.
+  bool ApplyChannelBlocks(const std::vector<int>& blocks);
   std::string DescribeBottoms(int layer_id) const;
   void LogForwardDebugInfo(int layer_id) const;
   void LogBackwardDebugInfo(int layer_id) const;

@@ -69,6 +69,7 @@ void Net::Init(const NetParameter& in_param) {
   strategy_ = param.memory_optimization();
   keep_blobs_.insert(param.keep_blob().begin(), param.keep_blob().end());
   if (!arena_) arena_ = std::make_shared<Arena>();
+  SettleLayouts();
   PlanMemory();
   LOG(INFO) << "Network initialization done.";
 }
@@ -445,8 +446,13 @@ float Net::ForwardBackward() {
 }
 
 void Net::Reshape() {
-  for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+  ReshapeLayers();
+  SettleLayouts();
   PlanMemory();
+}
+
+void Net::ReshapeLayers() {
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
 }
 
 void Net::PlanMemory() {

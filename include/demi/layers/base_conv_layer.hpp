@@ -68,6 +68,12 @@ class BaseConvolutionLayer : public Layer {
   bool BackwardReadsBottomData(int) const override { return true; }
   bool BackwardReadsTopData(int) const override { return false; }
   bool RunsDnnl() const override { return DnnlReady(); }
+  /// The primitives are made for one layout per side: several bottoms
+  /// (sharing the weights) keep Caffe's.
+  BlockedLayouts blocked_layouts() const override {
+    return DnnlReady() && layer_param_.bottom_size() == 1 ? BlockedLayouts::kPerBlob
+                                                          : BlockedLayouts::kNone;
+  }
 
  protected:
   /// True for Deconvolution: the convolution's image is the top.
@@ -124,7 +130,7 @@ class BaseConvolutionLayer : public Layer {
   /// pointers; "image" and "output" name the convolution's sides as above.
   struct DnnlState;
   void DnnlSetUp();
-  void DnnlReshape(const Blob& bottom);
+  void DnnlReshape(const Blob& bottom, const Blob& top);
   /// Whether this layer runs oneDNN at the current shape.
   bool DnnlReady() const;
   /// output = conv(image) (+ b for Convolution).

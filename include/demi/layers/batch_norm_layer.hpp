@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "demi/layer.hpp"
+#include "demi/util/channel_blocks.hpp"
 
 namespace demi {
 
@@ -60,6 +61,10 @@ class BatchNormLayer : public Layer {
   /// Only with batch statistics, and not in place (where it reads its copy).
   bool BackwardReadsTopData(int) const override { return !use_global_stats_ && !in_place_; }
   Blob* SavedOutputCopy() override { return keeps_x_norm() ? &x_norm_ : nullptr; }
+  /// Its loops read and write channel-blocked blobs on the CPU.
+  BlockedLayouts blocked_layouts() const override {
+    return WantsBlockedLayouts() ? BlockedLayouts::kUniform : BlockedLayouts::kNone;
+  }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -88,6 +93,11 @@ class BatchNormLayer : public Layer {
 
   /// Whether Backward needs the copy of y: in place with batch statistics.
   bool keeps_x_norm() const { return in_place_ && !use_global_stats_; }
+  bool WantsBlockedLayouts() const;
+  /// The batch's mean[c] and biased var[c] of x in Caffe's layout.
+  void Moments(const float* x, float* mean, float* var) const;
+  /// `blob` (bottom or top) as N x C x spatial in its layout.
+  ChannelBlocks Channels(const Blob& blob) const;
 
   bool use_global_stats_ = false;
   float moving_average_fraction_ = 0.999f;
@@ -99,6 +109,8 @@ class BatchNormLayer : public Layer {
   Blob mean_;            ///< C, scratch
   Blob inv_std_;         ///< C: 1 / sqrt(var + eps), saved for backward
   Blob x_norm_;          ///< copy of y, in place with batch statistics only; saved for backward
+  std::vector<double> sums_;       ///< 2 C: per-channel sums, scratch
+  std::vector<float> means_dy_y_;  ///< C: scratch of Backward
 };
 
 }  // namespace demi

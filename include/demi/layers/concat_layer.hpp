@@ -21,6 +21,11 @@ class ConcatLayer : public Layer {
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Concat"; }
+  /// Along channels of channel-blocked blobs, each part is whole blocks: the
+  /// copies are the same as in Caffe's layout.
+  BlockedLayouts blocked_layouts() const override {
+    return axis_ == 1 ? BlockedLayouts::kUniform : BlockedLayouts::kNone;
+  }
   int MinBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }

@@ -27,6 +27,8 @@ class EltwiseLayer : public Layer {
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Eltwise"; }
+  /// Element-wise: any layout, the same for every bottom and the top.
+  BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override {

@@ -46,6 +46,9 @@ class LRNLayer : public Layer {
   bool BackwardReadsBottomData(int) const override { return true; }
   bool BackwardReadsTopData(int) const override { return cudnn_engine_; }
   bool RunsDnnl() const override { return DnnlReady(); }
+  BlockedLayouts blocked_layouts() const override {
+    return DnnlReady() ? BlockedLayouts::kPerBlob : BlockedLayouts::kNone;
+  }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -72,7 +75,7 @@ class LRNLayer : public Layer {
   /// The DNNL engine (lrn_layer_dnnl.cpp).
   struct DnnlState;
   void DnnlSetUp();
-  void DnnlReshape(const Blob& bottom);
+  void DnnlReshape(const Blob& bottom, const Blob& top);
   bool DnnlReady() const;
   void DnnlForward(const Blob& bottom, Blob* top);
   void DnnlBackward(const Blob& top, Blob* bottom);

@@ -62,6 +62,9 @@ class PoolingLayer : public Layer {
   bool BackwardReadsBottomData(int) const override { return cudnn_engine_; }
   bool BackwardReadsTopData(int) const override { return cudnn_engine_; }
   bool RunsDnnl() const override { return DnnlReady(); }
+  BlockedLayouts blocked_layouts() const override {
+    return DnnlReady() ? BlockedLayouts::kPerBlob : BlockedLayouts::kNone;
+  }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

@@ -14,6 +14,8 @@ class ReLULayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "ReLU"; }
+  /// Element-wise: any layout, the same for bottom and top.
+  BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return true; }
 

@@ -2,6 +2,7 @@
 #define DEMI_LAYERS_SCALE_LAYER_HPP_
 
 #include "demi/layer.hpp"
+#include "demi/util/channel_blocks.hpp"
 
 namespace demi {
 
@@ -41,6 +42,9 @@ class ScaleLayer : public Layer {
   /// In place after an in-place BatchNorm, x is BatchNorm's saved output:
   /// Scale reads that copy instead of keeping its own.
   bool ShareSavedInput(Blob* saved) override;
+  BlockedLayouts blocked_layouts() const override {
+    return per_channel_ ? BlockedLayouts::kUniform : BlockedLayouts::kNone;
+  }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -60,6 +64,11 @@ class ScaleLayer : public Layer {
   int64_t inner_ = 0;          ///< product of bottom 0's axes after s's
   Blob input_;                 ///< in place only: copy of x, saved for backward
   bool input_shared_ = false;  ///< input_ is a view of the previous layer's saved output
+  bool per_channel_ = false;   ///< one scale per channel of a 4-D batch, given as a param
+  std::vector<double> sums_;   ///< per channel, scratch of Backward with blocked blobs
+
+  /// `blob` (bottom 0 or top) as outer x scale x inner in its layout.
+  ChannelBlocks Channels(const Blob& blob) const;
 };
 
 }  // namespace demi

@@ -13,6 +13,8 @@ class SplitLayer : public Layer {
   using Layer::Layer;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Split"; }
+  /// The tops share the bottom's data; their diffs add element-wise.
+  BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }

@@ -19,6 +19,14 @@ dnnl::stream& DnnlStream();
 /// one axis for a bias).
 dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape);
 
+/// The channel block of oneDNN's preferred activation layout on this CPU
+/// (16 with AVX-512, 8 with AVX2: nChw16c, nChw8c), 1 if it prefers none.
+int DnnlChannelBlock();
+
+/// The layout `blob` holds: DenseDesc of its shape, or the channel-blocked
+/// layout of Blob::channel_block().
+dnnl::memory::desc BlobDesc(const Blob& blob);
+
 /// Attributes every DNNL primitive of ours is made with: the scratchpad is
 /// user-managed, so it lives in a planned layer buffer and oneDNN allocates
 /// nothing while a net runs.

@@ -155,7 +155,7 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
 #ifdef USE_CUDNN
   if (cudnn_) CudnnReshape(*bottom[0]);
 #endif
-  if (dnnl_) DnnlReshape(*bottom[0]);
+  if (dnnl_) DnnlReshape(*bottom[0], *top[0]);
 }
 
 void BaseConvolutionLayer::ForwardGemm(const float* image, const float* weights, float* output,

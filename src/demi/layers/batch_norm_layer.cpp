@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/util/channel_blocks.hpp"
+#include "demi/util/engine.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
@@ -11,6 +13,19 @@ namespace demi {
 namespace {
 
 constexpr int kNumStatBlobs = 3;  // mean sum, variance sum, moving-average factor
+
+/// mean[c] and var[c] (biased) of the batch in channel-blocked x; `sums`
+/// holds C doubles.
+void BlockedMoments(const ChannelBlocks& t, const float* x, double* sums, float* mean, float* var) {
+  const double m = static_cast<double>(t.outer * t.inner);
+  ChannelSums(t, sums, [x](int64_t k, int64_t) { return x[k]; });
+  for (int64_t c = 0; c < t.channels; ++c) mean[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
+  ChannelSums(t, sums, [x, mean](int64_t k, int64_t c) {
+    const float d = x[k] - mean[c];
+    return d * d;
+  });
+  for (int64_t c = 0; c < t.channels; ++c) var[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
+}
 
 }  // namespace
 
@@ -75,6 +90,8 @@ void BatchNormLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector
   top[0]->ReshapeLike(*bottom[0]);
   mean_.Reshape(std::vector<int64_t>{channels_});
   inv_std_.Reshape(std::vector<int64_t>{channels_});
+  sums_.assign(2 * channels_, 0.0);
+  means_dy_y_.assign(channels_, 0.0f);
   if (keeps_x_norm()) x_norm_.ReshapeLike(*bottom[0]);
 #ifdef USE_CUDNN
   if (cudnn_) CudnnReshape(*bottom[0]);
@@ -85,7 +102,6 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
   const float* x = bottom[0]->cpu_data();
   float* mean = mean_.mutable_cpu_data();
   float* inv_std = inv_std_.mutable_cpu_data();  // holds the variance until the end
-  const int64_t stride = channels_ * spatial_;   // between images
   if (use_global_stats_) {
     const float factor = blobs_[2]->cpu_data()[0];
     const float scale = factor == 0.0f ? 0.0f : 1.0f / factor;
@@ -94,23 +110,13 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
       inv_std[c] = blobs_[1]->cpu_data()[c] * scale;
     }
   } else {
-    const int64_t m = num_ * spatial_;
-    const int64_t num = num_, spatial = spatial_;
-    // Threads take channels; each channel's sums add its rows in order.
-    ParallelFor(channels_, GrainFor(2 * m), [=](int64_t begin, int64_t end) {
-      for (int64_t c = begin; c < end; ++c) {
-        double sum = 0;
-        for (int64_t n = 0; n < num; ++n) sum += LaneSum(spatial, x + n * stride + c * spatial);
-        const double mu = m > 0 ? sum / m : 0.0;
-        double sumsq = 0;
-        for (int64_t n = 0; n < num; ++n) {
-          sumsq += LaneSquaredDeviation(spatial, x + n * stride + c * spatial, mu);
-        }
-        mean[c] = static_cast<float>(mu);
-        inv_std[c] = m > 0 ? static_cast<float>(sumsq / m) : 0.0f;
-      }
-    });
+    if (bottom[0]->channel_block() > 1) {
+      BlockedMoments(ChannelBlocks::Of(*bottom[0]), x, sums_.data(), mean, inv_std);
+    } else {
+      Moments(x, mean, inv_std);
+    }
     // Running sums: blobs = f * blobs + batch statistics (variance unbiased).
+    const int64_t m = num_ * spatial_;
     const float f = moving_average_fraction_;
     const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.0f;
     float* factor = blobs_[2]->mutable_cpu_data();
@@ -119,18 +125,37 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
     Axpby(channels_, correction, inv_std, f, blobs_[1]->mutable_cpu_data());
   }
   for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.0f / std::sqrt(inv_std[c] + eps_);
-
   float* y = top[0]->mutable_cpu_data();
-  const int64_t channels = channels_, spatial = spatial_;
-  // Threads take rows (n, c) of `spatial` elements.
-  ParallelFor(num_ * channels, GrainFor(spatial), [=](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const float mu = mean[r % channels], factor = inv_std[r % channels];
-#pragma omp simd
-      for (int64_t i = r * spatial; i < (r + 1) * spatial; ++i) y[i] = (x[i] - mu) * factor;
+  ForEachChannelElement(Channels(*top[0]),
+                        [=](int64_t k, int64_t c) { y[k] = (x[k] - mean[c]) * inv_std[c]; });
+  if (keeps_x_norm() && runs_backward()) Copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+}
+
+void BatchNormLayer::Moments(const float* x, float* mean, float* var) const {
+  const int64_t m = num_ * spatial_;
+  const int64_t num = num_, spatial = spatial_, stride = channels_ * spatial_;
+  // Threads take channels; each channel's sums add its rows in order.
+  ParallelFor(channels_, GrainFor(2 * m), [=](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      double sum = 0;
+      for (int64_t n = 0; n < num; ++n) sum += LaneSum(spatial, x + n * stride + c * spatial);
+      const double mu = m > 0 ? sum / m : 0.0;
+      double sumsq = 0;
+      for (int64_t n = 0; n < num; ++n) {
+        sumsq += LaneSquaredDeviation(spatial, x + n * stride + c * spatial, mu);
+      }
+      mean[c] = static_cast<float>(mu);
+      var[c] = m > 0 ? static_cast<float>(sumsq / m) : 0.0f;
     }
   });
-  if (keeps_x_norm() && runs_backward()) Copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+}
+
+bool BatchNormLayer::WantsBlockedLayouts() const {
+  return WantsDnnl(static_cast<int>(EngineKind::kDefault), context_);
+}
+
+ChannelBlocks BatchNormLayer::Channels(const Blob& blob) const {
+  return {num_, channels_, spatial_, blob.channel_block()};
 }
 
 void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -140,41 +165,42 @@ void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();  // may be dy (in place)
   const float* inv_std = inv_std_.cpu_data();
-  const int64_t channels = channels_, spatial = spatial_, num = num_;
-  const int64_t stride = channels * spatial;
+  const ChannelBlocks t = Channels(*top[0]);
   if (use_global_stats_) {
     // mean and var are constants: the layer is affine in x.
-    ParallelFor(num * channels, GrainFor(spatial), [=](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const float factor = inv_std[r % channels];
-#pragma omp simd
-        for (int64_t i = r * spatial; i < (r + 1) * spatial; ++i) dx[i] = dy[i] * factor;
-      }
-    });
+    ForEachChannelElement(t, [=](int64_t k, int64_t c) { dx[k] = dy[k] * inv_std[c]; });
     return;
   }
   const float* y = keeps_x_norm() ? x_norm_.cpu_data() : top[0]->cpu_data();
-  const int64_t m = num * spatial;
-  // Threads take channels; each channel's sums add its rows in order.
-  ParallelFor(channels, GrainFor(3 * m), [=](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) {
-      double sum_dy = 0, sum_dy_y = 0;
-      for (int64_t n = 0; n < num; ++n) {
-        const int64_t at = n * stride + c * spatial;
-        sum_dy += LaneSum(spatial, dy + at);
-        sum_dy_y += LaneDot(spatial, dy + at, y + at);
-      }
-      const float mean_dy = static_cast<float>(sum_dy / m);
-      const float mean_dy_y = static_cast<float>(sum_dy_y / m);
-      const float factor = inv_std[c];
-      for (int64_t n = 0; n < num; ++n) {
-        const int64_t at = n * stride + c * spatial;
-#pragma omp simd
-        for (int64_t s = at; s < at + spatial; ++s) {
-          dx[s] = factor * (dy[s] - mean_dy - y[s] * mean_dy_y);
+  // dx = inv_std (dy - mean(dy) - y mean(dy y)), the means per channel.
+  double* sum_dy = sums_.data();
+  double* sum_dy_y = sums_.data() + channels_;
+  if (t.block > 1) {
+    ChannelSums(t, sum_dy, [dy](int64_t k, int64_t) { return dy[k]; });
+    ChannelSums(t, sum_dy_y, [dy, y](int64_t k, int64_t) { return dy[k] * y[k]; });
+  } else {
+    const int64_t num = num_, spatial = spatial_, stride = channels_ * spatial_;
+    // Threads take channels; each channel's sums add its rows in order.
+    ParallelFor(channels_, GrainFor(2 * num * spatial), [=](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        sum_dy[c] = sum_dy_y[c] = 0;
+        for (int64_t n = 0; n < num; ++n) {
+          const int64_t at = n * stride + c * spatial;
+          sum_dy[c] += LaneSum(spatial, dy + at);
+          sum_dy_y[c] += LaneDot(spatial, dy + at, y + at);
         }
       }
-    }
+    });
+  }
+  const double m = static_cast<double>(num_ * spatial_);
+  float* mean_dy = mean_.mutable_cpu_data();  // free in backward
+  float* mean_dy_y = means_dy_y_.data();
+  for (int64_t c = 0; c < channels_; ++c) {
+    mean_dy[c] = static_cast<float>(sum_dy[c] / m);
+    mean_dy_y[c] = static_cast<float>(sum_dy_y[c] / m);
+  }
+  ForEachChannelElement(t, [=](int64_t k, int64_t c) {
+    dx[k] = inv_std[c] * (dy[k] - mean_dy[c] - y[k] * mean_dy_y[c]);
   });
 }
 

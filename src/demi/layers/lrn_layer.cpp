@@ -45,7 +45,7 @@ void LRNLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*
 #endif
   scale_.ReshapeLike(*bottom[0]);
   ratio_.Reshape(std::vector<int64_t>{channels_, height_, width_});
-  if (dnnl_) DnnlReshape(*bottom[0]);
+  if (dnnl_) DnnlReshape(*bottom[0], *top[0]);
 }
 
 double LRNLayer::WindowSum(const float* image, int64_t c, int64_t h, int64_t w) const {

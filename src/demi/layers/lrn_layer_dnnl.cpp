@@ -36,7 +36,7 @@ void LRNLayer::DnnlSetUp() {
 
 bool LRNLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
-void LRNLayer::DnnlReshape(const Blob& bottom) {
+void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
   s.ready = false;
   for (Blob* buffer : {&s.src_buffer, &s.dst_buffer, &s.diff_src_buffer, &s.workspace}) {
@@ -45,10 +45,11 @@ void LRNLayer::DnnlReshape(const Blob& bottom) {
   s.scratchpad.Reshape();
   if (bottom.count() == 0) return;
   const LRNParameter& param = layer_param_.lrn_param();
-  const memory::desc user = DenseDesc(bottom.shape());
-  // oneDNN's fast LRN kernels want 16 channels inner; the reorders cost
-  // less than its reference kernel on Caffe's layout.
-  const memory::desc blocked(user.dims(), memory::data_type::f32, memory::format_tag::nChw16c);
+  const memory::desc bottom_user = BlobDesc(bottom), top_user = BlobDesc(top);
+  // oneDNN's fast LRN kernels want 16 channels inner; the reorders (none
+  // between DNNL layers) cost less than its reference kernel on Caffe's layout.
+  const memory::desc blocked(bottom_user.dims(), memory::data_type::f32,
+                             memory::format_tag::nChw16c);
   const dnnl::primitive_attr attr = UserScratchpadAttr();
   const auto algorithm = dnnl::algorithm::lrn_across_channels;
   try {
@@ -64,10 +65,10 @@ void LRNLayer::DnnlReshape(const Blob& bottom) {
     s.forward = dnnl::lrn_forward(forward);
     s.backward = dnnl::lrn_backward(backward);
     // dst in forward and diff_dst in backward share a buffer.
-    s.src.Reshape(forward.src_desc(), user, &s.src_buffer);
-    s.dst.Reshape(forward.dst_desc(), user, &s.dst_buffer);
-    s.diff_dst.Reshape(backward.diff_dst_desc(), user, &s.dst_buffer);
-    s.diff_src.Reshape(backward.diff_src_desc(), user, &s.diff_src_buffer);
+    s.src.Reshape(forward.src_desc(), bottom_user, &s.src_buffer);
+    s.dst.Reshape(forward.dst_desc(), top_user, &s.dst_buffer);
+    s.diff_dst.Reshape(backward.diff_dst_desc(), top_user, &s.dst_buffer);
+    s.diff_src.Reshape(backward.diff_src_desc(), bottom_user, &s.diff_src_buffer);
     s.workspace_memory = UnboundMemory(forward.workspace_desc());
     ReserveBytes(&s.workspace, forward.workspace_desc().get_size());
     s.scratchpad.Reshape({forward.scratchpad_desc(), backward.scratchpad_desc()});

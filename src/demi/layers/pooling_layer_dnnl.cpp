@@ -11,7 +11,10 @@ struct PoolingLayer::DnnlState {
   dnnl::pooling_forward forward;
   dnnl::pooling_backward backward;
   bool ready = false;
-  memory src, dst, diff_src, diff_dst, workspace_memory;
+  memory src, diff_src, workspace_memory;
+  // The top in the layout oneDNN pools into: the bottom's.
+  DnnlTensor dst, diff_dst;
+  Blob dst_buffer;
   Blob workspace;  ///< MAX: where each window's max was, saved for backward
   DnnlScratch scratchpad;
 };
@@ -25,6 +28,7 @@ void PoolingLayer::DnnlSetUp(const std::vector<Blob*>& top) {
     return;
   }
   dnnl_ = std::make_shared<DnnlState>();
+  RegisterBuffer("dnnl_dst", &dnnl_->dst_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_workspace", &dnnl_->workspace, BufferLifetime::kSavedForBackward);
   RegisterBuffer("dnnl_scratchpad", &dnnl_->scratchpad.blob, BufferLifetime::kScratch);
 }
@@ -35,6 +39,7 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
   s.ready = false;
   s.workspace.Reshape(std::vector<int64_t>{0});
+  s.dst_buffer.Reshape(std::vector<int64_t>{0});
   s.scratchpad.Reshape();
   if (bottom.count() == 0) return;
   // Caffe's windows in oneDNN's terms: the right padding that gives Caffe's
@@ -60,8 +65,8 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
                                          "differently from Caffe"));
     return;
   }
-  const memory::desc src = DenseDesc(bottom.shape());
-  const memory::desc dst = DenseDesc(top.shape());
+  const memory::desc src = BlobDesc(bottom);
+  const memory::desc dst(top.shape(), memory::data_type::f32, memory::format_tag::any);
   const memory::dims strides{stride_h_, stride_w_}, kernel{kernel_h_, kernel_w_};
   const memory::dims pad_l{pad_h_, pad_w_}, pad_r{pad_r_h, pad_r_w};
   const dnnl::primitive_attr attr = UserScratchpadAttr();
@@ -71,14 +76,15 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
                                     kernel, pad_l, pad_r),
         attr, DnnlEngine());
     const dnnl::pooling_backward::primitive_desc backward(
-        dnnl::pooling_backward::desc(algorithm, src, dst, strides, kernel, pad_l, pad_r), attr,
-        DnnlEngine(), forward);
+        dnnl::pooling_backward::desc(algorithm, src, forward.dst_desc(), strides, kernel, pad_l,
+                                     pad_r),
+        attr, DnnlEngine(), forward);
     s.forward = dnnl::pooling_forward(forward);
     s.backward = dnnl::pooling_backward(backward);
     s.src = UnboundMemory(src);
-    s.dst = UnboundMemory(dst);
     s.diff_src = UnboundMemory(src);
-    s.diff_dst = UnboundMemory(dst);
+    s.dst.Reshape(forward.dst_desc(), BlobDesc(top), &s.dst_buffer);
+    s.diff_dst.Reshape(backward.diff_dst_desc(), BlobDesc(top), &s.dst_buffer);
     s.workspace_memory = UnboundMemory(forward.workspace_desc());
     ReserveBytes(&s.workspace, forward.workspace_desc().get_size());
     s.scratchpad.Reshape({forward.scratchpad_desc(), backward.scratchpad_desc()});
@@ -94,20 +100,21 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
 void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) {
   DnnlState& s = *dnnl_;
   Bind(s.src, bottom.cpu_data());
-  Bind(s.dst, top->mutable_cpu_data());
+  const memory& dst = s.dst.Out(top->mutable_cpu_data());
   if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.mutable_cpu_data());
   DnnlExecute(s.forward, {{DNNL_ARG_SRC, s.src.get()},
-                          {DNNL_ARG_DST, s.dst.get()},
+                          {DNNL_ARG_DST, dst.get()},
                           {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
                           {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.dst.Finish(top->mutable_cpu_data());
 }
 
 void PoolingLayer::DnnlBackward(const Blob& top, Blob* bottom) {
   DnnlState& s = *dnnl_;
-  Bind(s.diff_dst, top.cpu_diff());
+  const memory& diff_dst = s.diff_dst.In(top.cpu_diff());
   Bind(s.diff_src, bottom->mutable_cpu_diff());
   if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.cpu_data());
-  DnnlExecute(s.backward, {{DNNL_ARG_DIFF_DST, s.diff_dst.get()},
+  DnnlExecute(s.backward, {{DNNL_ARG_DIFF_DST, diff_dst.get()},
                            {DNNL_ARG_DIFF_SRC, s.diff_src.get()},
                            {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
                            {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});

@@ -2,6 +2,7 @@
 
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
+#include "demi/util/engine.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
@@ -84,6 +85,16 @@ void ScaleLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blo
   inner_ = bottom[0]->count(axis + scale.num_axes());
   top[0]->ReshapeLike(*bottom[0]);
   if (in_place_) input_.ReshapeLike(*bottom[0]);
+  // One scale per channel of an image batch: the layer reads channel-blocked
+  // blobs too (on the CPU, with the DNNL engine).
+  per_channel_ = bottom.size() == 1 && bottom[0]->num_axes() == 4 &&
+                 outer_ == bottom[0]->shape(0) && scale_dim_ == bottom[0]->shape(1) &&
+                 WantsDnnl(static_cast<int>(EngineKind::kDefault), context_);
+  sums_.assign(per_channel_ ? scale_dim_ : 0, 0.0);
+}
+
+ChannelBlocks ScaleLayer::Channels(const Blob& blob) const {
+  return {outer_, scale_dim_, inner_, blob.channel_block()};
 }
 
 bool ScaleLayer::ShareSavedInput(Blob* saved) {
@@ -102,16 +113,13 @@ void ScaleLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
   const float* s = (bottom.size() == 2 ? bottom[1] : blobs_[0].get())->cpu_data();
   const float* b = bias_index_ >= 0 ? blobs_[bias_index_]->cpu_data() : nullptr;
   float* y = top[0]->mutable_cpu_data();
-  const int64_t dim = scale_dim_, inner = inner_;
-  // Threads take rows (o, d) of `inner` elements.
-  ParallelFor(outer_ * dim, GrainFor(inner), [=](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const float factor = s[r % dim];
-      const float shift = b ? b[r % dim] : 0.0f;
-#pragma omp simd
-      for (int64_t j = r * inner; j < (r + 1) * inner; ++j) y[j] = x[j] * factor + shift;
-    }
-  });
+  if (b != nullptr) {
+    ForEachChannelElement(Channels(*top[0]),
+                          [=](int64_t k, int64_t c) { y[k] = x[k] * s[c] + b[c]; });
+  } else {
+    ForEachChannelElement(Channels(*top[0]),
+                          [=](int64_t k, int64_t c) { y[k] = x[k] * s[c] + 0.0f; });
+  }
 }
 
 void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -120,7 +128,12 @@ void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
   const float* dy = top[0]->cpu_diff();
   const bool scale_is_param = bottom.size() == 1;
   const int64_t outer = outer_, dim = scale_dim_, inner = inner_;
-  if (bias_index_ >= 0 && param_propagate_down(bias_index_)) {
+  const ChannelBlocks t = Channels(*top[0]);
+  if (bias_index_ >= 0 && param_propagate_down(bias_index_) && t.block > 1) {
+    float* db = blobs_[bias_index_]->mutable_cpu_diff();
+    ChannelSums(t, sums_.data(), [dy](int64_t k, int64_t) { return dy[k]; });
+    for (int64_t d = 0; d < dim; ++d) db[d] += static_cast<float>(sums_[d]);
+  } else if (bias_index_ >= 0 && param_propagate_down(bias_index_)) {
     float* db = blobs_[bias_index_]->mutable_cpu_diff();
     // Threads take entries: each db[d] still adds o = 0, 1, ... in order.
     ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
@@ -137,27 +150,26 @@ void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
     const float* x = in_place_ ? input_.cpu_data() : bottom[0]->cpu_data();
     float* ds = (scale_is_param ? blobs_[0].get() : bottom[1])->mutable_cpu_diff();
     if (!scale_is_param) Set(scale_dim_, 0.0f, ds);
-    // As db: each ds[d] adds o = 0, 1, ... in order; each row's dot is a
-    // lane sum (not BLAS, which must not be called from threads).
-    ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t d = begin; d < end; ++d) {
-          const int64_t at = (o * dim + d) * inner;
-          ds[d] += static_cast<float>(LaneDot(inner, dy + at, x + at));
+    if (t.block > 1) {
+      ChannelSums(t, sums_.data(), [dy, x](int64_t k, int64_t) { return dy[k] * x[k]; });
+      for (int64_t d = 0; d < dim; ++d) ds[d] += static_cast<float>(sums_[d]);
+    } else {
+      // As db: each ds[d] adds o = 0, 1, ... in order; each row's dot is a
+      // lane sum (not BLAS, which must not be called from threads).
+      ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t d = begin; d < end; ++d) {
+            const int64_t at = (o * dim + d) * inner;
+            ds[d] += static_cast<float>(LaneDot(inner, dy + at, x + at));
+          }
         }
-      }
-    });
+      });
+    }
   }
   if (propagate_down[0]) {
     const float* s = (scale_is_param ? blobs_[0].get() : bottom[1])->cpu_data();
     float* dx = bottom[0]->mutable_cpu_diff();
-    ParallelFor(outer * dim, GrainFor(inner), [=](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const float factor = s[r % dim];
-#pragma omp simd
-        for (int64_t j = r * inner; j < (r + 1) * inner; ++j) dx[j] = dy[j] * factor;
-      }
-    });
+    ForEachChannelElement(t, [=](int64_t k, int64_t c) { dx[k] = dy[k] * s[c]; });
   }
 }
 

@@ -23,6 +23,40 @@ dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+int DnnlChannelBlock() {
+  // Ask oneDNN which source layout it picks for a typical 3x3 convolution.
+  static const int block = [] {
+    using dnnl::memory;
+    const memory::desc any({8, 64, 14, 14}, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc weights({64, 64, 3, 3}, memory::data_type::f32, memory::format_tag::any);
+    try {
+      const dnnl::convolution_forward::primitive_desc forward(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                          dnnl::algorithm::convolution_direct, any, weights, any,
+                                          {1, 1}, {1, 1}, {1, 1}),
+          DnnlEngine());
+      const dnnl_blocking_desc_t& blocking = forward.src_desc().data.format_desc.blocking;
+      if (blocking.inner_nblks == 1 && blocking.inner_idxs[0] == 1) {
+        return static_cast<int>(blocking.inner_blks[0]);
+      }
+    } catch (const dnnl::error&) {
+    }
+    return 1;
+  }();
+  return block;
+}
+
+dnnl::memory::desc BlobDesc(const Blob& blob) {
+  const int block = blob.channel_block();
+  if (block == 1) return DenseDesc(blob.shape());
+  DEMI_CHECK(blob.num_axes() == 4 && blob.shape(1) % block == 0 && (block == 8 || block == 16),
+             "a blob of shape ", blob.shape_string(), " cannot hold channels in blocks of ", block);
+  const dnnl::memory::dims dims(blob.shape().begin(), blob.shape().end());
+  return dnnl::memory::desc(
+      dims, dnnl::memory::data_type::f32,
+      block == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c);
+}
+
 dnnl::primitive_attr UserScratchpadAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
