@@ -142,6 +142,10 @@ class BaseConvolutionLayer : public Layer {
   void DnnlWeightGradient(const float* image, const float* output, float* weights_diff,
                           float* bias_diff);
   /// Null for other engines (shared_ptr for the same reason as cudnn_).
+  /// Deconvolution's bias on the DNNL engine, in the top's layout: top += b
+  /// per channel, and bias_diff += the top gradient's sum per channel.
+  void DnnlAddBias(Blob* top);
+  void DnnlAddBiasGradient(const Blob& top, float* bias_diff);
   std::shared_ptr<DnnlState> dnnl_;
 
   ConvGeometry geometry_{};  ///< the convolution's image (all conv_in channels)

@@ -1,7 +1,10 @@
 // The DNNL engine of Convolution and Deconvolution (see base_conv_layer.hpp).
 #include "demi/layers/base_conv_layer.hpp"
+#include "demi/util/channel_blocks.hpp"
 #include "demi/util/dnnl.hpp"
 #include "demi/util/engine.hpp"
+#include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -22,6 +25,7 @@ struct BaseConvolutionLayer::DnnlState {
   DnnlTensor wg_image, wg_output, wg_weights;
   memory bias, bias_grad;
   std::vector<float> bias_grad_values;  ///< sized in Reshape: diff_bias is added, not written
+  std::vector<double> channel_sums;     ///< Deconvolution's bias gradient, sized in Reshape
   Blob image_buffer, output_buffer, weights_buffer;
   DnnlScratch scratchpad;
 };
@@ -131,6 +135,7 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     s.bias = UnboundMemory(bias_user);
     s.bias_grad = UnboundMemory(bias_user);
     s.bias_grad_values.assign(s.fused_bias ? conv_out_channels_ : 0, 0.0f);
+    s.channel_sums.assign(bias_term_ && !s.fused_bias ? num_output_ : 0, 0.0);
     s.scratchpad.Reshape(
         {forward.scratchpad_desc(), adjoint.scratchpad_desc(), weight_gradient.scratchpad_desc()});
   } catch (const dnnl::error& error) {
@@ -185,6 +190,30 @@ void BaseConvolutionLayer::DnnlWeightGradient(const float* image, const float* o
   if (bias_diff != nullptr) {
     for (size_t m = 0; m < s.bias_grad_values.size(); ++m) bias_diff[m] += s.bias_grad_values[m];
   }
+}
+
+void BaseConvolutionLayer::DnnlAddBias(Blob* top) {
+  const float* b = blobs_[1]->cpu_data();
+  float* y = top->mutable_cpu_data();
+  ForEachChannelElement(ChannelBlocks::Of(*top), [=](int64_t k, int64_t c) { y[k] += b[c]; });
+}
+
+void BaseConvolutionLayer::DnnlAddBiasGradient(const Blob& top, float* bias_diff) {
+  const float* dy = top.cpu_diff();
+  std::vector<double>& sums = dnnl_->channel_sums;
+  const ChannelBlocks t = ChannelBlocks::Of(top);
+  if (t.block > 1) {
+    ChannelSums(t, sums.data(), [dy](int64_t k, int64_t) { return dy[k]; });
+  } else {
+    ParallelFor(t.channels, GrainFor(t.outer * t.inner), [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        sums[c] = 0;
+        for (int64_t n = 0; n < t.outer; ++n)
+          sums[c] += LaneSum(t.inner, dy + (n * t.channels + c) * t.inner);
+      }
+    });
+  }
+  for (int64_t c = 0; c < t.channels; ++c) bias_diff[c] += static_cast<float>(sums[c]);
 }
 
 }  // namespace demi

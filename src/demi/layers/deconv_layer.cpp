@@ -28,9 +28,13 @@ void DeconvolutionLayer::Forward_cpu(const std::vector<Blob*>& bottom,
   for (size_t i = 0; i < bottom.size(); ++i) {
     const float* x = bottom[i]->cpu_data();
     float* y = top[i]->mutable_cpu_data();
-    if (DnnlReady()) DnnlConvolveAdjoint(x, w, y);
+    if (DnnlReady()) {
+      DnnlConvolveAdjoint(x, w, y);
+      if (bias_term_) DnnlAddBias(top[i]);
+      continue;
+    }
     for (int64_t n = 0; n < num_; ++n) {
-      if (!DnnlReady()) BackwardGemm(x + n * in_size, w, y + n * out_size);
+      BackwardGemm(x + n * in_size, w, y + n * out_size);
       if (bias_term_) AddBias(y + n * out_size);
     }
   }
@@ -46,7 +50,9 @@ void DeconvolutionLayer::Backward_cpu(const std::vector<Blob*>& top,
   const bool bias_grad = bias_term_ && param_propagate_down(1);
   for (size_t i = 0; i < top.size(); ++i) {
     const float* dy = top[i]->cpu_diff();
-    if (bias_grad) {
+    if (bias_grad && DnnlReady()) {
+      DnnlAddBiasGradient(*top[i], blobs_[1]->mutable_cpu_diff());
+    } else if (bias_grad) {
       for (int64_t n = 0; n < num_; ++n) AccumulateBiasGradient(dy + n * out_size);
     }
     if (!weight_grad && !propagate_down[i]) continue;
