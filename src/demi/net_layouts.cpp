@@ -8,11 +8,12 @@ namespace demi {
 
 std::vector<int> Net::ChooseChannelBlocks() const {
   std::vector<int> blocks(blobs_.size(), 1);
-  const int block = DnnlChannelBlock();
   const bool any_primitive = std::any_of(layers_.begin(), layers_.end(), [](const auto& layer) {
     return layer->blocked_layouts() == BlockedLayouts::kPerBlob;
   });
-  if (block == 1 || !any_primitive) return blocks;
+  if (!any_primitive) return blocks;
+  const int block = DnnlChannelBlock();
+  if (block == 1) return blocks;
   // A blob can be blocked when its shape allows it and the user never sees
   // it: not an input, an output (read by no layer) or a kept blob.
   std::vector<bool> consumed(blobs_.size(), false);
