@@ -55,6 +55,7 @@ inline void CopyChannels(const Blob& blob, const float* source, int from, float*
 /// Moves `blob`'s data and diff from its layout into channels in blocks of
 /// `block` (1: Caffe's layout).
 inline void SetChannelBlock(Blob* blob, int block) {
+  if (block == blob->channel_block()) return;  // any shape: nothing to move
   for (float* values : {blob->mutable_cpu_data(), blob->mutable_cpu_diff()}) {
     const std::vector<float> old(values, values + blob->count());
     CopyChannels(*blob, old.data(), blob->channel_block(), values, block);

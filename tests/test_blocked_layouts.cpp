@@ -126,6 +126,37 @@ TEST(BlockedLayoutLayerTest, Lrn) {
                             {{2, 32, 3, 4}});
 }
 
+TEST(BlockedLayoutLayerTest, InnerProductFromBlockedChannels) {
+  ExpectBlockedMatchesPlain(
+      StrCat("type: 'InnerProduct' inner_product_param { num_output: 10 ", kFillers, " }"),
+      {{2, 32, 3, 3}});
+}
+
+// The cases above compare the DNNL engine with itself: on blocked blobs these
+// layers really run their oneDNN primitives.
+TEST(BlockedLayoutLayerTest, PrimitivesRunOnBlockedBlobs) {
+  const int block = DnnlChannelBlock();
+  if (block == 1) GTEST_SKIP() << "oneDNN prefers no blocked layout on this CPU";
+  for (const char* text :
+       {"type: 'ReLU' relu_param { negative_slope: 0.1 }", "type: 'Eltwise' eltwise_param { }",
+        "type: 'InnerProduct' inner_product_param { num_output: 3 }"}) {
+    SCOPED_TRACE(text);
+    auto layer = MakeDnnlLayer(text);
+    Blob a({2, 16, 3, 3}), b({2, 16, 3, 3}), top;
+    a.set_channel_block(block);
+    b.set_channel_block(block);
+    std::vector<Blob*> bottom{&a};
+    if (layer->MinBottomBlobs() == 2) bottom.push_back(&b);
+    layer->SetUp(bottom, {&top});
+    if (top.num_axes() == 4) {
+      top.set_channel_block(block);
+      layer->Reshape(bottom, {&top});
+    }
+    EXPECT_TRUE(layer->RunsDnnl());
+    EXPECT_NE(layer->blocked_layouts(), BlockedLayouts::kNone);
+  }
+}
+
 /// A small residual net with the layers of ResNet and GoogLeNet: the blobs
 /// between oneDNN layers and the loops that read blocked channels can be
 /// blocked; the data, the 20-channel conv's output, the fully connected

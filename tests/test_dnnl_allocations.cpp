@@ -92,9 +92,9 @@ TEST(DnnlAllocationTest, TheCounterSeesALargeAllocation) {
 }
 
 // Convolutions (3x3 from Caffe's layout into blocked channels, 1x1 between
-// blocked blobs), BatchNorm and Scale in place on blocked channels, LRN,
-// pooling (the last one into Caffe's layout), a GEMM layer, with the
-// net-wide engine DNNL, planned (ARENA) and unplanned.
+// blocked blobs), BatchNorm, Scale and ReLU in place on blocked channels, LRN,
+// pooling, an inner product from blocked channels and a softmax loss, with
+// the net-wide engine DNNL, planned (ARENA) and unplanned.
 constexpr char kNet[] = R"(
   name: "dnnl_net" force_backward: true engine: DNNL
   layer { name: "data" type: "DummyData" top: "data" top: "label"
@@ -126,11 +126,13 @@ TEST(DnnlAllocationTest, TrainingIterationsAllocateNoTensors) {
     Net net(param, Context());
     for (const auto& layer : net.layers()) {
       const std::string type = layer->type();
-      if (type == "Convolution" || type == "LRN" || type == "Pooling") {
+      if (type == "Convolution" || type == "LRN" || type == "Pooling" || type == "ReLU" ||
+          type == "InnerProduct") {
         EXPECT_TRUE(layer->RunsDnnl()) << layer->layer_param().name();
       }
     }
     EXPECT_EQ(net.blob_by_name("conv1")->channel_block(), DnnlChannelBlock());
+    EXPECT_EQ(net.blob_by_name("pool2")->channel_block(), DnnlChannelBlock());
     // The first iteration may touch memory for the first time (NONE).
     net.ClearParamDiffs();
     net.ForwardBackward();

@@ -122,9 +122,8 @@ TEST(DnnlConvolutionTest, DeconvolutionOneByOne) {
 
 // Param gradients add to what the diff held (iter_size accumulation), as in
 // the CAFFE engine.
-TEST(DnnlConvolutionTest, ParamGradientsAccumulate) {
-  auto layer =
-      MakeLayerWithEngine(Conv("Convolution", "num_output: 5 kernel_size: 3"), EngineKind::kDnnl);
+void ExpectParamGradientsAccumulate(const std::string& text) {
+  auto layer = MakeLayerWithEngine(text, EngineKind::kDnnl);
   Blob x({2, 4, 6, 5}), y;
   FillGaussian(&x, 3);
   layer->SetUp({&x}, {&y});
@@ -142,6 +141,10 @@ TEST(DnnlConvolutionTest, ParamGradientsAccumulate) {
     for (float& v : twice) v *= 2;
     ExpectNear(DiffOf(*layer->blobs()[p]), twice, 1e-5f);
   }
+}
+
+TEST(DnnlConvolutionTest, ParamGradientsAccumulate) {
+  ExpectParamGradientsAccumulate(Conv("Convolution", "num_output: 5 kernel_size: 3"));
 }
 
 std::string Pool(const std::string& options) {
@@ -212,6 +215,137 @@ TEST(DnnlLrnTest, WithinChannelRunsCaffe) {
   EXPECT_FALSE(layer->RunsDnnl());
 }
 
+std::string InnerProduct(const std::string& options) {
+  return "type: 'InnerProduct' inner_product_param { " + options + kFillers + " }";
+}
+
+TEST(DnnlInnerProductTest, FourDimensionalBottomWithBias) {
+  ExpectDnnlMatchesCaffe(NewCase(InnerProduct("num_output: 7"), {{3, 5, 4, 3}}));
+}
+
+TEST(DnnlInnerProductTest, AxisTwoWithoutBias) {
+  ExpectDnnlMatchesCaffe(
+      NewCase(InnerProduct("num_output: 7 axis: 2 bias_term: false"), {{3, 5, 4, 3}}));
+}
+
+TEST(DnnlInnerProductTest, TransposedWeights) {
+  ExpectDnnlMatchesCaffe(NewCase(InnerProduct("num_output: 6 transpose: true"), {{4, 13}}));
+  ExpectDnnlMatchesCaffe(
+      NewCase(InnerProduct("num_output: 5 transpose: true"), {{2, 3, 2, 5}}));
+}
+
+TEST(DnnlInnerProductTest, OneRowManyOutputs) {
+  LayerCase c = NewCase(InnerProduct("num_output: 127"), {{1, 131}});
+  c.tolerance = 2e-4f;  // sums of 131 products in another order
+  ExpectDnnlMatchesCaffe(c);
+}
+
+TEST(DnnlInnerProductTest, ParamGradientsAccumulate) {
+  ExpectParamGradientsAccumulate(InnerProduct("num_output: 5"));
+}
+
+std::string Softmax(const std::string& options) {
+  return "type: 'Softmax' softmax_param { " + options + " }";
+}
+
+TEST(DnnlSoftmaxTest, OverChannels) {
+  ExpectDnnlMatchesCaffe(NewCase(Softmax("axis: 1"), {{2, 5, 3, 4}}));
+}
+
+TEST(DnnlSoftmaxTest, OverAnInnerAxis) {
+  ExpectDnnlMatchesCaffe(NewCase(Softmax("axis: 2"), {{3, 2, 7, 3}}));
+}
+
+TEST(DnnlSoftmaxTest, OverTheLastAxis) {
+  ExpectDnnlMatchesCaffe(NewCase(Softmax("axis: -1"), {{4, 13}}));
+  ExpectDnnlMatchesCaffe(NewCase(Softmax("axis: 0"), {{17}}));
+}
+
+/// ReLU's finite differences need inputs away from the kink at 0.
+LayerCase ReLUCase(const std::string& options, std::vector<int64_t> shape) {
+  LayerCase c = NewCase("type: 'ReLU' relu_param { " + options + " }", {std::move(shape)});
+  c.fill = [](int index, Blob* bottom) {
+    FillGaussian(bottom, 1000 + index);
+    float* x = bottom->mutable_cpu_data();
+    for (int64_t i = 0; i < bottom->count(); ++i) x[i] += x[i] < 0 ? -0.1f : 0.1f;
+  };
+  return c;
+}
+
+TEST(DnnlReLUTest, Plain) { ExpectDnnlMatchesCaffe(ReLUCase("", {2, 3, 5, 7})); }
+
+TEST(DnnlReLUTest, Leaky) {
+  ExpectDnnlMatchesCaffe(ReLUCase("negative_slope: 0.1", {3, 19}));
+}
+
+TEST(DnnlReLUTest, NegativeSlopeRunsCaffe) {
+  auto layer = MakeLayerWithEngine("type: 'ReLU' relu_param { negative_slope: -1 }",
+                                   EngineKind::kDnnl);
+  Blob x({2, 3}), y;
+  layer->SetUp({&x}, {&y});
+  EXPECT_FALSE(layer->RunsDnnl());
+}
+
+/// The layer of `text` in place on the DNNL engine gives the CAFFE engine's
+/// top and bottom gradient out of place.
+void ExpectInPlaceMatchesCaffe(const std::string& text, const std::vector<int64_t>& shape) {
+  Blob x(shape), y, z(shape);
+  FillGaussian(&x, 5);
+  z.CopyFrom(x);
+  Blob dy(shape);
+  FillGaussian(&dy, 6);
+  auto caffe = MakeLayerWithEngine(text, EngineKind::kCaffe);
+  caffe->SetUp({&x}, {&y});
+  caffe->Forward({&x}, {&y});
+  Copy(dy.count(), dy.cpu_data(), y.mutable_cpu_diff());
+  caffe->Backward({&y}, {true}, {&x});
+  auto dnnl = MakeLayerWithEngine(text, EngineKind::kDnnl);
+  dnnl->SetUp({&z}, {&z});
+  ASSERT_TRUE(dnnl->RunsDnnl());
+  dnnl->Forward({&z}, {&z});
+  ExpectNear(DataOf(z), DataOf(y), 1e-6f);
+  Copy(dy.count(), dy.cpu_data(), z.mutable_cpu_diff());
+  dnnl->Backward({&z}, {true}, {&z});
+  ExpectNear(DiffOf(z), DiffOf(x), 1e-6f);
+}
+
+TEST(DnnlReLUTest, InPlace) {
+  ExpectInPlaceMatchesCaffe("type: 'ReLU'", {2, 16, 3, 5});
+  ExpectInPlaceMatchesCaffe("type: 'ReLU' relu_param { negative_slope: 0.25 }", {7, 3});
+}
+
+TEST(DnnlSoftmaxTest, InPlace) {
+  ExpectInPlaceMatchesCaffe("type: 'Softmax'", {3, 6, 2});
+}
+
+std::string Eltwise(const std::string& options) {
+  return "type: 'Eltwise' eltwise_param { " + options + " }";
+}
+
+TEST(DnnlEltwiseTest, SumWithCoefficients) {
+  ExpectDnnlMatchesCaffe(NewCase(Eltwise("operation: SUM coeff: 0.5 coeff: -2 coeff: 1.5"),
+                                 {{2, 3, 5, 7}, {2, 3, 5, 7}, {2, 3, 5, 7}}));
+}
+
+TEST(DnnlEltwiseTest, PlainSumOfTwo) {
+  ExpectDnnlMatchesCaffe(NewCase(Eltwise("operation: SUM"), {{3, 17}, {3, 17}}));
+}
+
+TEST(DnnlEltwiseTest, SumGradientSkipsBottomsWithoutPropagation) {
+  LayerCase c = NewCase(Eltwise("coeff: 2 coeff: 3"), {{2, 9}, {2, 9}});
+  c.propagate_down = {false, true};
+  ExpectDnnlMatchesCaffe(c);
+}
+
+TEST(DnnlEltwiseTest, ProductAndMaxRunCaffe) {
+  for (const char* operation : {"operation: PROD", "operation: MAX"}) {
+    auto layer = MakeLayerWithEngine(Eltwise(operation), EngineKind::kDnnl);
+    Blob a({2, 3}), b({2, 3}), y;
+    layer->SetUp({&a, &b}, {&y});
+    EXPECT_FALSE(layer->RunsDnnl()) << operation;
+  }
+}
+
 // The net-wide engine CAFFE, or a layer's own engine, keeps oneDNN out.
 TEST(DnnlEngineTest, EngineChoice) {
   Blob x({1, 3, 5, 5}), y;
@@ -231,6 +365,25 @@ TEST(DnnlEngineTest, EngineChoice) {
       Conv("Convolution", "num_output: 2 kernel_size: 3 engine: DNNL"), EngineKind::kCaffe);
   own_dnnl->SetUp({&x}, {&y});
   EXPECT_TRUE(own_dnnl->RunsDnnl());
+  // InnerProduct and Eltwise have no engine field: the net's engine decides.
+  for (EngineKind engine : {EngineKind::kCaffe, EngineKind::kDefault, EngineKind::kDnnl}) {
+    auto ip = MakeLayerWithEngine(InnerProduct("num_output: 2"), engine);
+    Blob z;
+    ip->SetUp({&x}, {&z});
+    EXPECT_EQ(ip->RunsDnnl(), engine != EngineKind::kCaffe);
+    auto sum = MakeLayerWithEngine(Eltwise("operation: SUM"), engine);
+    Blob x2({1, 3, 5, 5});
+    sum->SetUp({&x, &x2}, {&z});
+    EXPECT_EQ(sum->RunsDnnl(), engine != EngineKind::kCaffe);
+  }
+  // The softmax inside SoftmaxWithLoss follows the net's engine too: a CAFFE
+  // net runs no oneDNN (seen through the inner softmax's buffers).
+  Blob scores({2, 3}), labels({2}), loss;
+  auto caffe_loss = MakeLayerWithEngine("type: 'SoftmaxWithLoss'", EngineKind::kCaffe);
+  caffe_loss->SetUp({&scores, &labels}, {&loss});
+  for (const LayerBuffer& buffer : caffe_loss->buffers()) {
+    EXPECT_EQ(buffer.name.find("dnnl"), std::string::npos) << buffer.name;
+  }
 }
 
 }  // namespace

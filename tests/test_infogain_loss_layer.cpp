@@ -161,11 +161,14 @@ TEST_F(InfogainLossLayerTest, BackwardMatchesHandComputedReadingNoBottom) {
   EXPECT_FALSE(layer->AllowForceBackward(1));
   EXPECT_FALSE(layer->AllowForceBackward(2));
   layer->SetUp(bottom_, top_);
-  ASSERT_EQ(layer->buffers().size(), 2u);
+  // The softmax's: the CAFFE engine's scale and the DNNL engine's scratchpad.
+  ASSERT_EQ(layer->buffers().size(), 3u);
   EXPECT_EQ(layer->buffers()[0].name, "prob");
   EXPECT_EQ(layer->buffers()[0].lifetime, BufferLifetime::kSavedForBackward);
   EXPECT_EQ(layer->buffers()[1].name, "softmax/scale");
   EXPECT_EQ(layer->buffers()[1].lifetime, BufferLifetime::kScratch);
+  EXPECT_EQ(layer->buffers()[2].name, "softmax/dnnl_scratchpad");
+  EXPECT_EQ(layer->buffers()[2].lifetime, BufferLifetime::kScratch);
 
   // Only item 0 counts (normalizer 1): 2 * [-0.75, 0, 0.75]; item 1 is ignored.
   layer->Forward(bottom_, top_);

@@ -88,11 +88,14 @@ TEST_F(SoftmaxWithLossLayerTest, BackwardMatchesHandComputedAndReadsNoData) {
   EXPECT_FALSE(layer->BackwardReadsTopData(0));
   EXPECT_FALSE(layer->AllowForceBackward(1));
   layer->SetUp(bottom_, top_);
-  ASSERT_EQ(layer->buffers().size(), 2u);
+  // The softmax's: the CAFFE engine's scale and the DNNL engine's scratchpad.
+  ASSERT_EQ(layer->buffers().size(), 3u);
   EXPECT_EQ(layer->buffers()[0].name, "prob");
   EXPECT_EQ(layer->buffers()[0].lifetime, BufferLifetime::kSavedForBackward);
   EXPECT_EQ(layer->buffers()[1].name, "softmax/scale");
   EXPECT_EQ(layer->buffers()[1].lifetime, BufferLifetime::kScratch);
+  EXPECT_EQ(layer->buffers()[2].name, "softmax/dnnl_scratchpad");
+  EXPECT_EQ(layer->buffers()[2].lifetime, BufferLifetime::kScratch);
   layer->Forward(bottom_, top_);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Set(scores_.count(), nan, scores_.mutable_cpu_data());
@@ -172,8 +175,9 @@ TEST_F(SoftmaxWithLossLayerTest, AxisOutOfRangeIsAnError) {
 TEST_F(SoftmaxWithLossLayerTest, RepeatedSetUpKeepsOneSetOfBuffers) {
   auto layer = MakeLayer(R"(type: "SoftmaxWithLoss" loss_param { ignore_label: 255 })");
   layer->SetUp(bottom_, top_);
+  const size_t buffers = layer->buffers().size();
   layer->SetUp(bottom_, top_);
-  EXPECT_EQ(layer->buffers().size(), 2u);
+  EXPECT_EQ(layer->buffers().size(), buffers);
   EXPECT_NEAR(layer->Forward(bottom_, top_), std::log(24.0f) / 3, 1e-5);
 }
 

@@ -1,6 +1,7 @@
 #ifndef DEMI_LAYERS_ELTWISE_LAYER_HPP_
 #define DEMI_LAYERS_ELTWISE_LAYER_HPP_
 
+#include <memory>
 #include <vector>
 
 #include "demi/layer.hpp"
@@ -21,6 +22,10 @@ namespace demi {
 /// Top: the bottoms' shape (not in place). Backward reads: SUM nothing; MAX
 /// only its argmax; PROD every bottom's data, and the top's only without
 /// stable_prod_grad.
+///
+/// On the CPU, SUM runs oneDNN's sum primitive (DNNL, or DEFAULT unless the
+/// net's engine says CAFFE) in the blobs' layout, and its backward one
+/// threaded pass per bottom; PROD and MAX run the CAFFE loops.
 class EltwiseLayer : public Layer {
  public:
   using Layer::Layer;
@@ -29,6 +34,7 @@ class EltwiseLayer : public Layer {
   const char* type() const override { return "Eltwise"; }
   /// Element-wise: any layout, the same for every bottom and the top.
   BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
+  bool RunsDnnl() const override { return DnnlReady(); }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override {
@@ -50,6 +56,16 @@ class EltwiseLayer : public Layer {
 #endif
 
  private:
+  /// The DNNL engine of SUM (eltwise_layer_dnnl.cpp).
+  struct DnnlState;
+  void DnnlSetUp();
+  void DnnlReshape(const std::vector<Blob*>& bottom, const Blob& top);
+  bool DnnlReady() const;
+  void DnnlForward(const std::vector<Blob*>& bottom, Blob* top);
+  void DnnlBackward(const Blob& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom);
+  std::shared_ptr<DnnlState> dnnl_;  ///< null for other engines and operations
+
   EltwiseParameter::EltwiseOp op_ = EltwiseParameter::SUM;
   std::vector<float> coeffs_;  ///< SUM: one per bottom
   bool stable_prod_grad_ = true;

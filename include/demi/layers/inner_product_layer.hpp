@@ -1,6 +1,8 @@
 #ifndef DEMI_LAYERS_INNER_PRODUCT_LAYER_HPP_
 #define DEMI_LAYERS_INNER_PRODUCT_LAYER_HPP_
 
+#include <memory>
+
 #include "demi/layer.hpp"
 
 namespace demi {
@@ -11,6 +13,15 @@ namespace demi {
 /// `axis` and K of the rest; the top has shape bottom[0:axis] + [num_output].
 /// W is num_output x K (K x num_output with `transpose`), b is num_output.
 /// Backward reads the bottom (for dW) and not the top.
+///
+/// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
+/// oneDNN's inner product (forward, with b, and backward data) on W in
+/// Caffe's layout, either orientation: a reordered copy of W would cost more
+/// than the product at small batches. With axis 1 the bottom may be a
+/// channel-blocked N x C x H x W blob, reordered into Caffe's layout through
+/// a planned buffer. dW and db are added to the param diffs by the same GEMM
+/// as the CAFFE engine's (oneDNN's backward-weights primitive can only
+/// overwrite, which would cost a weight-sized buffer and a pass over it).
 class InnerProductLayer : public Layer {
  public:
   using Layer::Layer;
@@ -21,6 +32,11 @@ class InnerProductLayer : public Layer {
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return true; }
   bool BackwardReadsTopData(int) const override { return false; }
+  bool RunsDnnl() const override { return DnnlReady(); }
+  /// With axis 1 the bottom may be blocked; the top is 2-D, never blocked.
+  BlockedLayouts blocked_layouts() const override {
+    return DnnlReady() && axis_ == 1 ? BlockedLayouts::kPerBlob : BlockedLayouts::kNone;
+  }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -33,6 +49,19 @@ class InnerProductLayer : public Layer {
 #endif
 
  private:
+  /// The DNNL engine (inner_product_layer_dnnl.cpp).
+  struct DnnlState;
+  void DnnlSetUp();
+  void DnnlReshape(const Blob& bottom);
+  bool DnnlReady() const;
+  void DnnlForward(const Blob& bottom, Blob* top);
+  /// The bottom's data as an M x K matrix in Caffe's layout (a reordered
+  /// copy when the bottom is blocked).
+  const float* DnnlPlainBottom(const Blob& bottom);
+  void DnnlBackwardData(const Blob& top, Blob* bottom);
+  std::shared_ptr<DnnlState> dnnl_;  ///< null for other engines
+
+  int axis_ = 1;   ///< canonical `axis`
   int64_t m_ = 0;  ///< rows: product of the axes before `axis`
   int64_t k_ = 0;  ///< inputs per row
   int64_t n_ = 0;  ///< num_output

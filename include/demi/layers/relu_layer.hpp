@@ -1,6 +1,8 @@
 #ifndef DEMI_LAYERS_RELU_LAYER_HPP_
 #define DEMI_LAYERS_RELU_LAYER_HPP_
 
+#include <memory>
+
 #include "demi/layers/neuron_layer.hpp"
 
 namespace demi {
@@ -10,10 +12,18 @@ namespace demi {
 /// Shapes: bottom and top alike (in place allowed). Backward reads the top:
 /// y > 0 exactly where x > 0 (for a non-negative slope), so the in-place form
 /// needs no copy of the input; it reads no bottom data.
+///
+/// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
+/// oneDNN's eltwise ReLU in the blobs' layout, in place or not; its backward
+/// also reads the top (eltwise_relu_use_dst_for_bwd), so both engines give
+/// the same values. A negative slope runs the CAFFE engine, which rejects it.
 class ReLULayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "ReLU"; }
+  bool RunsDnnl() const override { return DnnlReady(); }
   /// Element-wise: any layout, the same for bottom and top.
   BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
   bool BackwardReadsBottomData(int) const override { return false; }
@@ -28,6 +38,16 @@ class ReLULayer : public NeuronLayer {
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
 #endif
+
+ private:
+  /// The DNNL engine (relu_layer_dnnl.cpp).
+  struct DnnlState;
+  void DnnlSetUp();
+  void DnnlReshape(const Blob& bottom);
+  bool DnnlReady() const;
+  void DnnlForward(const Blob& bottom, Blob* top);
+  void DnnlBackward(const Blob& top, Blob* bottom);
+  std::shared_ptr<DnnlState> dnnl_;  ///< null for other engines
 };
 
 }  // namespace demi

@@ -1,6 +1,8 @@
 #ifndef DEMI_LAYERS_SOFTMAX_LAYER_HPP_
 #define DEMI_LAYERS_SOFTMAX_LAYER_HPP_
 
+#include <memory>
+
 #include "demi/layer.hpp"
 
 namespace demi {
@@ -14,6 +16,10 @@ namespace demi {
 /// may be negative (counted from the end). Backward reads the top only:
 /// dx = y * (dy - sum over c of dy * y); it reads no bottom data. A scratch
 /// buffer of one value per inner position holds the maxima, sums and dots.
+///
+/// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
+/// oneDNN's softmax over the bottom viewed as outer x channels (x inner), in
+/// Caffe's layout, in place or not; its scratch buffer stays empty.
 class SoftmaxLayer : public Layer {
  public:
   using Layer::Layer;
@@ -24,6 +30,7 @@ class SoftmaxLayer : public Layer {
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return true; }
+  bool RunsDnnl() const override { return DnnlReady(); }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -36,6 +43,15 @@ class SoftmaxLayer : public Layer {
 #endif
 
  private:
+  /// The DNNL engine (softmax_layer_dnnl.cpp).
+  struct DnnlState;
+  void DnnlSetUp();
+  void DnnlReshape();
+  bool DnnlReady() const;
+  void DnnlForward(const Blob& bottom, Blob* top);
+  void DnnlBackward(const Blob& top, Blob* bottom);
+  std::shared_ptr<DnnlState> dnnl_;  ///< null for other engines
+
   int64_t outer_num_ = 0;  ///< product of the axes before the softmax axis
   int64_t channels_ = 0;   ///< size of the softmax axis
   int64_t inner_num_ = 0;  ///< product of the axes after it

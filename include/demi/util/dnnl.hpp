@@ -27,6 +27,10 @@ int DnnlChannelBlock();
 /// layout of Blob::channel_block().
 dnnl::memory::desc BlobDesc(const Blob& blob);
 
+/// The layout of an element-wise layer's blob: BlobDesc when it is
+/// channel-blocked, else one flat axis of count() (any shape, scalars too).
+dnnl::memory::desc FlatDesc(const Blob& blob);
+
 /// Attributes every DNNL primitive of ours is made with: the scratchpad is
 /// user-managed, so it lives in a planned layer buffer and oneDNN allocates
 /// nothing while a net runs.
@@ -35,6 +39,8 @@ dnnl::primitive_attr UserScratchpadAttr();
 /// Runs `primitive` on this thread's stream with `args` ({DNNL_ARG_*,
 /// memory handle}), without the per-call map of the C++ execute().
 void DnnlExecute(const dnnl::primitive& primitive, std::initializer_list<dnnl_exec_arg_t> args);
+/// The same with arguments built beforehand (a count known at Reshape).
+void DnnlExecute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_arg_t>& args);
 
 /// A memory object for `desc` whose data handle is set per call.
 dnnl::memory UnboundMemory(const dnnl::memory::desc& desc);

@@ -20,6 +20,7 @@ void EltwiseLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
   if (op_ == EltwiseParameter::MAX) {
     RegisterBuffer("argmax", &argmax_, BufferLifetime::kSavedForBackward);
   }
+  DnnlSetUp();
 }
 
 void EltwiseLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -32,9 +33,14 @@ void EltwiseLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
   }
   top[0]->ReshapeLike(*bottom[0]);
   if (op_ == EltwiseParameter::MAX) argmax_.ReshapeLike(*bottom[0]);
+  if (dnnl_) DnnlReshape(bottom, *top[0]);
 }
 
 void EltwiseLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (DnnlReady()) {
+    DnnlForward(bottom, top[0]);
+    return;
+  }
   const int64_t count = top[0]->count();
   float* y = top[0]->mutable_cpu_data();
   switch (op_) {
@@ -77,6 +83,10 @@ void EltwiseLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vect
 void EltwiseLayer::Backward_cpu(const std::vector<Blob*>& top,
                                 const std::vector<bool>& propagate_down,
                                 const std::vector<Blob*>& bottom) {
+  if (DnnlReady()) {
+    DnnlBackward(*top[0], propagate_down, bottom);
+    return;
+  }
   const int64_t count = top[0]->count();
   const float* dy = top[0]->cpu_diff();
   for (size_t k = 0; k < bottom.size(); ++k) {

@@ -32,6 +32,7 @@ void InfogainLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
     softmax_param.mutable_softmax_param()->set_axis(param.axis());
     softmax_ = LayerRegistry::Create(softmax_param);
   }
+  softmax_->set_context(context_);  // its engine follows the net's
   softmax_bottom_ = {bottom[0]};
   softmax_top_ = {&prob_};
   softmax_->SetUp(softmax_bottom_, softmax_top_);

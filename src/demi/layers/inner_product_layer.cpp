@@ -17,6 +17,7 @@ void InnerProductLayer::LayerSetUp(const std::vector<Blob*>& bottom,
   const int axis = bottom[0]->CanonicalAxisIndex(param.axis());
   k_ = bottom[0]->count(axis);
   param_propagate_down_.assign(bias_term_ ? 2 : 1, true);
+  DnnlSetUp();
   if (!blobs_.empty()) {
     LOG(INFO) << "Skipping parameter initialization of " << layer_param_.name();
     return;
@@ -32,18 +33,23 @@ void InnerProductLayer::LayerSetUp(const std::vector<Blob*>& bottom,
 }
 
 void InnerProductLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const int axis = bottom[0]->CanonicalAxisIndex(layer_param_.inner_product_param().axis());
-  DEMI_CHECK(bottom[0]->count(axis) == k_, "InnerProduct layer '", layer_param_.name(),
+  axis_ = bottom[0]->CanonicalAxisIndex(layer_param_.inner_product_param().axis());
+  DEMI_CHECK(bottom[0]->count(axis_) == k_, "InnerProduct layer '", layer_param_.name(),
              "' was set up for ", k_, " inputs per row, but bottom shape ",
-             bottom[0]->shape_string(), " gives ", bottom[0]->count(axis));
-  m_ = bottom[0]->count(0, axis);
-  std::vector<int64_t> top_shape(bottom[0]->shape().begin(), bottom[0]->shape().begin() + axis);
+             bottom[0]->shape_string(), " gives ", bottom[0]->count(axis_));
+  m_ = bottom[0]->count(0, axis_);
+  std::vector<int64_t> top_shape(bottom[0]->shape().begin(), bottom[0]->shape().begin() + axis_);
   top_shape.push_back(n_);
   top[0]->Reshape(top_shape);
+  if (dnnl_) DnnlReshape(*bottom[0]);
 }
 
 void InnerProductLayer::Forward_cpu(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
+  if (DnnlReady()) {
+    DnnlForward(*bottom[0], top[0]);
+    return;
+  }
   float* y = top[0]->mutable_cpu_data();
   Gemm(false, !transpose_, m_, n_, k_, 1.0f, bottom[0]->cpu_data(), blobs_[0]->cpu_data(), 0.0f, y);
   if (bias_term_) AddToRows(m_, n_, blobs_[1]->cpu_data(), y);
@@ -54,7 +60,7 @@ void InnerProductLayer::Backward_cpu(const std::vector<Blob*>& top,
                                      const std::vector<Blob*>& bottom) {
   const float* dy = top[0]->cpu_diff();
   if (param_propagate_down(0)) {
-    const float* x = bottom[0]->cpu_data();
+    const float* x = DnnlReady() ? DnnlPlainBottom(*bottom[0]) : bottom[0]->cpu_data();
     float* dw = blobs_[0]->mutable_cpu_diff();
     if (transpose_) {
       Gemm(true, false, k_, n_, m_, 1.0f, x, dy, 1.0f, dw);  // dW (K x N) += x^T dy
@@ -63,7 +69,9 @@ void InnerProductLayer::Backward_cpu(const std::vector<Blob*>& top,
     }
   }
   if (bias_term_ && param_propagate_down(1)) SumRows(m_, n_, dy, blobs_[1]->mutable_cpu_diff());
-  if (propagate_down[0]) {
+  if (propagate_down[0] && DnnlReady()) {
+    DnnlBackwardData(*top[0], bottom[0]);
+  } else if (propagate_down[0]) {
     // dx (M x K) = dy (M x N) W (N x K), or dy W^T when W is stored K x N.
     Gemm(false, transpose_, m_, k_, n_, 1.0f, dy, blobs_[0]->cpu_data(), 0.0f,
          bottom[0]->mutable_cpu_diff());

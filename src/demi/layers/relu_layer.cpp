@@ -5,7 +5,20 @@
 
 namespace demi {
 
+void ReLULayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  DnnlSetUp();
+}
+
+void ReLULayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  NeuronLayer::Reshape(bottom, top);
+  if (dnnl_) DnnlReshape(*bottom[0]);
+}
+
 void ReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (DnnlReady()) {
+    DnnlForward(*bottom[0], top[0]);
+    return;
+  }
   const float slope = layer_param_.relu_param().negative_slope();
   DEMI_CHECK(slope >= 0, "ReLU layer '", layer_param_.name(),
              "' needs a non-negative negative_slope, got ", slope);
@@ -21,6 +34,10 @@ void ReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<
 void ReLULayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                              const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
+  if (DnnlReady()) {
+    DnnlBackward(*top[0], bottom[0]);
+    return;
+  }
   const float slope = layer_param_.relu_param().negative_slope();
   const float* y = top[0]->cpu_data();
   const float* dy = top[0]->cpu_diff();

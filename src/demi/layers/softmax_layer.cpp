@@ -10,6 +10,7 @@ namespace demi {
 
 void SoftmaxLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   RegisterBuffer("scale", &scale_, BufferLifetime::kScratch);
+  DnnlSetUp();
 }
 
 void SoftmaxLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -24,10 +25,15 @@ void SoftmaxLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
   inner_num_ = bottom[0]->count(canonical + 1);
   top[0]->ReshapeLike(*bottom[0]);
   scale_.Reshape(std::vector<int64_t>{inner_num_});
+  if (dnnl_) DnnlReshape();
 }
 
 void SoftmaxLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (bottom[0]->count() == 0) return;  // an empty softmax axis has no row to start from
+  if (DnnlReady()) {
+    DnnlForward(*bottom[0], top[0]);
+    return;
+  }
   const int64_t dim = channels_ * inner_num_;
   const float* bottom_data = bottom[0]->cpu_data();
   float* top_data = top[0]->mutable_cpu_data();
@@ -57,6 +63,10 @@ void SoftmaxLayer::Backward_cpu(const std::vector<Blob*>& top,
                                 const std::vector<bool>& propagate_down,
                                 const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
+  if (DnnlReady()) {
+    DnnlBackward(*top[0], bottom[0]);
+    return;
+  }
   const int64_t dim = channels_ * inner_num_;
   const float* top_data = top[0]->cpu_data();
   const float* top_diff = top[0]->cpu_diff();

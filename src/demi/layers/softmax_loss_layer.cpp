@@ -16,6 +16,7 @@ void SoftmaxWithLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
     softmax_param.clear_loss_weight();
     softmax_ = LayerRegistry::Create(softmax_param);
   }
+  softmax_->set_context(context_);  // its engine follows the net's
   softmax_bottom_ = {bottom[0]};
   softmax_top_ = {&prob_};
   softmax_->SetUp(softmax_bottom_, softmax_top_);

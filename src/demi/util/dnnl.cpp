@@ -57,16 +57,32 @@ dnnl::memory::desc BlobDesc(const Blob& blob) {
       block == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c);
 }
 
+dnnl::memory::desc FlatDesc(const Blob& blob) {
+  return blob.channel_block() > 1 ? BlobDesc(blob) : DenseDesc({blob.count()});
+}
+
 dnnl::primitive_attr UserScratchpadAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
 }
 
+namespace {
+
+void Execute(const dnnl::primitive& primitive, size_t count, const dnnl_exec_arg_t* args) {
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(primitive.get(), DnnlStream().get(), static_cast<int>(count), args),
+      "could not execute a oneDNN primitive");
+}
+
+}  // namespace
+
 void DnnlExecute(const dnnl::primitive& primitive, std::initializer_list<dnnl_exec_arg_t> args) {
-  dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive.get(), DnnlStream().get(),
-                                                 static_cast<int>(args.size()), args.begin()),
-                          "could not execute a oneDNN primitive");
+  Execute(primitive, args.size(), args.begin());
+}
+
+void DnnlExecute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_arg_t>& args) {
+  Execute(primitive, args.size(), args.data());
 }
 
 dnnl::memory UnboundMemory(const dnnl::memory::desc& desc) {
