@@ -74,28 +74,37 @@ void ApplyThreadsFlag(int threads) {
 
 namespace {
 
-/// When OpenBLAS runs the GEMMs (DEMI_GEMM=openblas) its threads run beside
-/// OpenMP's: idle OpenMP threads must sleep, not spin (libgomp spins for
-/// milliseconds by default), or they take the cores OpenBLAS's GEMMs need
-/// (ResNet-50's convolutions ran 3x slower on 2 threads). libgomp reads its
-/// wait policy only when it loads, so a tool that finds none set sets it and
-/// runs itself again. With oneDNN's GEMM (the default) every thread is
-/// OpenMP's and spinning keeps them ready. OMP_WAIT_POLICY or GOMP_SPINCOUNT
-/// in the environment choose otherwise.
-void LetIdleOpenMpThreadsSleep(char** argv) {
-  if (CurrentGemmLibrary() != GemmLibrary::kOpenBlas || std::getenv("OMP_WAIT_POLICY") != nullptr ||
-      std::getenv("GOMP_SPINCOUNT") != nullptr) {
-    return;
+/// When OpenBLAS runs the GEMMs (DEMI_GEMM=openblas) two settings that only
+/// take effect when a library loads must be in the environment, so a tool
+/// that finds one missing sets it and runs itself again:
+/// - OpenBLAS's threads run beside OpenMP's: idle OpenMP threads must sleep,
+///   not spin (libgomp spins for milliseconds by default), or they take the
+///   cores OpenBLAS's GEMMs need (ResNet-50's convolutions ran 3x slower on 2
+///   threads). OMP_WAIT_POLICY or GOMP_SPINCOUNT in the environment choose
+///   otherwise. With oneDNN's GEMM (the default) every thread is OpenMP's and
+///   spinning keeps them ready.
+/// - On a CPU model OpenBLAS does not know, OPENBLAS_CORETYPE names the
+///   vectorised kernels it would otherwise skip.
+void PrepareOpenBlasEnvironment(char** argv) {
+  if (CurrentGemmLibrary() != GemmLibrary::kOpenBlas) return;
+  bool changed = false;
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    changed = true;
   }
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  execv("/proc/self/exe", argv);  // returns only if it failed: run on as we are
+  const std::string core_type = OpenBlasCoreTypeForThisCpu();
+  if (!core_type.empty()) {
+    setenv("OPENBLAS_CORETYPE", core_type.c_str(), 1);
+    changed = true;
+  }
+  if (changed) execv("/proc/self/exe", argv);  // returns only if it failed: run on as we are
 }
 
 }  // namespace
 
 int RunToolWithArgs(int argc, char** argv, const std::string& usage,
                     const std::function<int(const std::vector<std::string>&)>& body) {
-  LetIdleOpenMpThreadsSleep(argv);
+  PrepareOpenBlasEnvironment(argv);
   FLAGS_alsologtostderr = true;
   gflags::SetUsageMessage(usage);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
