@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "data_test_util.hpp"
 #include "demi/net.hpp"
@@ -13,40 +14,52 @@
 namespace demi {
 namespace {
 
-Fingerprint SolverPrint(const std::string& text, const std::string& replicas = "1 on the CPU") {
-  return RunFingerprint(ParseText<SolverParameter>(text), replicas);
-}
-
 const char* kSolver = R"(base_lr: 0.01 lr_policy: "fixed" max_iter: 100 display: 10
                          snapshot_prefix: "/a/run" net: "/a/net.prototxt")";
 
+/// The fingerprint of kSolver after `change`.
+Fingerprint SolverPrint(const std::function<void(SolverParameter*)>& change = nullptr,
+                        const std::string& replicas = "1 on the CPU") {
+  SolverParameter param = ParseText<SolverParameter>(kSolver);
+  if (change) change(&param);
+  return RunFingerprint(param, replicas);
+}
+
 TEST(TrainingFingerprintTest, SolverFieldsThatDecideTheRunMustAgree) {
-  const Fingerprint reference = SolverPrint(kSolver);
-  EXPECT_EQ(FirstDifference(reference, SolverPrint(StrCat(kSolver, " max_iter: 200"))),
-            "solver.max_iter (100 vs 200)");
-  EXPECT_EQ(FirstDifference(reference, SolverPrint(StrCat(kSolver, " base_lr: 0.1"))),
-            "solver.base_lr (0.01 vs 0.1)");
-  EXPECT_EQ(FirstDifference(reference, SolverPrint(StrCat(kSolver, " type: \"Adam\""))),
-            "solver.type (\"SGD\" vs \"Adam\")");
+  const Fingerprint reference = SolverPrint();
+  EXPECT_EQ(
+      FirstDifference(reference, SolverPrint([](SolverParameter* p) { p->set_max_iter(200); })),
+      "solver.max_iter (100 vs 200)");
+  EXPECT_EQ(
+      FirstDifference(reference, SolverPrint([](SolverParameter* p) { p->set_base_lr(0.1f); })),
+      "solver.base_lr (0.01 vs 0.1)");
+  EXPECT_EQ(
+      FirstDifference(reference, SolverPrint([](SolverParameter* p) { p->set_type("Adam"); })),
+      "solver.type (\"SGD\" vs \"Adam\")");
   // Unset on one side compares as its default.
-  EXPECT_EQ(FirstDifference(reference, SolverPrint(StrCat(kSolver, " test_interval: 5"))),
-            "solver.test_interval (0 vs 5)");
-  EXPECT_EQ(FirstDifference(reference, SolverPrint(kSolver, "2 on the CPU")),
+  EXPECT_EQ(
+      FirstDifference(reference, SolverPrint([](SolverParameter* p) { p->set_test_interval(5); })),
+      "solver.test_interval (0 vs 5)");
+  EXPECT_EQ(FirstDifference(reference, SolverPrint(nullptr, "2 on the CPU")),
             "replicas per rank (1 on the CPU vs 2 on the CPU)");
 }
 
 TEST(TrainingFingerprintTest, PathsAndRankZerosOwnFieldsMayDiffer) {
-  const Fingerprint reference = SolverPrint(kSolver);
-  EXPECT_EQ(FirstDifference(reference,
-                            SolverPrint(StrCat(kSolver, R"( snapshot_prefix: "/b/run"
-                                          net: "/b/net.prototxt" test_iter: 5 device_id: 1
-                                          debug_info: true average_loss: 10)"))),
+  EXPECT_EQ(FirstDifference(SolverPrint(), SolverPrint([](SolverParameter* p) {
+                              p->set_snapshot_prefix("/b/run");
+                              p->set_net("/b/net.prototxt");
+                              p->add_test_iter(5);
+                              p->set_device_id(1);
+                              p->set_debug_info(true);
+                              p->set_average_loss(10);
+                            })),
             "");
 }
 
 TEST(TrainingFingerprintTest, LegacySolverTypeComparesAsItsUpgrade) {
-  EXPECT_EQ(FirstDifference(SolverPrint(StrCat(kSolver, " solver_type: ADAM")),
-                            SolverPrint(StrCat(kSolver, " type: \"Adam\""))),
+  EXPECT_EQ(FirstDifference(
+                SolverPrint([](SolverParameter* p) { p->set_solver_type(SolverParameter::ADAM); }),
+                SolverPrint([](SolverParameter* p) { p->set_type("Adam"); })),
             "");
 }
 
@@ -78,8 +91,7 @@ TEST(TrainingFingerprintTest, NamesTheParamShapeThatDiffers) {
 
 TEST(TrainingFingerprintTest, NamesLayerSettingsAndMissingLayers) {
   const std::string relu = SmallNet("ReLU", 4);
-  EXPECT_EQ(FirstDifference(NetPrint(relu),
-                            NetPrint(StrCat(relu, R"(
+  EXPECT_EQ(FirstDifference(NetPrint(relu), NetPrint(StrCat(relu, R"(
     layer { name: "act2" type: "ReLU" bottom: "y" top: "y" relu_param { negative_slope: 0.1 } })"))),
             "net layer #3 (absent vs act2)");
   const std::string leaky = R"(
@@ -96,6 +108,7 @@ TEST(TrainingFingerprintTest, DataPathsMayDifferButNotTheShardLayout) {
   WriteBandsDB(dir.file("c"), 24);
   auto data_net = [&](const std::string& db) {
     return StrCat(R"(
+      state { phase: TRAIN }
       layer { name: "d" type: "Data" top: "data" top: "label" include { phase: TRAIN }
               data_param { source: ")",
                   db, R"(" batch_size: 4 backend: LMDB } })");

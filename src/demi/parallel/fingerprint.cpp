@@ -1,7 +1,9 @@
 #include "demi/parallel/fingerprint.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <utility>
 
 namespace demi {
 
@@ -66,7 +68,8 @@ std::string FirstDifference(const Fingerprint& reference, const Fingerprint& oth
     const FingerprintField& a = reference[i];
     const FingerprintField& b = other[i];
     if (a.name != b.name) return StrCat(a.name, " (", Shown(a.value), " vs absent)");
-    if (a.value != b.value) return StrCat(a.name, " (", Shown(a.value), " vs ", Shown(b.value), ")");
+    if (a.value != b.value)
+      return StrCat(a.name, " (", Shown(a.value), " vs ", Shown(b.value), ")");
   }
   if (reference.size() > common) {
     return StrCat(reference[common].name, " (", Shown(reference[common].value), " vs absent)");

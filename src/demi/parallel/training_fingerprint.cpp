@@ -4,6 +4,7 @@
 #include <google/protobuf/text_format.h>
 
 #include <set>
+#include <vector>
 
 #include "demi/layers/base_data_layer.hpp"
 #include "demi/solver_param.hpp"
@@ -36,18 +37,18 @@ std::string BuildDescription() {
 /// Solver fields that may differ between ranks (see the header for why).
 const std::set<std::string>& SolverFieldsNotCompared() {
   static const std::set<std::string> fields = {
-      "net",          "net_param",           "train_net",          "train_net_param",
-      "test_net",     "test_net_param",      "test_iter",          "test_state",
-      "train_state",  "test_compute_loss",   "snapshot_prefix",    "snapshot_format",
-      "snapshot_diff", "weights",            "average_loss",       "debug_info",
-      "solver_mode",  "device_id",           "memory_optimization", "cudnn_workspace_mb"};
+      "net",           "net_param",         "train_net",           "train_net_param",
+      "test_net",      "test_net_param",    "test_iter",           "test_state",
+      "train_state",   "test_compute_loss", "snapshot_prefix",     "snapshot_format",
+      "snapshot_diff", "weights",           "average_loss",        "debug_info",
+      "solver_mode",   "device_id",         "memory_optimization", "cudnn_workspace_mb"};
   return fields;
 }
 
 /// Layer fields that the fingerprint holds elsewhere or that rules out
 /// (filtering is done; blobs are compared by shape).
 const std::set<std::string>& LayerFieldsNotListed() {
-  static const std::set<std::string> fields = {"name",  "type",    "bottom", "top",
+  static const std::set<std::string> fields = {"name",  "type",    "bottom",  "top",
                                                "blobs", "include", "exclude", "phase"};
   return fields;
 }
@@ -78,23 +79,24 @@ void ClearPaths(Message* message) {
   }
 }
 
-/// A field's value (its default when unset) on one line; repeated fields as
-/// [a, b].
-std::string FieldText(const Message& message, const FieldDescriptor& field) {
+/// Element `index` of a field (-1: a singular field, its default when unset)
+/// on one line; a message as { a: 1 b: 2 }.
+std::string ValueText(const Message& message, const FieldDescriptor& field, int index) {
   google::protobuf::TextFormat::Printer printer;
   printer.SetSingleLineMode(true);
-  if (!field.is_repeated()) {
-    std::string text;
-    printer.PrintFieldValueToString(message, &field, -1, &text);
-    return text;
-  }
+  std::string text;
+  printer.PrintFieldValueToString(message, &field, index, &text);
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  if (field.cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return text;
+  return text.empty() ? "{ }" : "{ " + text + " }";
+}
+
+/// A field's value on one line; a repeated field as [a, b].
+std::string FieldText(const Message& message, const FieldDescriptor& field) {
+  if (!field.is_repeated()) return ValueText(message, field, -1);
   std::string list = "[";
   const int size = message.GetReflection()->FieldSize(message, &field);
-  for (int i = 0; i < size; ++i) {
-    std::string text;
-    printer.PrintFieldValueToString(message, &field, i, &text);
-    list += (i > 0 ? ", " : "") + text;
-  }
+  for (int i = 0; i < size; ++i) list += (i > 0 ? ", " : "") + ValueText(message, field, i);
   return list + "]";
 }
 
@@ -133,7 +135,8 @@ Fingerprint NetFingerprint(const Net& train_net) {
     fingerprint.push_back({prefix + "bottoms", JoinNames(settings.bottom())});
     fingerprint.push_back({prefix + "tops", JoinNames(settings.top())});
     for (size_t j = 0; j < layer.blobs().size(); ++j) {
-      fingerprint.push_back({StrCat(prefix, "param ", j, " shape"), layer.blobs()[j]->shape_string()});
+      fingerprint.push_back(
+          {StrCat(prefix, "param ", j, " shape"), layer.blobs()[j]->shape_string()});
     }
     ClearPaths(&settings);
     std::vector<const FieldDescriptor*> fields;
@@ -143,9 +146,10 @@ Fingerprint NetFingerprint(const Net& train_net) {
       fingerprint.push_back({prefix + field->name(), FieldText(settings, *field)});
     }
     if (const auto* data = dynamic_cast<const BaseDataLayer*>(&layer)) {
-      fingerprint.push_back({prefix + "shard layout",
-                             StrCat(data->source_records(), " records in batches of ",
-                                    data->batch_size(), " over ", data->num_shards(), " shard(s)")});
+      fingerprint.push_back(
+          {prefix + "shard layout",
+           StrCat(data->source_records(), " records in batches of ", data->batch_size(), " over ",
+                  data->num_shards(), " shard(s)")});
     }
   }
   return fingerprint;
