@@ -91,7 +91,8 @@ TEST(ToolErrorsTest, AHugeNetIsRefusedBeforeAllocatingWithItsFigures) {
   ScratchDir dir;
   const std::string net = dir.file("huge.prototxt");
   WriteFileAtomically(net, HugeNet(kHugeDims));
-  const std::vector<std::string> parts = {"net 'huge'", "does not fit host memory", "MiB more",
+  const std::vector<std::string> parts = {"net 'huge'", "does not fit host memory",
+                                          " MiB more (arena ",
                                           "memory --model=" + net + " (see --fit)"};
   ExpectOneClearError(Tool("test", "--model=" + net + " --weights=" + dir.file("w.caffemodel")),
                       parts, "test");

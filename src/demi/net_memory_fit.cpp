@@ -1,7 +1,8 @@
 // Whether a net's memory plan fits the machine, checked before the arena is
 // allocated: a plan that cannot fit fails with its figures and a hint,
 // instead of ending in std::bad_alloc or the kernel's OOM killer.
-#include <algorithm>
+#include <iomanip>
+#include <sstream>
 
 #include "demi/memory/liveness.hpp"
 #include "demi/net.hpp"
@@ -13,7 +14,13 @@ namespace demi {
 
 namespace {
 
-double MiB(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+/// "1234.5 MiB": fixed, so that big figures read as figures.
+std::string MiB(size_t bytes) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / (1024.0 * 1024.0)
+       << " MiB";
+  return text.str();
+}
 
 /// Bytes of `memories` not allocated yet, on the host or on the device.
 size_t UnallocatedBytes(const std::vector<SyncedMemory*>& memories, bool on_device) {
@@ -54,13 +61,12 @@ void Net::CheckPlanFits(const NetLiveness& liveness) const {
     limit = host.limit;
   }
   if (needed <= available) return;
-  ThrowError(
-      StrCat("net '", name_, "' (", phase_ == TRAIN ? "TRAIN" : "TEST", ") does not fit ",
-             on_device ? "the GPU" : "host memory", ": its plan needs ", MiB(needed),
-             " MiB more (arena ", MiB(arena_needed), " MiB, persistent: params, inputs, outputs ",
-             MiB(persistent_needed), " MiB), but ", MiB(available), " MiB are available (", limit,
-             "); try: build/tools/memory --model=", source_.empty() ? "net.prototxt" : source_,
-             " (see --fit)"));
+  ThrowError(StrCat("net '", name_, "' (", phase_ == TRAIN ? "TRAIN" : "TEST", ") does not fit ",
+                    on_device ? "the GPU" : "host memory", ": its plan needs ", MiB(needed),
+                    " more (arena ", MiB(arena_needed), ", persistent: params, inputs, outputs ",
+                    MiB(persistent_needed), "), but ", MiB(available), " are available (", limit,
+                    "); try: build/tools/memory --model=",
+                    source_.empty() ? "net.prototxt" : source_, " (see --fit)"));
 }
 
 }  // namespace demi
