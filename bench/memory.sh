@@ -87,6 +87,7 @@ run_model GoogLeNet models/googlenet/train_val.prototxt 32
 run_model ResNet-50 models/resnet50/train_val.prototxt 32
 run_model ResNet-50 models/resnet50/train_val.prototxt 64
 run_model VGG-16 models/vgg16/train_val.prototxt 32
+run_model DenseNet-121 models/densenet121/train_val.prototxt 32
 
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   line=$(/usr/bin/python3 bench/torch_runner.py models/resnet50/train_val.prototxt --stage dummy \

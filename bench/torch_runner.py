@@ -110,8 +110,9 @@ def pair(param, name, default):
     return items[0], items[-1]
 
 
-def caffe_pool_size(size, kernel, pad, stride):
-    out = int(math.ceil((size + 2 * pad - kernel) / stride)) + 1
+def caffe_pool_size(size, kernel, pad, stride, ceil_mode):
+    rounding = math.ceil if ceil_mode else math.floor
+    out = int(rounding((size + 2 * pad - kernel) / stride)) + 1
     if pad > 0 and (out - 1) * stride >= size + pad:
         out -= 1
     return out
@@ -202,12 +203,14 @@ class Graph(torch.nn.Module):
                 kh, kw = pair(p, "kernel", 1)
                 ph, pw = pair(p, "pad", 0)
                 sh, sw = pair(p, "stride", 1)
-            oh = caffe_pool_size(shape[2], kh, ph, sh)
-            ow = caffe_pool_size(shape[3], kw, pw, sw)
+            # BVLC's round_mode: FLOOR and the forks' ceil_mode: false both round down.
+            ceil = one(p, "round_mode", "CEIL") == "CEIL" and one(p, "ceil_mode", True)
+            oh = caffe_pool_size(shape[2], kh, ph, sh, ceil)
+            ow = caffe_pool_size(shape[3], kw, pw, sw, ceil)
             if one(p, "pool", "MAX") == "MAX":
-                fn = lambda x: F.max_pool2d(x, (kh, kw), (sh, sw), (ph, pw), ceil_mode=True)
+                fn = lambda x: F.max_pool2d(x, (kh, kw), (sh, sw), (ph, pw), ceil_mode=ceil)
             else:
-                fn = lambda x: F.avg_pool2d(x, (kh, kw), (sh, sw), (ph, pw), ceil_mode=True)
+                fn = lambda x: F.avg_pool2d(x, (kh, kw), (sh, sw), (ph, pw), ceil_mode=ceil)
             return fn, [shape[0], shape[1], oh, ow]
         if kind == "LRN":
             p = one(layer, "lrn_param", {})

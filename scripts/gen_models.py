@@ -156,13 +156,14 @@ class Net:
         return self.add(name, "InnerProduct", [bottom], [top or name],
                         *self._params([WEIGHT, BIAS]), ("inner_product_param", p))
 
-    def batch_norm(self, name, blob):
-        """In place. Train: use_global_stats left to the phase default (batch statistics in
-        TRAIN, stored ones in TEST); deploy: stored statistics, said explicitly."""
+    def batch_norm(self, name, blob, top=None):
+        """In place unless `top` is given. Train: use_global_stats left to the phase default
+        (batch statistics in TRAIN, stored ones in TEST); deploy: stored statistics, said
+        explicitly."""
         extra = self._params([FROZEN, FROZEN, FROZEN])
         if self.deploy:
             extra.append(("batch_norm_param", [("use_global_stats", True)]))
-        return self.add(name, "BatchNorm", [blob], [blob], *extra)
+        return self.add(name, "BatchNorm", [blob], [top or blob], *extra)
 
     def scale(self, name, blob, param=None):
         """In place; a learned per-channel scale (gamma) and bias (beta)."""
@@ -178,7 +179,9 @@ class Net:
         return self.add(name, "ReLU", [blob], [blob])
 
     def pool(self, name, bottom, method, kernel=None, stride=None, pad=0, global_pooling=False,
-             top=None):
+             top=None, ceil_mode=True):
+        """ceil_mode=False: floor rounding of the output size (PyTorch's), written as the
+        forks' `ceil_mode: false` that DenseNet prototxts use."""
         p = [("pool", Enum(method))]
         if global_pooling:
             p.append(("global_pooling", True))
@@ -187,6 +190,8 @@ class Net:
             p.append(("stride", stride))
             if pad:
                 p.append(("pad", pad))
+            if not ceil_mode:
+                p.append(("ceil_mode", False))
         return self.add(name, "Pooling", [bottom], [top or name], ("pooling_param", p))
 
     def lrn(self, name, bottom, top=None, local_size=5, alpha=0.0001, beta=0.75):
@@ -531,6 +536,54 @@ def mobilenet_v1(n):
     n.outputs(x, top5=True)
 
 
+DENSENET121_BLOCKS = (6, 12, 24, 16)  # layers per dense block
+DENSENET_GROWTH = 32                  # k: channels each layer adds
+DENSENET_BOTTLENECK = 4               # the 1x1 convolution gives 4k channels
+
+
+def densenet121(n):
+    """DenseNet-121 (DenseNet-BC, k = 32): BN-ReLU-Conv layers, each a 1x1 bottleneck to 4k
+    channels then a 3x3 to k, concatenated onto the block's input; between blocks a transition
+    (BN-ReLU, 1x1 convolution halving the channels, 2x2 average pooling). Convolutions have no
+    bias; every BatchNorm is followed by a Scale (gamma, beta). The stem's max pool rounds its
+    output size down (ceil_mode: false) as the reference implementation does: 112 -> 56."""
+    def bn_scale_relu(prefix, relu_name, bottom, top=None):
+        top = n.batch_norm(prefix + "/bn", bottom, top=top)
+        n.scale(prefix + "/scale", top)
+        n.relu(relu_name, top)
+        return top
+
+    def conv(name, bottom, num, kernel, stride=1, pad=0):
+        return n.conv(name, bottom, num, kernel, stride=stride, pad=pad, bias=False,
+                      weight_filler=MSRA)
+
+    x = n.inputs(imagenet(224, train_batch=32, mean=(103.94, 116.78, 123.68), scale=0.017))
+    x = conv("conv1", x, 64, 7, stride=2, pad=3)
+    bn_scale_relu("conv1", "relu1", x)
+    x = n.pool("pool1", x, "MAX", 3, 2, pad=1, ceil_mode=False)
+    channels = 64
+    for block, layers in enumerate(DENSENET121_BLOCKS, start=2):
+        for i in range(1, layers + 1):
+            p = "conv%d_%d" % (block, i)
+            # The block's features stay whole for the layers after this one: the first BN
+            # writes a new blob, the rest work in place on this layer's own outputs.
+            y = bn_scale_relu(p + "/x1", "relu%d_%d/x1" % (block, i), x, top=p + "/x1/bn")
+            y = conv(p + "/x1", y, DENSENET_BOTTLENECK * DENSENET_GROWTH, 1)
+            bn_scale_relu(p + "/x2", "relu%d_%d/x2" % (block, i), y)
+            y = conv(p + "/x2", y, DENSENET_GROWTH, 3, pad=1)
+            x = n.concat("concat_%d_%d" % (block, i), [x, y], "concat_%d_%d" % (block, i))
+            channels += DENSENET_GROWTH
+        p = "conv%d_blk" % block
+        bn_scale_relu(p, "relu%d_blk" % block, x)
+        if block - 1 < len(DENSENET121_BLOCKS):  # a transition (compression 0.5)
+            channels //= 2
+            x = conv(p, x, channels, 1)
+            x = n.pool("pool%d" % block, x, "AVE", 2, 2)
+    x = n.pool("pool5", x, "AVE", global_pooling=True)
+    x = n.ip("fc6", x, 1000, gaussian(0.01))
+    n.outputs(x, top5=True)
+
+
 # ----------------------------------------------------------------------------------------------
 # Solvers: (field, value) in the order they are written; `net` and `snapshot_prefix` are added.
 # ----------------------------------------------------------------------------------------------
@@ -594,6 +647,15 @@ SOLVERS = {
         ("stepvalue", 150150), ("stepvalue", 300300),
         ("display", 20), ("max_iter", 450450), ("momentum", 0.9), ("weight_decay", 0.00004),
         ("snapshot", 10000)],
+    # Huang et al., section 4.2: batch 256 (32 x iter_size 8), 90 epochs, lr 0.1 divided by
+    # 10 at epochs 30 and 60, weight decay 1e-4, Nesterov momentum 0.9.
+    "densenet121": [
+        ("test_iter", 1000), ("test_interval", 5005), ("test_initialization", False),
+        ("iter_size", 8), ("type", "Nesterov"),
+        ("base_lr", 0.1), ("lr_policy", "multistep"), ("gamma", 0.1),
+        ("stepvalue", 150150), ("stepvalue", 300300),
+        ("display", 20), ("max_iter", 450450), ("momentum", 0.9), ("weight_decay", 0.0001),
+        ("snapshot", 10000)],
 }
 
 # name -> (net name, builder, one-line description for the file header)
@@ -614,6 +676,8 @@ MODELS = {
                       "SqueezeNet v1.1 (Iandola et al., 2016; v1.1 from forresti/SqueezeNet)."),
     "mobilenet_v1": ("MobileNet_v1", mobilenet_v1,
                      "MobileNet v1, width 1.0, 224x224 (Howard et al., 2017)."),
+    "densenet121": ("DenseNet-121", densenet121,
+                    "DenseNet-121 (Huang, Liu, van der Maaten, Weinberger, 2017), k = 32."),
 }
 
 GENERATED = "Generated by scripts/gen_models.py: edit the generator, not this file."
@@ -718,8 +782,9 @@ def conv_out(size, kernel, stride, pad):
     return (size + 2 * pad - kernel) // stride + 1
 
 
-def pool_out(size, kernel, stride, pad):
-    out = int(math.ceil((size + 2 * pad - kernel) / stride)) + 1  # Caffe rounds up
+def pool_out(size, kernel, stride, pad, ceil_mode=True):
+    rounding = math.ceil if ceil_mode else math.floor  # Caffe rounds up unless told otherwise
+    out = int(rounding((size + 2 * pad - kernel) / stride)) + 1
     if pad and (out - 1) * stride >= size + pad:
         out -= 1
     return out
@@ -761,7 +826,9 @@ def analyze(path, phase, stages):
             else:
                 k, s = int(get(p, "kernel_size")), int(get(p, "stride", 1))
                 pad = int(get(p, "pad", 0))
-                shapes = [[n, c, pool_out(h, k, s, pad), pool_out(w, k, s, pad)]]
+                ceil_mode = get(p, "ceil_mode", "true") == "true"
+                shapes = [[n, c, pool_out(h, k, s, pad, ceil_mode),
+                           pool_out(w, k, s, pad, ceil_mode)]]
         elif kind == "InnerProduct":
             p = get(layer, "inner_product_param")
             num, fan_in = int(get(p, "num_output")), math.prod(bottoms[0][1:])

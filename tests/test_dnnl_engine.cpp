@@ -182,6 +182,23 @@ TEST(DnnlPoolingTest, Global) {
   ExpectDnnlMatchesCaffe(MaxPoolCase("global_pooling: true", {2, 5, 6, 4}));
 }
 
+// ceil_mode: false (floor rounding): DenseNet's stem pool, and windows that
+// stop short of the image's last row and column.
+TEST(DnnlPoolingTest, MaxFloorRounding) {
+  ExpectDnnlMatchesCaffe(
+      MaxPoolCase("kernel_size: 3 stride: 2 pad: 1 ceil_mode: false", {2, 3, 8, 9}));
+  ExpectDnnlMatchesCaffe(MaxPoolCase("kernel_size: 2 stride: 2 ceil_mode: false", {1, 3, 7, 5}));
+}
+
+TEST(DnnlPoolingTest, AverageFloorRounding) {
+  // Padded AVE falls back in CEIL mode on this shape (see below); floor
+  // windows never reach past in + pad, so oneDNN runs.
+  ExpectDnnlMatchesCaffe(
+      NewCase(Pool("pool: AVE kernel_size: 3 stride: 2 pad: 1 ceil_mode: false"), {{1, 4, 6, 7}}));
+  ExpectDnnlMatchesCaffe(
+      NewCase(Pool("pool: AVE kernel_size: 2 stride: 2 ceil_mode: false"), {{2, 3, 7, 5}}));
+}
+
 // Where oneDNN's windows are not Caffe's the CAFFE engine runs.
 TEST(DnnlPoolingTest, FallsBackWhereWindowsDiffer) {
   // AVE with pad whose last window reaches past in + pad (CEIL rounding).

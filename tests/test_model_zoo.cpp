@@ -19,6 +19,9 @@ struct ZooModel {
   std::string name;
   int64_t published_params;         ///< conv/ip weights and biases, Scale's gamma and beta
   std::vector<int64_t> prob_shape;  ///< deploy output at batch 1
+  // The train_val runs: small enough to keep the suite quick on two cores.
+  int64_t batch = 2;
+  int steps = 5;
 };
 
 std::ostream& operator<<(std::ostream& out, const ZooModel& model) { return out << model.name; }
@@ -64,12 +67,12 @@ TEST_P(ModelZooTest, DeployOutputShapeAndPublishedParameterCount) {
 
 TEST_P(ModelZooTest, ArenaTrainsBitIdenticallyToNone) {
   const ZooModel& model = GetParam();
-  Net none(LoadModel(model.name, "train_val.prototxt", TRAIN, NONE, 2));
-  Net arena(LoadModel(model.name, "train_val.prototxt", TRAIN, ARENA, 2));
+  Net none(LoadModel(model.name, "train_val.prototxt", TRAIN, NONE, model.batch));
+  Net arena(LoadModel(model.name, "train_val.prototxt", TRAIN, ARENA, model.batch));
   EXPECT_LT(arena.memory_plan().arena_bytes, none.memory_plan().naive_bytes);
-  const std::vector<float> expected = Train(&none, 5);
+  const std::vector<float> expected = Train(&none, model.steps);
   for (float loss : expected) EXPECT_TRUE(std::isfinite(loss));
-  EXPECT_EQ(Train(&arena, 5), expected);
+  EXPECT_EQ(Train(&arena, model.steps), expected);
   for (size_t p = 0; p < none.params().size(); ++p) {
     ASSERT_EQ(DataOf(*arena.params()[p]), DataOf(*none.params()[p])) << "param " << p;
   }
@@ -77,8 +80,8 @@ TEST_P(ModelZooTest, ArenaTrainsBitIdenticallyToNone) {
 
 TEST_P(ModelZooTest, ArenaTestForwardBitIdenticalToNone) {
   const ZooModel& model = GetParam();
-  Net none(LoadModel(model.name, "train_val.prototxt", TEST, NONE, 2));
-  Net arena(LoadModel(model.name, "train_val.prototxt", TEST, ARENA, 2));
+  Net none(LoadModel(model.name, "train_val.prototxt", TEST, NONE, model.batch));
+  Net arena(LoadModel(model.name, "train_val.prototxt", TEST, ARENA, model.batch));
   none.Forward();
   arena.Forward();
   ASSERT_EQ(none.output_blobs().size(), arena.output_blobs().size());
@@ -102,7 +105,10 @@ INSTANTIATE_TEST_SUITE_P(Models, ModelZooTest,
                                            ZooModel{"vgg16", 138357544, {1, 1000}},
                                            ZooModel{"resnet50", 25557032, {1, 1000}},
                                            ZooModel{"squeezenet1.1", 1235496, {1, 1000, 1, 1}},
-                                           ZooModel{"mobilenet_v1", 4231976, {1, 1000}}),
+                                           ZooModel{"mobilenet_v1", 4231976, {1, 1000}},
+                                           // 121 BN layers over 224 x 224: one image, two
+                                           // steps (the second from updated parameters).
+                                           ZooModel{"densenet121", 7978856, {1, 1000}, 1, 2}),
                          [](const ::testing::TestParamInfo<ZooModel>& info) {
                            std::string name = info.param.name;
                            for (char& c : name) {

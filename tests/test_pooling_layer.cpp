@@ -93,6 +93,64 @@ TEST_F(PoolingLayerTest, CeilRoundingKeepsThePartialWindow) {
   EXPECT_EQ(DataOf(top_), (std::vector<float>{7, 9, 17, 19}));
 }
 
+TEST_F(PoolingLayerTest, CeilModeFalseRoundsDownOnOddSizes) {
+  auto top_shape = [&](const std::string& settings, const std::vector<int64_t>& shape) {
+    const int64_t count = shape[0] * shape[1] * shape[2] * shape[3];
+    Run("type: 'Pooling' pooling_param { " + settings + " }", shape, std::vector<float>(count));
+    return top_.shape();
+  };
+  using Shape = std::vector<int64_t>;
+  // DenseNet's and ResNet's stem pool on 112 x 112: kernel 3, stride 2, pad 1.
+  // (112 + 2 - 3) / 2 = 55.5: Caffe's ceil gives 57 windows a side (the last
+  // starts at 112 < in + pad = 113, so none is dropped); floor gives 56.
+  const std::string stem = "pool: MAX kernel_size: 3 stride: 2 pad: 1";
+  EXPECT_EQ(top_shape(stem, {1, 1, 112, 112}), (Shape{1, 1, 57, 57}));
+  EXPECT_EQ(top_shape(stem + " ceil_mode: false", {1, 1, 112, 112}), (Shape{1, 1, 56, 56}));
+  // Odd sizes, kernel 2, stride 2: 7 -> ceil 4, floor 3; 13 -> 7 and 6.
+  const std::string two = "pool: AVE kernel_size: 2 stride: 2";
+  EXPECT_EQ(top_shape(two + " ceil_mode: false", {2, 3, 7, 13}), (Shape{2, 3, 3, 6}));
+  EXPECT_EQ(top_shape(two + " ceil_mode: true", {2, 3, 7, 13}), (Shape{2, 3, 4, 7}));
+  // Where the division is exact (kernel 3 on 9: (9 - 3) / 2 = 3) both give 4.
+  EXPECT_EQ(top_shape("pool: MAX kernel_size: 3 stride: 2 ceil_mode: false", {1, 1, 9, 9}),
+            (Shape{1, 1, 4, 4}));
+  EXPECT_EQ(top_shape("pool: MAX kernel_size: 3 stride: 2", {1, 1, 9, 9}), (Shape{1, 1, 4, 4}));
+}
+
+TEST_F(PoolingLayerTest, CeilModeFalseDropsThePartialWindow) {
+  // 5x5 (1..25), kernel 2, stride 2: the two whole windows a side only.
+  Run(R"(type: "Pooling" pooling_param { pool: MAX kernel_size: 2 stride: 2 ceil_mode: false })",
+      {1, 1, 5, 5}, Iota(25));
+  EXPECT_EQ(DataOf(top_), (std::vector<float>{7, 9, 17, 19}));
+  // (1+2+6+7)/4 (3+4+8+9)/4 ; (11+12+16+17)/4 (13+14+18+19)/4
+  Run(R"(type: "Pooling" pooling_param { pool: AVE kernel_size: 2 stride: 2 ceil_mode: false })",
+      {1, 1, 5, 5}, Iota(25));
+  EXPECT_EQ(DataOf(top_), (std::vector<float>{4, 6, 14, 16}));
+}
+
+TEST_F(PoolingLayerTest, CeilModeAndRoundModeMustAgree) {
+  bottom_.Reshape({1, 1, 5, 5});
+  // Agreeing spellings are accepted.
+  for (const char* both : {"round_mode: FLOOR ceil_mode: false", "round_mode: CEIL ceil_mode: true"}) {
+    MakeLayer(std::string("type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 ") + both +
+              " }")
+        ->SetUp(bottom_vec_, top_vec_);
+  }
+  ExpectErrorContaining(
+      [&] {
+        MakeLayer("name: 'pool1' type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 "
+                  "round_mode: CEIL ceil_mode: false }")
+            ->SetUp(bottom_vec_, top_vec_);
+      },
+      {"pool1", "round_mode: CEIL", "ceil_mode: false", "disagree"});
+  ExpectErrorContaining(
+      [&] {
+        MakeLayer("name: 'pool2' type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 "
+                  "round_mode: FLOOR ceil_mode: true }")
+            ->SetUp(bottom_vec_, top_vec_);
+      },
+      {"pool2", "round_mode: FLOOR", "ceil_mode: true", "disagree"});
+}
+
 TEST_F(PoolingLayerTest, PadDropsAWindowStartingInThePad) {
   // 3x3, kernel 2, stride 2, pad 1: ceil((3 + 2 - 2) / 2) + 1 = 3, but the
   // third window would start at (3 - 1) * 2 = 4 >= in + pad = 4 in padded
@@ -250,6 +308,22 @@ TEST_F(PoolingLayerTest, GradientAvePad) {
       pad: 1 })");
   GradientChecker checker(1e-2f, 1e-3f);
   checker.CheckGradient(layer.get(), bottom_vec_, top_vec_);
+}
+
+TEST_F(PoolingLayerTest, GradientCeilModeFalse) {
+  // Odd sizes where floor and ceil differ, padded and not.
+  bottom_.Reshape({1, 2, 8, 7});
+  FillDistinct(&bottom_, 26);
+  for (const char* text :
+       {R"(type: "Pooling" pooling_param { pool: MAX kernel_size: 3 stride: 2 pad: 1
+           ceil_mode: false })",
+        R"(type: "Pooling" pooling_param { pool: AVE kernel_size: 2 stride: 2 ceil_mode: false })",
+        R"(type: "Pooling" pooling_param { pool: AVE kernel_size: 3 stride: 2 pad: 1
+           ceil_mode: false })"}) {
+    auto layer = MakeLayer(text);
+    GradientChecker checker(1e-2f, 1e-3f);
+    checker.CheckGradient(layer.get(), bottom_vec_, top_vec_);
+  }
 }
 
 TEST_F(PoolingLayerTest, GradientGlobal) {

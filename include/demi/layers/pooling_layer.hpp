@@ -11,7 +11,8 @@ namespace demi {
 ///
 /// Bottom: N x C x H x W. Top: N x C x out_h x out_w with, per dimension,
 /// out = ceil((in + 2 pad - kernel) / stride) + 1 (round_mode CEIL, the
-/// default) or floor(...) + 1 (FLOOR); and, when either pad is non-zero, a
+/// default) or floor(...) + 1 (round_mode FLOOR, or the forks' spelling
+/// ceil_mode: false, PyTorch's default); and, when either pad is non-zero, a
 /// last window that would start at or beyond in + pad is dropped (out - 1).
 /// global_pooling takes the kernel from the bottom's H x W (pad 0, stride 1).
 /// The window of output (oh, ow) covers rows [oh stride - pad, + kernel) and
@@ -101,6 +102,7 @@ class PoolingLayer : public Layer {
 
   PoolingParameter::PoolMethod method_ = PoolingParameter::MAX;
   bool global_ = false;
+  bool ceil_mode_ = true;  ///< round_mode CEIL and ceil_mode true; else floor
   int64_t kernel_h_ = 0, kernel_w_ = 0;
   int64_t pad_h_ = 0, pad_w_ = 0;
   int64_t stride_h_ = 1, stride_w_ = 1;

@@ -82,6 +82,13 @@ void PoolingLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
                pad_h_, " x ", pad_w_, ", which must be smaller than the kernel ", kernel_h_, " x ",
                kernel_w_);
   }
+  // round_mode (BVLC) and ceil_mode (forks) say the same thing two ways.
+  const bool round_ceil = param.round_mode() == PoolingParameter::CEIL;
+  DEMI_CHECK(!param.has_round_mode() || !param.has_ceil_mode() || round_ceil == param.ceil_mode(),
+             "Pooling layer '", name, "' sets round_mode: ",
+             PoolingParameter::RoundMode_Name(param.round_mode()), " and ceil_mode: ",
+             param.ceil_mode() ? "true" : "false", ", which disagree; keep one of them");
+  ceil_mode_ = round_ceil && param.ceil_mode();
   if (method_ == PoolingParameter::MAX) {
     RegisterBuffer("argmax", &argmax_, BufferLifetime::kSavedForBackward);
   }
@@ -102,9 +109,8 @@ void PoolingLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
     kernel_h_ = height_;
     kernel_w_ = width_;
   }
-  const bool ceil_mode = layer_param_.pooling_param().round_mode() == PoolingParameter::CEIL;
-  pooled_h_ = PooledSize(height_, kernel_h_, pad_h_, stride_h_, ceil_mode);
-  pooled_w_ = PooledSize(width_, kernel_w_, pad_w_, stride_w_, ceil_mode);
+  pooled_h_ = PooledSize(height_, kernel_h_, pad_h_, stride_h_, ceil_mode_);
+  pooled_w_ = PooledSize(width_, kernel_w_, pad_w_, stride_w_, ceil_mode_);
   if (pad_h_ > 0 || pad_w_ > 0) {
     // As in Caffe: the last window must start inside the image or its pad.
     if ((pooled_h_ - 1) * stride_h_ >= height_ + pad_h_) --pooled_h_;
