@@ -22,6 +22,9 @@ packages=(
   clang-format
   # GNU time: bench/memory.sh reads a process's peak RSS with it.
   time
+  # procps (ps, pkill, /bin/kill): to watch and stop trainers; the tests need
+  # only the shell's own kill.
+  procps
   # Real data for tests and examples: JPEG/PNG images and Fashion-MNIST.
   opencv-doc
   dataset-fashion-mnist

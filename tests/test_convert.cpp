@@ -230,7 +230,13 @@ TEST(ConvertImageSetTest, ErrorsNameListLineAndImage) {
   ExpectErrorContaining([&] { ConvertImageSet(root, dir / "list.txt", dir / "db1", options); },
                         {dir / "list.txt" + ":2", "image '" + root + "bad.png'",
                          "does not decode as an image", "--skip_bad_records"});
+  // The failed conversion left nothing: the suggested rerun writes db1.
+  EXPECT_FALSE(std::filesystem::exists(dir / "db1"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+  }
   options.skip_bad = true;
+  EXPECT_EQ(ConvertImageSet(root, dir / "list.txt", dir / "db1", options).written, 2);
   const ConvertStats stats = ConvertImageSet(root, dir / "list.txt", dir / "db2", options);
   EXPECT_EQ(stats.written, 2);
   EXPECT_EQ(stats.skipped, 2);

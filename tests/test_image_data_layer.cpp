@@ -129,6 +129,27 @@ TEST_F(ImageDataLayerTest, BadImagesFailNamingFileAndLine) {
                          "image '" + (dir_ / "nope.png") + "' (line 1 of", "does not exist"});
 }
 
+TEST_F(ImageDataLayerTest, ATruncatedJpegFailsOrIsSkippedNamed) {
+  std::vector<uchar> jpeg;
+  ASSERT_TRUE(cv::imencode(".jpg", cv::Mat(2, 3, CV_8UC3, cv::Scalar(9, 8, 7)), jpeg));
+  WriteFile(dir_ / "cut.jpg", std::string(jpeg.begin(), jpeg.begin() + jpeg.size() / 2));
+  WriteFile(dir_ / "withcut.txt", "img0.png 0\ncut.jpg 1\nimg1.png 2\n");
+  auto layer = Make(Params(dir_ / "withcut.txt", "batch_size: 2"));
+  ExpectErrorContaining([&] { layer->Forward({}, top_); },
+                        {"image '" + (dir_ / "cut.jpg") + "' (line 2 of", "is a truncated JPEG",
+                         "skip_bad_records: true"});
+  auto skipping = Make(Params(dir_ / "withcut.txt", "batch_size: 2 skip_bad_records: true"));
+  skipping->Forward({}, top_);
+  EXPECT_EQ(DataOf(label_), (std::vector<float>{0, 2}));
+  // A bad first image is looked past for the example shape, too.
+  WriteFile(dir_ / "cutfirst.txt", "cut.jpg 0\nimg3.png 3\n");
+  EXPECT_THROW(Make(Params(dir_ / "cutfirst.txt", "")), Error);
+  auto past = Make(Params(dir_ / "cutfirst.txt", "batch_size: 1 skip_bad_records: true"));
+  EXPECT_EQ(data_.shape(), (std::vector<int64_t>{1, 3, 2, 3}));
+  past->Forward({}, top_);
+  EXPECT_EQ(DataOf(label_), (std::vector<float>{3}));
+}
+
 TEST_F(ImageDataLayerTest, ImageOfAnotherSizeFailsUnlessResized) {
   ASSERT_TRUE(cv::imwrite(dir_ / "big.png", cv::Mat(4, 4, CV_8UC3, cv::Scalar(1, 2, 3))));
   WriteFile(dir_ / "sizes.txt", "img0.png 0\nbig.png 1\n");

@@ -1,6 +1,7 @@
 // SIGINT and SIGHUP become solver actions: snapshot, stop or nothing.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -13,18 +14,23 @@ namespace {
 TEST(SignalTest, ParsesEffects) {
   EXPECT_EQ(ParseSolverAction("stop"), SolverAction::kStop);
   EXPECT_EQ(ParseSolverAction("snapshot"), SolverAction::kSnapshot);
+  EXPECT_EQ(ParseSolverAction("snapshot_stop"), SolverAction::kSnapshotStop);
   EXPECT_EQ(ParseSolverAction("none"), SolverAction::kNone);
-  ExpectErrorContaining([] { ParseSolverAction("exit"); }, {"'exit'", "stop, snapshot or none"});
+  ExpectErrorContaining([] { ParseSolverAction("exit"); },
+                        {"'exit'", "stop, snapshot, snapshot_stop or none"});
 }
 
 TEST(SignalTest, HandlerTurnsSignalsIntoActionsOnce) {
-  SignalHandler handler(SolverAction::kStop, SolverAction::kSnapshot);
+  SignalHandler handler(SolverAction::kStop, SolverAction::kSnapshot, SolverAction::kSnapshotStop);
   EXPECT_EQ(handler.CheckForSignals(), SolverAction::kNone);
   ::raise(SIGHUP);
   EXPECT_EQ(handler.CheckForSignals(), SolverAction::kSnapshot);
   EXPECT_EQ(handler.CheckForSignals(), SolverAction::kNone);
   ::raise(SIGINT);
   EXPECT_EQ(handler.GetActionFunction()(), SolverAction::kStop);
+  EXPECT_EQ(handler.CheckForSignals(), SolverAction::kNone);
+  ::raise(SIGTERM);  // would end the test binary without the handler
+  EXPECT_EQ(handler.CheckForSignals(), SolverAction::kSnapshotStop);
   EXPECT_EQ(handler.CheckForSignals(), SolverAction::kNone);
 }
 
@@ -58,7 +64,7 @@ TEST(SignalTest, SighupSnapshotsAndSigintStops) {
   ScratchDir dir;
   auto solver = MakeSolver(
       StrCat(kNet, "snapshot_after_train: true snapshot_prefix: \"", dir.file("run"), "\""));
-  SignalHandler handler(SolverAction::kStop, SolverAction::kSnapshot);
+  SignalHandler handler(SolverAction::kStop, SolverAction::kSnapshot, SolverAction::kNone);
   solver->SetActionFunction(handler.GetActionFunction());
   Raiser hup(solver.get(), 2, SIGHUP);
   Raiser interrupt(solver.get(), 5, SIGINT);
@@ -79,13 +85,57 @@ TEST(SignalTest, SighupSnapshotsAndSigintStops) {
 
 TEST(SignalTest, NoneIgnoresTheSignal) {
   auto solver = MakeSolver(StrCat(kNet, "snapshot_after_train: false"));
-  SignalHandler handler(SolverAction::kNone, SolverAction::kNone);
+  SignalHandler handler(SolverAction::kNone, SolverAction::kNone, SolverAction::kNone);
   solver->SetActionFunction(handler.GetActionFunction());
   Raiser interrupt(solver.get(), 1, SIGINT);
   solver->AddCallback(&interrupt);
   solver->Solve();
   EXPECT_EQ(solver->iter(), 10);
   EXPECT_FALSE(solver->requested_early_exit());
+}
+
+TEST(SignalTest, SigtermSnapshotsThenStopsWithoutSnapshotAfterTrain) {
+  ScratchDir dir;
+  auto solver = MakeSolver(
+      StrCat(kNet, "snapshot_after_train: false snapshot_prefix: \"", dir.file("run"), "\""));
+  SignalHandler handler(SolverAction::kStop, SolverAction::kSnapshot, SolverAction::kSnapshotStop);
+  solver->SetActionFunction(handler.GetActionFunction());
+  Raiser term(solver.get(), 4, SIGTERM);
+  solver->AddCallback(&term);
+  solver->Solve();
+  EXPECT_EQ(solver->iter(), 5);
+  EXPECT_TRUE(solver->requested_early_exit());
+  EXPECT_TRUE(std::filesystem::exists(dir.file("run_iter_5.caffemodel")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("run_iter_5.solverstate")));
+}
+
+TEST(SignalTest, SnapshotStopWritesOneSnapshotWithSnapshotAfterTrain) {
+  ScratchDir dir;
+  auto solver = MakeSolver(
+      StrCat(kNet, "snapshot_after_train: true snapshot_prefix: \"", dir.file("run"), "\""));
+  int polls = 0;
+  solver->SetActionFunction(
+      [&] { return ++polls == 3 ? SolverAction::kSnapshotStop : SolverAction::kNone; });
+  // Before snapshot_after_train's turn, the request's snapshot is on disk: its
+  // inode changes if it is written again (a new file renamed over it).
+  const std::string model = dir.file("run_iter_3.caffemodel");
+  struct InodeBeforeSnapshots : public Solver::Callback {
+    explicit InodeBeforeSnapshots(std::string path) : path(std::move(path)) {}
+    void OnBeforeTestOrSnapshot() override {
+      struct stat info {};
+      inodes.push_back(::stat(path.c_str(), &info) == 0 ? info.st_ino : 0);
+    }
+    std::string path;
+    std::vector<ino_t> inodes;
+  } watcher(model);
+  solver->AddCallback(&watcher);
+  solver->Solve();
+  EXPECT_EQ(solver->iter(), 3);
+  struct stat info {};
+  ASSERT_EQ(::stat(model.c_str(), &info), 0);
+  ASSERT_EQ(watcher.inodes.size(), 2u);  // the request's turn and snapshot_after_train's
+  EXPECT_EQ(watcher.inodes[0], 0u);      // not written yet
+  EXPECT_EQ(watcher.inodes[1], info.st_ino) << "iteration 3 was snapshotted twice";
 }
 
 TEST(SignalTest, StopDuringATestInterruptsIt) {

@@ -55,8 +55,12 @@ DEFINE_int32(level, 0, "State level of the train and test nets.");
 DEFINE_string(stage, "", "Comma-separated state stages of the train and test nets.");
 DEFINE_string(sigint_effect, "stop",
               "What SIGINT (Ctrl-C) does: snapshot, stop (snapshot if snapshot_after_train, "
-              "then exit) or none.");
-DEFINE_string(sighup_effect, "snapshot", "What SIGHUP does: snapshot, stop or none.");
+              "then exit), snapshot_stop (snapshot, then exit) or none.");
+DEFINE_string(sighup_effect, "snapshot",
+              "What SIGHUP does: snapshot, stop, snapshot_stop or none.");
+DEFINE_string(sigterm_effect, "snapshot_stop",
+              "What SIGTERM (sent by timeout, Slurm, Kubernetes) does: snapshot_stop, stop, "
+              "snapshot or none.");
 
 namespace {
 
@@ -120,6 +124,7 @@ int Train() {
              "give --snapshot to resume training or --weights to fine-tune, not both");
   const demi::SolverAction sigint_effect = demi::ParseSolverAction(FLAGS_sigint_effect);
   const demi::SolverAction sighup_effect = demi::ParseSolverAction(FLAGS_sighup_effect);
+  const demi::SolverAction sigterm_effect = demi::ParseSolverAction(FLAGS_sigterm_effect);
   demi::ApplyThreadsFlag(FLAGS_threads);
   demi::SolverParameter param;
   demi::ReadSolverParamsFromTextFile(FLAGS_solver, &param);
@@ -137,7 +142,7 @@ int Train() {
   const int num_test_nets = std::max(param.test_iter_size(), param.test_state_size());
   while (param.test_state_size() < num_test_nets) param.add_test_state()->set_phase(demi::TEST);
   for (demi::NetState& state : *param.mutable_test_state()) apply_flags(&state);
-  demi::SignalHandler signals(sigint_effect, sighup_effect);
+  demi::SignalHandler signals(sigint_effect, sighup_effect, sigterm_effect);
   const std::vector<int> gpus = demi::ParseGpuFlag(FLAGS_gpu);
   DEMI_CHECK(FLAGS_cpu_replicas >= 1, "--cpu_replicas must be at least 1, got ",
              FLAGS_cpu_replicas);

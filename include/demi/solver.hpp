@@ -161,6 +161,7 @@ class Solver {
   std::vector<float> losses_;
   float smoothed_loss_ = 0;
   bool requested_early_exit_ = false;
+  int last_snapshot_iter_ = -1;  ///< the iteration Snapshot() last wrote, so none is written twice
   std::function<SolverAction()> action_function_;
   std::vector<Callback*> callbacks_;
   std::chrono::steady_clock::time_point display_start_;

@@ -14,6 +14,7 @@
 #include "demi/util/cli.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/temporary_files.hpp"
 #include "demi/util/threads.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
@@ -94,7 +95,11 @@ Solver::Solver(const SolverParameter& param, const Context& context, int history
   context_.seed = ChooseSeed(param_);
   LOG(INFO) << "Random seed " << context_.seed
             << (param_.random_seed() >= 0 ? "" : " (from the clock; set random_seed to repeat)");
-  if (is_root()) CheckSnapshotPrefix();
+  if (is_root()) {
+    CheckSnapshotPrefix();
+    // Snapshots of a run killed while writing them.
+    if (!param_.snapshot_prefix().empty()) RemoveStaleTemporaries(param_.snapshot_prefix());
+  }
   InitTrainNet();
   if (is_root()) InitTestNets();
   const int num_params = static_cast<int>(net_->learnable_params().size());
@@ -283,10 +288,11 @@ void Solver::Solve(const std::string& resume_file) {
   }
   const int start_iter = iter_;
   Step(param_.max_iter() - iter_);
-  // A stopped run snapshots too, so that it can be resumed.
+  // A stopped run snapshots too, so that it can be resumed; a snapshot_stop
+  // request has written this iteration's already.
   if (param_.snapshot_after_train() && (param_.snapshot() == 0 || iter_ % param_.snapshot() != 0)) {
     BeforeTestOrSnapshot();
-    Snapshot();
+    if (last_snapshot_iter_ != iter_) Snapshot();
   }
   if (requested_early_exit_) {
     LOG(INFO) << "Optimization stopped early.";
@@ -343,12 +349,11 @@ void Solver::Step(int iters) {
     ApplyUpdate();
     ++iter_;
     const SolverAction request = Agree(RequestedAction());
-    if ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
-        request == SolverAction::kSnapshot) {
+    if ((param_.snapshot() && iter_ % param_.snapshot() == 0) || ActionSnapshots(request)) {
       BeforeTestOrSnapshot();
       Snapshot();
     }
-    if (request == SolverAction::kStop) {
+    if (ActionStops(request)) {
       requested_early_exit_ = true;
       break;
     }
@@ -536,8 +541,8 @@ std::vector<float> Solver::Test(int test_net_id) {
   for (int i = 0; i < test_iter; ++i) {
     for (SolverAction request = RequestedAction(); request != SolverAction::kNone;
          request = RequestedAction()) {
-      if (request == SolverAction::kSnapshot) Snapshot();
-      if (request == SolverAction::kStop) requested_early_exit_ = true;
+      if (ActionSnapshots(request)) Snapshot();
+      if (ActionStops(request)) requested_early_exit_ = true;
     }
     if (requested_early_exit_) break;
     const float iter_loss = test_net.Forward();

@@ -40,6 +40,7 @@ std::vector<RandomEngine*> Solver::RandomEngines() {
 }
 
 void Solver::Snapshot() {
+  last_snapshot_iter_ = iter_;
   if (!is_root()) return;  // replicas hold the same state; the root writes it
   if (param_.snapshot_prefix().empty()) {
     LOG(WARNING) << "snapshot_prefix is not set; not snapshotting iteration " << iter_;

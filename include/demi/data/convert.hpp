@@ -25,7 +25,8 @@ IdxFile ReadIdxFile(const std::string& path);
 
 /// Converts MNIST-style IDX image (N x rows x cols) and label (N) files into
 /// a new LMDB of raw 1 x rows x cols Datum, keyed "%08d" by position.
-/// Returns the number of records written.
+/// Returns the number of records written. Like ConvertImageSet, it writes
+/// DB_PATH.tmp.PID and renames it: a failure leaves nothing at `db_path`.
 int64_t ConvertMnist(const std::string& images_path, const std::string& labels_path,
                      const std::string& db_path);
 
@@ -70,7 +71,9 @@ struct ConvertStats {
 };
 
 /// Converts the images of a list file (paths relative to `root`, which is
-/// prefixed as given) into a new LMDB of Datum keyed "%08d_<path>".
+/// prefixed as given) into a new LMDB of Datum keyed "%08d_<path>". It is
+/// written as DB_PATH.tmp.PID and renamed when complete (see StagedLMDB), so
+/// a failed conversion leaves nothing to remove before a rerun.
 ConvertStats ConvertImageSet(const std::string& root, const std::string& list_path,
                              const std::string& db_path, const ImageSetOptions& options);
 

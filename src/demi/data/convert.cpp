@@ -16,6 +16,8 @@
 
 #include "demi/blob.hpp"
 #include "demi/data/db.hpp"
+#include "demi/data/image_file.hpp"
+#include "demi/data/staged_lmdb.hpp"
 #include "demi/data/transformer.hpp"
 #include "demi/util/io.hpp"
 
@@ -108,8 +110,8 @@ int64_t ConvertMnist(const std::string& images_path, const std::string& labels_p
   DEMI_CHECK(count == labels.dims[0], "'", images_path, "' holds ", count, " images but '",
              labels_path, "' holds ", labels.dims[0], " labels");
   const int64_t rows = images.dims[1], cols = images.dims[2];
-  std::shared_ptr<LMDB> db = LMDB::Open(db_path, DBMode::kNew);
-  std::unique_ptr<LMDBTransaction> txn = db->NewTransaction();
+  StagedLMDB db(db_path);
+  std::unique_ptr<LMDBTransaction> txn = db.db().NewTransaction();
   Datum datum;
   datum.set_channels(1);
   datum.set_height(static_cast<int>(rows));
@@ -121,6 +123,8 @@ int64_t ConvertMnist(const std::string& images_path, const std::string& labels_p
     if (txn->size() == kRecordsPerCommit) txn->Commit();
   }
   txn->Commit();
+  txn.reset();
+  db.Publish();
   LOG(INFO) << "Wrote " << count << " " << rows << "x" << cols << " images to " << db_path;
   return count;
 }
@@ -157,10 +161,7 @@ std::vector<ImageListEntry> ReadImageList(const std::string& path) {
 
 std::vector<int64_t> ReadImageToDatum(const std::string& path, int label, int height, int width,
                                       bool is_color, const std::string& encoding, Datum* datum) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) throw BadRecordError("does not exist");
-  cv::Mat image = cv::imread(path, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-  if (image.empty()) throw BadRecordError("cannot be read or does not decode as an image");
+  cv::Mat image = ReadImageFile(path, is_color);
   const bool resize = height > 0 && width > 0;
   if (resize) {
     cv::Mat resized;
@@ -217,8 +218,9 @@ ConvertStats ConvertImageSet(const std::string& root, const std::string& list_pa
       std::swap(entries[i - 1], entries[RandomIndex(&engine, static_cast<uint32_t>(i))]);
     }
   }
-  std::shared_ptr<LMDB> db = LMDB::Open(db_path, DBMode::kNew);
-  std::unique_ptr<LMDBTransaction> txn = db->NewTransaction();
+  // Written under a temporary name: a failure leaves no database at db_path.
+  StagedLMDB db(db_path);
+  std::unique_ptr<LMDBTransaction> txn = db.db().NewTransaction();
   ConvertStats stats;
   std::vector<int64_t> first_shape;
   Datum datum;
@@ -257,7 +259,9 @@ ConvertStats ConvertImageSet(const std::string& root, const std::string& list_pa
     }
   }
   txn->Commit();
+  txn.reset();
   DEMI_CHECK(stats.written > 0, "no image of '", list_path, "' could be converted");
+  db.Publish();
   LOG(INFO) << "Wrote " << stats.written << " images to " << db_path
             << (stats.skipped > 0 ? StrCat(", skipped ", stats.skipped, " bad ones") : "");
   return stats;

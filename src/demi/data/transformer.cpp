@@ -6,6 +6,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "demi/blob.hpp"
+#include "demi/data/image_file.hpp"
 #include "demi/util/io.hpp"
 
 namespace demi {
@@ -231,6 +232,11 @@ cv::Mat Transformer::DatumToImage(const Datum& datum) const {
   if (datum.encoded()) {
     const std::string& data = datum.data();
     if (data.empty()) throw BadRecordError("is marked encoded but holds no data");
+    const std::string truncation = ImageTruncation(data, data);
+    if (!truncation.empty()) {
+      throw BadRecordError(
+          StrCat("holds encoded data that ", truncation, " (", data.size(), " bytes)"));
+    }
     const int flags = param_.force_color()  ? cv::IMREAD_COLOR
                       : param_.force_gray() ? cv::IMREAD_GRAYSCALE
                                             : cv::IMREAD_ANYCOLOR;

@@ -1,10 +1,9 @@
 #include "demi/layers/image_data_layer.hpp"
 
-#include <filesystem>
 #include <numeric>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "demi/data/image_file.hpp"
 #include "demi/layer_registry.hpp"
 
 namespace demi {
@@ -23,6 +22,7 @@ std::vector<int64_t> ImageDataLayer::DataLayerSetUp() {
     ThrowError(StrCat(Owner(), ": ", error.what()));
   }
   batch_size_ = param.batch_size();
+  skip_bad_records_ = param.skip_bad_records();
   rows_.resize(batch_size_);
   order_.resize(lines_.size());
   ShuffleForEpoch();
@@ -32,13 +32,20 @@ std::vector<int64_t> ImageDataLayer::DataLayerSetUp() {
     LOG(INFO) << Owner() << ": skipping the first " << skip << " images";
     for (uint32_t i = 0; i < skip; ++i) SkipExample();
   }
-  const int64_t first = order_[position_];
-  try {
-    return transformer_->OutputShape(LoadImage(first));
-  } catch (const BadRecordError& error) {
-    rows_[0] = first;
-    ThrowError(StrCat(Owner(), ": ", DescribeExample(0), " ", error.what()));
+  // The example shape is the first usable image's; with skip_bad_records the
+  // bad ones before it are only looked past here, and skipped (and counted)
+  // when the batches reach them.
+  for (size_t i = 0; i < order_.size(); ++i) {
+    rows_[0] = order_[(position_ + i) % order_.size()];
+    try {
+      return transformer_->OutputShape(LoadImage(rows_[0]));
+    } catch (const BadRecordError& error) {
+      const std::string message = StrCat(Owner(), ": ", DescribeExample(0), " ", error.what());
+      DEMI_CHECK(skip_bad_records_, message, "; ", SkipHint());
+      LOG(WARNING) << message << "; looking further for the example shape";
+    }
   }
+  ThrowError(StrCat(Owner(), ": no image of '", param.source(), "' can be read"));
 }
 
 void ImageDataLayer::ShuffleForEpoch() {
@@ -68,10 +75,7 @@ void ImageDataLayer::SkipExample() {
 cv::Mat ImageDataLayer::LoadImage(int64_t line) const {
   const ImageDataParameter& param = layer_param_.image_data_param();
   const std::string path = param.root_folder() + lines_[line].path;
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) throw BadRecordError("does not exist");
-  cv::Mat image = cv::imread(path, param.is_color() ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-  if (image.empty()) throw BadRecordError("cannot be read or does not decode as an image");
+  cv::Mat image = ReadImageFile(path, param.is_color());
   if (param.new_height() > 0) {
     cv::Mat resized;
     cv::resize(image, resized,
@@ -95,7 +99,10 @@ std::string ImageDataLayer::DescribeExample(int64_t row) const {
                 param.source(), "')");
 }
 
-std::string ImageDataLayer::SkipHint() const { return "fix or remove that line of the list file"; }
+std::string ImageDataLayer::SkipHint() const {
+  return "fix or remove that line of the list file, or set image_data_param { skip_bad_records: "
+         "true } to skip and count such images";
+}
 
 DEMI_REGISTER_LAYER(ImageData);
 

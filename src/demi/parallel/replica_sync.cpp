@@ -152,12 +152,14 @@ float ReplicaSync::ReduceLoss(float loss) {
 }
 
 SolverAction ReplicaSync::AgreeOnAction(SolverAction action) {
-  // Votes: stop wins over snapshot, which wins over nothing.
-  float votes[2] = {action == SolverAction::kStop ? 1.0f : 0.0f,
-                    action == SolverAction::kSnapshot ? 1.0f : 0.0f};
+  // Votes: one replica's stop stops all, one's snapshot snapshots all.
+  float votes[2] = {ActionStops(action) ? 1.0f : 0.0f, ActionSnapshots(action) ? 1.0f : 0.0f};
   comm_->AllReduceSum(votes, 2);
-  if (votes[0] > 0) return SolverAction::kStop;
-  if (votes[1] > 0) return SolverAction::kSnapshot;
+  const bool stop = votes[0] > 0;
+  const bool snapshot = votes[1] > 0;
+  if (stop && snapshot) return SolverAction::kSnapshotStop;
+  if (stop) return SolverAction::kStop;
+  if (snapshot) return SolverAction::kSnapshot;
   return SolverAction::kNone;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <limits>
 #include <new>
@@ -145,6 +146,8 @@ int RunToolWithArgs(int argc, char** argv, const std::string& usage,
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   google::InstallFailureSignalHandler();
+  // A write past `ulimit -f` then fails with EFBIG, reported with the file.
+  std::signal(SIGXFSZ, SIG_IGN);
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     return body(args);

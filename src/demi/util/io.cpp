@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "demi/common.hpp"
+#include "demi/util/temporary_files.hpp"
 
 namespace demi {
 
@@ -79,9 +80,9 @@ void ReadProtoFromBinaryFile(const std::string& path, google::protobuf::Message*
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& contents) {
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  const std::string temp = TemporaryPathFor(path);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  DEMI_CHECK(fd >= 0, "cannot create '", temp, "': ", ErrnoText());
+  DEMI_CHECK(fd >= 0, "cannot write '", path, "': cannot create '", temp, "': ", ErrnoText());
   size_t written = 0;
   while (written < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
@@ -90,7 +91,8 @@ void WriteFileAtomically(const std::string& path, const std::string& contents) {
       std::string reason = ErrnoText();
       ::close(fd);
       ::unlink(temp.c_str());
-      ThrowError(StrCat("cannot write '", temp, "': ", reason));
+      // EFBIG (over `ulimit -f`; tools ignore SIGXFSZ to see it), ENOSPC, EIO.
+      ThrowError(StrCat("cannot write '", path, "': ", reason));
     }
     written += static_cast<size_t>(n);
   }

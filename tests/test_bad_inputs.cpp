@@ -1,0 +1,203 @@
+// The bad-input suite: the real tools run on the inputs of tests/bad_inputs/
+// (and on what a case's setup makes), as a hostile user would run them. A
+// failing case must exit 1 with its error as the one last line of the log,
+// naming the file, layer or record, and leave nothing behind. Add a case by
+// adding a row to kCases (and its input files to tests/bad_inputs/).
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "demi/util/io.hpp"
+#include "solver_test_util.hpp"
+#include "tool_test_util.hpp"
+
+namespace demi {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One bad input. `setup` and `command` are bash, run in a fresh scratch
+/// directory with $IN (tests/bad_inputs, absolute) and $TOOLS (build/tools)
+/// set, glog to stderr, and `wait_for PATTERN FILE` (waits up to 60 s for
+/// PATTERN to appear in FILE) defined.
+struct BadInput {
+  std::string name;
+  std::string setup;     ///< makes the scene ("" for none); its files are not leftovers
+  std::string command;   ///< the run under test
+  std::string expected;  ///< status 1: the error line holds it; status 0: the log holds it
+  int status = 1;
+  /// Regexes of the paths (relative to the scratch directory) the command
+  /// must leave, each matched at least once; any other new path is a leftover.
+  std::vector<std::string> outputs = {};
+};
+
+// clang-format off
+const std::vector<BadInput> kCases = {
+    // Nets.
+    {"a prototxt syntax error names file, line and column", "",
+     "$TOOLS/time --model=$IN/syntax_error.prototxt",
+     "syntax_error.prototxt:4:7: "},
+    {"an unknown layer type names the layer and the type", "",
+     "$TOOLS/time --model=$IN/unknown_layer_type.prototxt",
+     "'InnerProdct'"},
+
+    // Conversions write a temporary database and rename it when complete.
+    {"convert_imageset: a missing image fails and leaves no database", "",
+     "$TOOLS/convert_imageset $IN/images/ $IN/images/list_missing.txt db",
+     "list_missing.txt:2: image '$IN/images/missing.jpg' does not exist"},
+    {"convert_imageset: after a failure, the --skip_bad_records rerun works",
+     "$TOOLS/convert_imageset $IN/images/ $IN/images/list_missing.txt db && exit 1; true",
+     "$TOOLS/convert_imageset --skip_bad_records $IN/images/ $IN/images/list_missing.txt db",
+     "Wrote 1 images to db, skipped 1 bad ones", 0, {"db", "db/data\\.mdb", "db/lock\\.mdb"}},
+    {"convert_imageset: an existing database is refused by name", "mkdir db",
+     "$TOOLS/convert_imageset $IN/images/ $IN/images/list_good.txt db",
+     "LMDB 'db' already exists"},
+    {"convert_imageset: the temporary of a killed conversion is removed",
+     "(exit 0) & dead=$!; wait $dead; mkdir db.tmp.$dead; echo partial > db.tmp.$dead/data.mdb",
+     "$TOOLS/convert_imageset $IN/images/ $IN/images/list_good.txt db",
+     "which died while writing it", 0, {"db", "db/data\\.mdb", "db/lock\\.mdb"}},
+    {"convert_imageset: a label that is not a number names list and line", "",
+     "$TOOLS/convert_imageset $IN/images/ $IN/images/list_bad_label.txt db",
+     "list_bad_label.txt:1: label 'cat' is not an integer"},
+
+    // Truncated images are named, not decoded grey.
+    {"convert_imageset: a truncated JPEG is named", "",
+     "$TOOLS/convert_imageset $IN/images/ $IN/images/list_truncated.txt db",
+     "truncated.jpg' is a truncated JPEG"},
+    {"ImageData: a truncated JPEG is named with its list line", "cp -r $IN/images images",
+     "$TOOLS/time --model=$IN/image_data_truncated.prototxt --iterations=1",
+     "image 'images/truncated.jpg' (line 2 of 'images/list_truncated.txt') is a truncated JPEG"},
+
+    // Snapshots.
+    {"train: a snapshot temporary of a dead process is removed",
+     "(exit 0) & dead=$!; wait $dead; echo partial > run_iter_2.caffemodel.tmp.$dead",
+     "$TOOLS/train --solver=$IN/solver_small.prototxt",
+     "which died while writing it", 0,
+     {"run_iter_4\\.caffemodel", "run_iter_4\\.solverstate"}},
+    {"train: a snapshot over ulimit -f fails naming the file and the reason", "",
+     "ulimit -f 2; exec $TOOLS/train --solver=$IN/solver_small.prototxt",
+     "cannot write 'run_iter_4.caffemodel': File too large"},
+    {"train: SIGTERM snapshots and stops cleanly", "",
+     "$TOOLS/train --solver=$IN/solver_forever.prototxt > log 2>&1 & pid=$!; "
+     "wait_for 'Iteration 20,' log || kill -9 $pid; kill -TERM $pid; wait $pid; s=$?; cat log; "
+     "exit $s",
+     "Optimization stopped early.", 0,
+     {"log", "run_iter_\\d+\\.caffemodel", "run_iter_\\d+\\.solverstate"}},
+};
+// clang-format on
+
+/// Every path under `dir`, relative to it.
+std::set<std::string> PathsUnder(const std::string& dir) {
+  std::set<std::string> paths;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    paths.insert(fs::relative(entry.path(), dir).string());
+  }
+  return paths;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+/// glog's prefix of an ERROR or FATAL line: "E[2024]0123 12:34:56.789012  4567 file.cpp:89] ".
+bool IsErrorLine(const std::string& line) {
+  static const std::regex prefix(R"(^[EF]\d{4,8} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] )");
+  return std::regex_search(line, prefix);
+}
+
+/// Signs of a crash or of a problem reported outside the one error line.
+const char* const kForbidden[] = {"*** ",  // glog's failure handler: a signal or a CHECK
+                                  "terminate called", "Aborted", "Segmentation fault",
+                                  "Premature end of JPEG file"};
+
+/// Runs `script` (kept in `script_file`) in `dir`; returns the status and the output.
+Result RunIn(const std::string& dir, const std::string& script_file, const std::string& script) {
+  const std::string in = fs::absolute("tests/bad_inputs").string();
+  const std::string tools = fs::path(ToolPath("train")).parent_path().string();
+  const std::string prelude =
+      "wait_for() { for i in $(seq 600); do grep -q \"$1\" \"$2\" && return 0; sleep 0.1; done; "
+      "return 1; }\n";
+  WriteFileAtomically(script_file, prelude + script + "\n");
+  return RunShell(StrCat("cd ", dir, " && IN=", in, " TOOLS=", tools,
+                         " GLOG_logtostderr=1 timeout 120 bash ", script_file));
+}
+
+/// gtest names a failing case by this, not by the struct's bytes.
+void PrintTo(const BadInput& bad, std::ostream* out) { *out << "'" << bad.name << "'"; }
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, FailsCleanly) {
+  const BadInput& bad = GetParam();
+  ASSERT_TRUE(fs::is_directory("tests/bad_inputs")) << "run the tests from the repository root";
+  ScratchDir scratch;
+  const std::string dir = scratch.file("work");
+  fs::create_directory(dir);
+  if (!bad.setup.empty()) {
+    const Result setup = RunIn(dir, scratch.file("setup.sh"), bad.setup);
+    ASSERT_EQ(setup.status, 0) << "setup failed:\n" << setup.output;
+  }
+  const std::set<std::string> before = PathsUnder(dir);
+  const Result run = RunIn(dir, scratch.file("command.sh"), bad.command);
+  const std::string in = fs::absolute("tests/bad_inputs").string();
+  const std::string expected = std::regex_replace(bad.expected, std::regex(R"(\$IN)"), in);
+  const std::vector<std::string> lines = Lines(run.output);
+
+  EXPECT_EQ(run.status, bad.status) << run.output;
+  for (const char* sign : kForbidden) {
+    EXPECT_EQ(run.output.find(sign), std::string::npos) << "'" << sign << "' in:\n" << run.output;
+  }
+  int error_lines = 0;
+  for (const std::string& line : lines) error_lines += IsErrorLine(line) ? 1 : 0;
+  if (bad.status == 1) {
+    ASSERT_FALSE(lines.empty());
+    EXPECT_TRUE(IsErrorLine(lines.back())) << "the last line is not the error:\n" << run.output;
+    EXPECT_EQ(error_lines, 1) << run.output;
+    EXPECT_NE(lines.back().find(expected), std::string::npos)
+        << "the error line lacks '" << expected << "':\n"
+        << run.output;
+  } else {
+    EXPECT_EQ(error_lines, 0) << run.output;
+    EXPECT_NE(run.output.find(expected), std::string::npos)
+        << "the log lacks '" << expected << "':\n"
+        << run.output;
+  }
+
+  // Nothing left behind: no temporary anywhere, no new path but the outputs.
+  std::vector<bool> output_seen(bad.outputs.size(), false);
+  for (const std::string& path : PathsUnder(dir)) {
+    EXPECT_FALSE(std::regex_search(path, std::regex(R"(\.tmp\.\d+$)"))) << "left behind: " << path;
+    if (before.count(path) != 0) continue;
+    bool expected_output = false;
+    for (size_t i = 0; i < bad.outputs.size(); ++i) {
+      if (std::regex_match(path, std::regex(bad.outputs[i])))
+        output_seen[i] = expected_output = true;
+    }
+    EXPECT_TRUE(expected_output) << "left behind: " << path;
+  }
+  for (size_t i = 0; i < bad.outputs.size(); ++i) {
+    EXPECT_TRUE(output_seen[i]) << "no output matches " << bad.outputs[i] << ":\n" << run.output;
+  }
+}
+
+std::string CaseName(const ::testing::TestParamInfo<BadInput>& info) {
+  std::string name;
+  for (char c : info.param.name) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return StrCat(info.index, "_", name.substr(0, 60));
+}
+
+INSTANTIATE_TEST_SUITE_P(BadInputs, BadInputTest, ::testing::ValuesIn(kCases), CaseName);
+
+}  // namespace
+}  // namespace demi
