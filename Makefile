@@ -194,6 +194,7 @@ fuzz:
 	$(MAKE) fuzz_run FUZZ=1 CPU_ONLY=1 CXX=$(FUZZ_CXX) BUILD_DIR=$(FUZZ_BUILD_DIR)
 
 fuzz_targets: $(FUZZ_BINS)
+.SECONDARY: $(FUZZ_OBJS)
 
 $(BUILD_DIR)/fuzz/%: $(BUILD_DIR)/objs/tests/fuzz/%.o $(STATIC_LIB)
 	@mkdir -p $(@D)

@@ -51,8 +51,8 @@ void TransformOnce(const Transformer& transformer, const Datum& datum, uint32_t 
 }  // namespace
 }  // namespace demi
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  demi::fuzz::SetUp();
+extern "C" int LLVMFuzzerInitialize(int*, char*** argv) {
+  demi::fuzz::SetUp(*argv);
   return 0;
 }
 

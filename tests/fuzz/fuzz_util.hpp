@@ -22,14 +22,22 @@ namespace fuzz {
 /// rather than libFuzzer's out-of-memory report (its limit is 2 GiB of RSS).
 constexpr size_t kHostMemoryCap = size_t{256} << 20;
 
-/// Once per process: INFO lines off (they would cost more than the work),
-/// the memory cap on, and OpenCV's decoders refusing images over 16 M
-/// pixels, so a tiny header that claims a huge image is a decode error.
-inline void SetUp() {
+/// Once per process (from LLVMFuzzerInitialize): INFO lines off (they would
+/// cost more than the work), the memory cap on, and OpenCV's decoders
+/// refusing images over 16 M pixels, so that a tiny header claiming a huge
+/// image is a decode error. OpenCV reads that limit from the environment
+/// when it is loaded, before any code of ours runs: so the process sets it
+/// and starts itself again.
+inline void SetUp(char** argv) {
+  constexpr const char* kMaxPixels = "OPENCV_IO_MAX_IMAGE_PIXELS";
+  if (getenv(kMaxPixels) == nullptr) {
+    setenv(kMaxPixels, "16777216", 1);
+    execv("/proc/self/exe", argv);
+    std::abort();
+  }
   FLAGS_minloglevel = 2;
   FLAGS_logtostderr = true;
   SetHostMemoryCap(kHostMemoryCap);
-  setenv("OPENCV_IO_MAX_IMAGE_PIXELS", "16777216", 1);
 }
 
 /// A file in memory (memfd) whose /proc/self/fd path the library opens like

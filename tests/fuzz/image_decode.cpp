@@ -11,8 +11,8 @@
 #include "demi/data/transformer.hpp"
 #include "fuzz_util.hpp"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  demi::fuzz::SetUp();
+extern "C" int LLVMFuzzerInitialize(int*, char*** argv) {
+  demi::fuzz::SetUp(*argv);
   return 0;
 }
 

@@ -9,8 +9,8 @@
 #include "demi/util/io.hpp"
 #include "fuzz_util.hpp"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  demi::fuzz::SetUp();
+extern "C" int LLVMFuzzerInitialize(int*, char*** argv) {
+  demi::fuzz::SetUp(*argv);
   return 0;
 }
 

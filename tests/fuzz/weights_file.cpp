@@ -59,8 +59,8 @@ Fixture& TheFixture() {
 }  // namespace
 }  // namespace demi
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  demi::fuzz::SetUp();
+extern "C" int LLVMFuzzerInitialize(int*, char*** argv) {
+  demi::fuzz::SetUp(*argv);
   demi::TheFixture();
   return 0;
 }

@@ -2,6 +2,7 @@
 #define DEMI_DATA_CONVERT_HPP_
 
 #include <cstdint>
+#include <opencv2/core.hpp>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,12 @@ struct ImageListEntry {
 /// that is not an integer, a missing or empty list throw an Error with the
 /// file and line.
 std::vector<ImageListEntry> ReadImageList(const std::string& path);
+
+/// Reads an image file as ImageData and convert_imageset do: color (BGR) or
+/// gray, resized to height x width when both are positive. A file that is
+/// missing, does not decode, or that OpenCV refuses (a header claiming more
+/// than OPENCV_IO_MAX_IMAGE_PIXELS pixels) throws BadRecordError saying why.
+cv::Mat ReadImageFile(const std::string& path, bool is_color, int height, int width);
 
 /// Reads an image file into a Datum, as Caffe's ReadImageToDatum does:
 /// resized to height x width when both are positive, gray or color; raw

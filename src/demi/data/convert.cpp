@@ -155,18 +155,28 @@ std::vector<ImageListEntry> ReadImageList(const std::string& path) {
   return entries;
 }
 
-std::vector<int64_t> ReadImageToDatum(const std::string& path, int label, int height, int width,
-                                      bool is_color, const std::string& encoding, Datum* datum) {
+cv::Mat ReadImageFile(const std::string& path, bool is_color, int height, int width) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) throw BadRecordError("does not exist");
-  cv::Mat image = cv::imread(path, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-  if (image.empty()) throw BadRecordError("cannot be read or does not decode as an image");
-  const bool resize = height > 0 && width > 0;
-  if (resize) {
-    cv::Mat resized;
-    cv::resize(image, resized, cv::Size(width, height), 0, 0, cv::INTER_LINEAR);
-    image = resized;
+  cv::Mat image;
+  try {
+    image = cv::imread(path, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
+    if (!image.empty() && height > 0 && width > 0) {
+      cv::Mat resized;
+      cv::resize(image, resized, cv::Size(width, height), 0, 0, cv::INTER_LINEAR);
+      image = resized;
+    }
+  } catch (const cv::Exception& e) {
+    throw BadRecordError(StrCat("does not decode as an image: ", e.err));
   }
+  if (image.empty()) throw BadRecordError("cannot be read or does not decode as an image");
+  return image;
+}
+
+std::vector<int64_t> ReadImageToDatum(const std::string& path, int label, int height, int width,
+                                      bool is_color, const std::string& encoding, Datum* datum) {
+  const cv::Mat image = ReadImageFile(path, is_color, height, width);
+  const bool resize = height > 0 && width > 0;
   datum->Clear();
   datum->set_label(label);
   const int channels = image.channels();

@@ -67,19 +67,8 @@ void ImageDataLayer::SkipExample() {
 
 cv::Mat ImageDataLayer::LoadImage(int64_t line) const {
   const ImageDataParameter& param = layer_param_.image_data_param();
-  const std::string path = param.root_folder() + lines_[line].path;
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) throw BadRecordError("does not exist");
-  cv::Mat image = cv::imread(path, param.is_color() ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-  if (image.empty()) throw BadRecordError("cannot be read or does not decode as an image");
-  if (param.new_height() > 0) {
-    cv::Mat resized;
-    cv::resize(image, resized,
-               cv::Size(static_cast<int>(param.new_width()), static_cast<int>(param.new_height())),
-               0, 0, cv::INTER_LINEAR);
-    image = resized;
-  }
-  return image;
+  return ReadImageFile(param.root_folder() + lines_[line].path, param.is_color(),
+                       static_cast<int>(param.new_height()), static_cast<int>(param.new_width()));
 }
 
 void ImageDataLayer::LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) {
