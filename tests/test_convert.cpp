@@ -259,9 +259,8 @@ TEST(ConvertImageSetTest, AHeaderClaimingAHugeImageIsABadRecord) {
   std::fill(sof + 5, sof + 9, uchar{0xFF});  // 65535 x 65535 pixels
   WriteFile(dir / "huge.jpg", std::string(jpeg.begin(), jpeg.end()));
   Datum datum;
-  ExpectErrorContaining(
-      [&] { ReadImageToDatum(dir / "huge.jpg", 0, 0, 0, true, "", &datum); },
-      {"does not decode as an image"});
+  ExpectErrorContaining([&] { ReadImageToDatum(dir / "huge.jpg", 0, 0, 0, true, "", &datum); },
+                        {"does not decode as an image"});
   WriteFile(dir / "list.txt", "huge.jpg 0\n");
   const std::string root = dir.path() + "/";
   ExpectErrorContaining(

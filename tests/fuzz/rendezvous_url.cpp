@@ -20,10 +20,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const Rendezvous rendezvous = ParseRendezvous(url);
     // What a parse promises: a directory for file://, a host and a port in
     // range for redis://.
-    const bool valid = rendezvous.kind == Rendezvous::kFile
-                           ? !rendezvous.path.empty()
-                           : !rendezvous.host.empty() && rendezvous.port > 0 &&
-                                 rendezvous.port < 65536;
+    const bool valid =
+        rendezvous.kind == Rendezvous::kFile
+            ? !rendezvous.path.empty()
+            : !rendezvous.host.empty() && rendezvous.port > 0 && rendezvous.port < 65536;
     if (!valid) __builtin_trap();
   } catch (const Error&) {
   }

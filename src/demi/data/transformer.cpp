@@ -254,7 +254,8 @@ cv::Mat Transformer::DatumToImage(const Datum& datum) const {
   }
   const bool bytes = CheckRawDatum(datum);
   if (datum.channels() > CV_CN_MAX) {
-    throw BadRecordError(StrCat("has ", datum.channels(), " channels; OpenCV's steps (force_color, ",
+    throw BadRecordError(StrCat("has ", datum.channels(),
+                                " channels; OpenCV's steps (force_color, ",
                                 "force_gray, resizes) take at most ", CV_CN_MAX));
   }
   const cv::Mat image = bytes ? PlanesToImage(datum.data().data(), CV_8UC1, datum.channels(),

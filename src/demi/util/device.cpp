@@ -30,9 +30,9 @@ void* HostMalloc(size_t bytes) {
   const size_t cap = host_cap.load();
   const size_t held = host_held.load();
   constexpr double kMiB = 1024.0 * 1024.0;
-  DEMI_CHECK(cap == 0 || (bytes <= cap && held <= cap - bytes), "cannot allocate ",
-             bytes / kMiB, " MiB of host memory: ", held / kMiB, " MiB are held and the cap is ",
-             cap / kMiB, " MiB");
+  DEMI_CHECK(cap == 0 || (bytes <= cap && held <= cap - bytes), "cannot allocate ", bytes / kMiB,
+             " MiB of host memory: ", held / kMiB, " MiB are held and the cap is ", cap / kMiB,
+             " MiB");
   DEMI_CHECK(bytes <= SIZE_MAX - kHostAlignment, "cannot allocate ", bytes,
              " bytes of host memory: the size overflows");
   size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
