@@ -82,7 +82,7 @@ ifeq ($(USE_CUDA),1)
   endif
   NVCCFLAGS := -ccbin $(CXX) -std=c++17 -O2 -lineinfo \
                $(foreach arch,$(CUDA_ARCH),-gencode arch=compute_$(arch),code=sm_$(arch)) \
-               -Xcompiler -fPIC,-pthread,-Wall,-Wextra,-Wno-unused-parameter,-Werror \
+               -Xcompiler -fPIC,-pthread,-fopenmp,-Wall,-Wextra,-Wno-unused-parameter,-Werror \
                --Werror all-warnings -Iinclude -I$(BUILD_DIR)/src -I$(CUDA_DIR)/include \
                $(addprefix -I,$(INCLUDE_DIRS)) $(filter -D%,$(CPPFLAGS))
 else

@@ -28,6 +28,29 @@ TEST(BlobTest, ScalarBlobHasCountOne) {
   EXPECT_EQ(scalar.count(), 1);
 }
 
+TEST(BlobTest, ShapesThatOverflowAreAnError) {
+  Blob blob;
+  // The count itself wraps.
+  ExpectErrorContaining(
+      [&] {
+        blob.Reshape({100000, 100000, 100000, 100000});
+      },
+      {"blob shape 100000 100000 100000 100000 (count overflows) overflows"});
+  // The count fits, its bytes do not.
+  ExpectErrorContaining(
+      [&] {
+        blob.Reshape({1000000, 1000000, 1000000, 5});
+      },
+      {"1000000 1000000 1000000 5 (5000000000000000000) overflows"});
+  // A zero makes any product empty.
+  blob.Reshape({100000, 100000, 100000, 100000, 0});
+  EXPECT_EQ(blob.count(), 0);
+  // A big shape that fits is only counted: nothing is allocated yet.
+  blob.Reshape({100000, 100000, 1000});
+  EXPECT_EQ(blob.count(), int64_t{10000000000000});
+  EXPECT_EQ(blob.data()->size(), size_t{40000000000000});
+}
+
 TEST(BlobTest, BadAxisIsAnError) {
   Blob blob({2, 3});
   ExpectErrorContaining([&] { blob.CanonicalAxisIndex(2); }, {"axis 2", "2 3 (6)"});

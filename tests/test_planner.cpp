@@ -5,6 +5,7 @@
 
 #include "demi/common.hpp"
 #include "demi/memory/planner.hpp"
+#include "test_util.hpp"
 
 namespace demi {
 namespace {
@@ -53,6 +54,26 @@ TEST(PlannerTest, EmptyIntervalIsAnError) {
   Problem problem;
   problem.tensors = {{"bad", 10, 3, 2}};
   EXPECT_THROW(SolvePlan(problem, PlanStrategy::kArena), Error);
+}
+
+TEST(PlannerTest, BytesThatOverflowAreAnErrorNamingTheTensor) {
+  // Each fits in 64 bits; two of them live together do not.
+  const size_t big = (SIZE_MAX / 2 + 1) / kPlanAlignment * kPlanAlignment;
+  Problem problem;
+  problem.tensors = {{"a", big, 0, 1}, {"b", big, 1, 2}};
+  for (PlanStrategy strategy : {PlanStrategy::kNone, PlanStrategy::kSlots, PlanStrategy::kArena}) {
+    ExpectErrorContaining([&] { SolvePlan(problem, strategy); }, {"tensor '", "overflows"});
+  }
+  ExpectErrorContaining([&] { LowerBoundBytes(problem); }, {"overflows"});
+  // Apart in time they could share their bytes, but the naive figure every
+  // plan reports (their sum) cannot be written: still an error, never a
+  // wrapped number.
+  problem.tensors[1].first_step = 2;
+  EXPECT_EQ(LowerBoundBytes(problem), big);
+  ExpectErrorContaining([&] { SolvePlan(problem, PlanStrategy::kArena); },
+                        {"the naive bytes up to tensor 'b' overflows"});
+  // Alignment itself must not wrap.
+  ExpectErrorContaining([] { AlignedBytes(SIZE_MAX - 3); }, {"overflows"});
 }
 
 /// A random layered DAG scheduled forward then backward, turned into tensors

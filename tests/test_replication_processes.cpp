@@ -58,12 +58,13 @@ std::string Solver(const std::string& source, int batch, const std::string& extr
     })");
 }
 
-/// The shell command for rank `rank` of `world`, logging to `log`.
-std::string Rank(const ScratchDir& dir, int rank, int world, const std::string& flags) {
-  return StrCat("timeout 300 ", ToolPath("train"),
-                " --logtostderr --solver=", dir.file("solver.prototxt"), " --world_size=", world,
-                " --rank=", rank, " --rendezvous=file://", dir.file("rendezvous"),
-                " --rendezvous_host=127.0.0.1 ", flags, " > ",
+/// The shell command for rank `rank` of `world` with solver file `solver`,
+/// logging to rank<rank>.log.
+std::string Rank(const ScratchDir& dir, int rank, int world, const std::string& flags,
+                 const std::string& solver = "solver.prototxt") {
+  return StrCat("timeout 300 ", ToolPath("train"), " --logtostderr --solver=", dir.file(solver),
+                " --world_size=", world, " --rank=", rank, " --rendezvous=file://",
+                dir.file("rendezvous"), " --rendezvous_host=127.0.0.1 ", flags, " > ",
                 dir.file(StrCat("rank", rank, ".log")), " 2>&1");
 }
 
@@ -142,6 +143,92 @@ TEST(ReplicationProcessesTest, ARankKilledMidRunFailsTheOtherWithinTheTimeout) {
   EXPECT_NE(status, 124) << "rank 0 hung until the outer timeout:\n" << log;
   EXPECT_LT(seconds, 90) << log;
   EXPECT_NE(log.find("rank 0 of 2"), std::string::npos) << log;
+}
+
+/// Starts ranks 0 and 1 with solver<rank>.prototxt of `dir` and their own
+/// `flags`. Both must exit 1 within seconds (far below --comm_timeout),
+/// having trained nothing, each with the line "rank <r> of 2: <refusal>".
+void ExpectBothRefuse(const ScratchDir& dir, const std::string& flags0, const std::string& flags1,
+                      const std::string& refusal) {
+  const std::string flags = "--run_id=disagree --comm_timeout=120 ";
+  const auto start = std::chrono::steady_clock::now();
+  Shell(StrCat(Rank(dir, 0, 2, flags + flags0, "solver0.prototxt"), " & p0=$!; ",
+               Rank(dir, 1, 2, flags + flags1, "solver1.prototxt"),
+               " & p1=$!; wait $p0; echo $? > ", dir.file("status0"), "; wait $p1; echo $? > ",
+               dir.file("status1")));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string log = ReadAll(dir.file(StrCat("rank", rank, ".log")));
+    EXPECT_EQ(ReadAll(dir.file(StrCat("status", rank))), "1\n") << "rank " << rank << ":\n" << log;
+    EXPECT_NE(log.find(StrCat("rank ", rank, " of 2: ", refusal)), std::string::npos)
+        << "rank " << rank << ":\n"
+        << log;
+    EXPECT_EQ(log.find(", loss = "), std::string::npos) << log;
+  }
+  EXPECT_LT(seconds, 40) << "the ranks should stop at once, not at --comm_timeout=120";
+}
+
+/// Rank 1's solver is rank 0's with `from` replaced by `to`: both ranks
+/// refuse when they join, naming `difference`.
+void ExpectRefusedAtJoin(const std::string& from, const std::string& to,
+                         const std::string& difference) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 20);
+  const std::string solver = Solver(dir.file("db"), 4, "max_iter: 100");
+  std::string changed = solver;
+  const size_t at = changed.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  changed.replace(at, from.size(), to);
+  std::ofstream(dir.file("solver0.prototxt")) << solver;
+  std::ofstream(dir.file("solver1.prototxt")) << changed;
+  ExpectBothRefuse(dir, "", "",
+                   StrCat("rank 1 disagrees with rank 0 on ", difference,
+                          "; start every rank with the same solver, net, replicas per rank, "
+                          "data and build"));
+}
+
+TEST(ReplicationProcessesTest, RanksWithDifferentMaxIterAreRefusedAtJoin) {
+  ExpectRefusedAtJoin("max_iter: 100", "max_iter: 200", "solver.max_iter (100 vs 200)");
+}
+
+TEST(ReplicationProcessesTest, RanksWithDifferentParamShapesAreRefusedAtJoin) {
+  ExpectRefusedAtJoin("num_output: 64", "num_output: 32",
+                      "net layer 'ip1' param 0 shape (64 1152 (73728) vs 32 1152 (36864))");
+}
+
+TEST(ReplicationProcessesTest, RanksWithDifferentLayerTypesAreRefusedAtJoin) {
+  ExpectRefusedAtJoin("name: \"relu1\" type: \"ReLU\"", "name: \"relu1\" type: \"Sigmoid\"",
+                      "net layer 'relu1' type (ReLU vs Sigmoid)");
+}
+
+TEST(ReplicationProcessesTest, RanksWithDifferentReplicaCountsAreRefusedAtJoin) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 20);
+  const std::string solver = Solver(dir.file("db"), 4, "max_iter: 100");
+  std::ofstream(dir.file("solver0.prototxt")) << solver;
+  std::ofstream(dir.file("solver1.prototxt")) << solver;
+  ExpectBothRefuse(dir, "--cpu_replicas=2", "",
+                   "rank 1 disagrees with rank 0 on replicas per rank (2 on the CPU vs 1 on the "
+                   "CPU); ");
+}
+
+TEST(ReplicationProcessesTest, RanksResumedFromDifferentIterationsAreRefused) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 20);
+  const std::string solver =
+      Solver(dir.file("db"), 4,
+             StrCat("max_iter: 20 snapshot: 10 snapshot_prefix: \"", dir.file("run"), "\""));
+  std::ofstream(dir.file("solver0.prototxt")) << solver;
+  std::ofstream(dir.file("solver1.prototxt")) << solver;
+  ASSERT_EQ(Shell(StrCat(ToolPath("train"), " --solver=", dir.file("solver0.prototxt"), " > ",
+                         dir.file("single.log"), " 2>&1")),
+            0)
+      << ReadAll(dir.file("single.log"));
+  // Only rank 0 resumes: rank 1 would run 10 steps more.
+  ExpectBothRefuse(dir, StrCat("--snapshot=", dir.file("run_iter_10.solverstate")), "",
+                   "replica 1 disagrees with replica 0 on start iteration (10 vs 0); resume "
+                   "every rank from the same --snapshot");
 }
 
 }  // namespace

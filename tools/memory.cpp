@@ -12,6 +12,7 @@
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
 #include "demi/util/batch_size.hpp"
+#include "demi/util/checked_math.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/engine.hpp"
@@ -44,6 +45,7 @@ namespace {
 
 struct NetSpec {
   demi::NetParameter param;  ///< with its state set
+  std::string source;        ///< its prototxt, when it comes from one
 };
 
 size_t ParseBytes(const std::string& text) {
@@ -64,7 +66,10 @@ size_t ParseBytes(const std::string& text) {
     scale = 1024.0 * 1024 * 1024;
   else
     DEMI_CHECK(unit.empty() || unit == "B", "--fit: unknown unit '", unit, "' in '", text, "'");
-  return static_cast<size_t>(value * scale);
+  const double bytes = value * scale;
+  DEMI_CHECK(bytes >= 0 && bytes < 0x1p64, "--fit: '", text,
+             "' is not a size between 0 and 16 EiB");
+  return static_cast<size_t>(bytes);
 }
 
 demi::NetState StateFor(demi::Phase phase, const demi::NetState* base) {
@@ -91,7 +96,7 @@ std::vector<NetSpec> CollectNets(int* history_per_param) {
     if (FLAGS_phase.empty() || FLAGS_phase == "TEST") phases.push_back(demi::TEST);
     DEMI_CHECK(!phases.empty(), "--phase must be TRAIN or TEST");
     for (demi::Phase phase : phases) {
-      NetSpec spec{param};
+      NetSpec spec{param, FLAGS_model};
       *spec.param.mutable_state() = StateFor(phase, nullptr);
       nets.push_back(spec);
     }
@@ -103,22 +108,23 @@ std::vector<NetSpec> CollectNets(int* history_per_param) {
   const std::string type = solver.type();
   *history_per_param = (type == "Adam" || type == "AdaDelta") ? 2 : 1;
   demi::NetParameter param;
+  std::string path;
   if (solver.has_net_param()) {
     param = solver.net_param();
   } else if (solver.has_train_net_param()) {
     param = solver.train_net_param();
   } else {
-    const std::string path = solver.has_net() ? solver.net() : solver.train_net();
+    path = solver.has_net() ? solver.net() : solver.train_net();
     DEMI_CHECK(!path.empty(), FLAGS_solver, " names no net (net, net_param, train_net)");
     demi::ReadNetParamsFromTextFile(path, &param);
   }
-  NetSpec train{param};
+  NetSpec train{param, path};
   *train.param.mutable_state() =
       StateFor(demi::TRAIN, solver.has_train_state() ? &solver.train_state() : nullptr);
   nets.push_back(train);
   const int num_tests = std::max(solver.test_iter_size(), solver.test_state_size());
   for (int i = 0; i < num_tests; ++i) {
-    NetSpec test{param};
+    NetSpec test{param, path};
     *test.param.mutable_state() =
         StateFor(demi::TEST, i < solver.test_state_size() ? &solver.test_state(i) : nullptr);
     nets.push_back(test);
@@ -130,7 +136,7 @@ demi::NetMemoryReport Report(const NetSpec& spec, int64_t batch) {
   demi::NetParameter param = spec.param;
   param.set_memory_optimization(demi::NONE);  // measure only: bind nothing
   if (batch > 0) demi::SetBatchSize(&param, batch);
-  demi::Net net(param);
+  demi::Net net(param, demi::Context(), nullptr, spec.source);
   // The batch as written: the first axis of the first blob (an input).
   const bool has_batch_axis = !net.blobs().empty() && net.blobs()[0]->num_axes() > 0;
   const int64_t actual = batch > 0 ? batch : (has_batch_axis ? net.blobs()[0]->shape(0) : 0);
@@ -142,16 +148,21 @@ size_t Needed(const demi::NetMemoryReport& report, size_t param_bytes, int histo
                          : FLAGS_strategy == "SLOTS" ? report.slots_bytes
                                                      : report.arena_bytes;
   // persistent already holds params and their gradients; add solver history.
-  return planned + report.persistent_bytes + param_bytes * history;
+  const char* what = "the bytes needed with params and solver history";
+  const size_t history_bytes = demi::CheckedMul(param_bytes, static_cast<size_t>(history), what);
+  return demi::CheckedAdd(demi::CheckedAdd(planned, report.persistent_bytes, what), history_bytes,
+                          what);
 }
 
 size_t ParamBytes(const NetSpec& spec) {
   demi::NetParameter param = spec.param;
   param.set_memory_optimization(demi::NONE);
   demi::SetBatchSize(&param, 1);
-  demi::Net net(param);
+  demi::Net net(param, demi::Context(), nullptr, spec.source);
   size_t bytes = 0;
-  for (const demi::Blob* blob : net.learnable_params()) bytes += blob->count() * sizeof(float);
+  for (const demi::Blob* blob : net.learnable_params()) {
+    bytes = demi::CheckedAdd(bytes, blob->data()->size(), "the bytes of the params");
+  }
   return bytes;
 }
 
@@ -183,7 +194,7 @@ int FitBatch(const NetSpec& train, int history) {
 void ReportDeviceMemory(const NetSpec& spec, const demi::Context& context) {
   demi::NetParameter param = spec.param;
   if (FLAGS_batch > 0) demi::SetBatchSize(&param, FLAGS_batch);
-  demi::Net net(param, context);
+  demi::Net net(param, context, nullptr, spec.source);
   net.Forward();
   if (param.state().phase() == demi::TRAIN) net.Backward();
   demi::SynchronizeDevice();

@@ -39,8 +39,8 @@ int Test() {
     param.mutable_state()->add_stage(stage);
   demi::Engine engine;
   if (demi::ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
-  demi::Net net(param, context);
-  for (const std::string& path : demi::SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(path);
+  demi::Net net(param, context, nullptr, FLAGS_model);
+  net.CopyTrainedLayersFrom(demi::SplitList(FLAGS_weights));
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
   std::vector<double> sums;
   std::vector<int> output_of;

@@ -58,7 +58,7 @@ int TimeNet() {
   demi::Engine engine;
   if (demi::ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
   if (FLAGS_batch > 0) demi::SetBatchSize(&param, FLAGS_batch);
-  demi::Net net(param, context);
+  demi::Net net(param, context, nullptr, FLAGS_model);
   const bool backward = phase == demi::TRAIN;
 
   LOG(INFO) << "Performing Forward";

@@ -101,11 +101,12 @@ int TrainReplicated(const demi::SolverParameter& param, const std::vector<int>& 
     if (!FLAGS_weights.empty()) replicas.CopyWeights(FLAGS_weights);
     LOG(INFO) << "Starting Optimization";
     replicas.Solve(FLAGS_snapshot, std::move(action));
-  } catch (const demi::Error& error) {
+  } catch (...) {
     if (FLAGS_world_size == 1) throw;
     // A replica thread may still be blocked in a collective with another
     // process: end the process now, which also tells the peers.
-    LOG(ERROR) << "rank " << FLAGS_rank << " of " << FLAGS_world_size << ": " << error.what();
+    LOG(ERROR) << "rank " << FLAGS_rank << " of " << FLAGS_world_size << ": "
+               << demi::DescribeToolError(std::current_exception());
     google::FlushLogFiles(google::GLOG_INFO);
     std::fflush(nullptr);
     std::_Exit(1);
@@ -141,6 +142,9 @@ int Train() {
   DEMI_CHECK(FLAGS_cpu_replicas >= 1, "--cpu_replicas must be at least 1, got ",
              FLAGS_cpu_replicas);
   DEMI_CHECK(gpus.empty() || FLAGS_cpu_replicas == 1, "give --gpu or --cpu_replicas, not both");
+  DEMI_CHECK(FLAGS_world_size >= 1, "--world_size must be at least 1, got ", FLAGS_world_size);
+  DEMI_CHECK(FLAGS_rank >= 0 && FLAGS_rank < FLAGS_world_size, "--rank=", FLAGS_rank,
+             " is outside [0, ", FLAGS_world_size, ") for --world_size=", FLAGS_world_size);
   if (gpus.size() > 1 || FLAGS_cpu_replicas > 1 || FLAGS_world_size > 1) {
     return TrainReplicated(param, gpus, signals.GetActionFunction());
   }

@@ -4,13 +4,18 @@
 #   data/fashion_mnist/fashion_mnist_test_lmdb   (10000)
 # The IDX files come from Debian's dataset-fashion-mnist package, installed if
 # missing (needs root or sudo). Idempotent: an LMDB already made is kept, and
-# each is written under a temporary name and renamed when complete.
+# each is written under a temporary name and renamed when complete. BUILD_DIR
+# (default build) names the build whose convert_mnist runs, e.g. build_cpu.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 src=/usr/share/datasets/fashion-mnist
-convert="$root/build/tools/convert_mnist"
+build_dir="${BUILD_DIR:-build}"
+case "$build_dir" in
+  /*) convert="$build_dir/tools/convert_mnist" ;;
+  *) convert="$root/$build_dir/tools/convert_mnist" ;;
+esac
 
 if [ ! -f "$src/train-images-idx3-ubyte.gz" ] || [ ! -f "$src/t10k-images-idx3-ubyte.gz" ]; then
   echo "get_fashion_mnist: installing dataset-fashion-mnist"
@@ -23,7 +28,7 @@ fi
 
 if [ ! -x "$convert" ]; then
   echo "get_fashion_mnist: building $convert"
-  make -C "$root" -j2 build/tools/convert_mnist
+  make -C "$root" -j2 "$build_dir/tools/convert_mnist" BUILD_DIR="$build_dir"
 fi
 
 convert_set() {  # convert_set <idx prefix> <lmdb name>

@@ -17,6 +17,8 @@
 
 namespace demi {
 
+struct NetLiveness;
+
 /// @brief A DAG of layers built from a NetParameter, as in Caffe.
 ///
 /// Init is a sequence of named steps: filter layers by the net state (phase,
@@ -29,9 +31,10 @@ class Net {
  public:
   /// `arena`: where planned tensors live; nets that never run at the same
   /// time (a solver's train and test nets) pass the same one. A net without
-  /// one makes its own.
+  /// one makes its own. `source`: where `param` came from (a prototxt path),
+  /// named in the errors of building the net.
   explicit Net(const NetParameter& param, const Context& context = Context(),
-               std::shared_ptr<Arena> arena = nullptr);
+               std::shared_ptr<Arena> arena = nullptr, const std::string& source = "");
   /// Reads `path` (a net prototxt) and builds it for `phase`, `level` and
   /// `stages`.
   Net(const std::string& path, Phase phase, int level = 0,
@@ -69,9 +72,20 @@ class Net {
   void ShareTrainedLayersWith(const Net& other);
   /// Copies params from layers of the same name; a shape mismatch throws an
   /// Error naming the layer and both shapes. Layers missing from `param` keep
-  /// their initial values and are logged.
-  void CopyTrainedLayersFrom(const NetParameter& param);
+  /// their initial values. Returns the layers whose params it copied.
+  std::vector<std::string> CopyTrainedLayersFrom(const NetParameter& param);
+  /// Copies from each .caffemodel of `paths` in order, later files winning,
+  /// as fine-tuning does. A file that matches no layer with params throws an
+  /// Error naming it; the layers with params that no file fed are listed in
+  /// one WARNING.
+  void CopyTrainedLayersFrom(const std::vector<std::string>& paths);
   void CopyTrainedLayersFrom(const std::string& path);
+  /// The checks of the above, for callers that copy file by file themselves
+  /// (a Solver, into its train and test nets): `copied` are the layers fed
+  /// by `weights`, read from `path`; `fed`, those fed by any file.
+  void CheckWeightsMatch(const std::string& path, const NetParameter& weights,
+                         const std::vector<std::string>& copied) const;
+  void WarnLayersWithoutWeights(const std::set<std::string>& fed) const;
   /// Writes the net (without auto-inserted splits) and its params.
   void ToProto(NetParameter* param, bool write_diff = false) const;
 
@@ -82,6 +96,8 @@ class Net {
   static void FilterNet(const NetParameter& param, NetParameter* filtered);
 
   const std::string& name() const { return name_; }
+  /// The prototxt the net was built from, when known (else empty).
+  const std::string& source() const { return source_; }
   Phase phase() const { return phase_; }
   const Context& context() const { return context_; }
   const std::vector<std::string>& layer_names() const { return layer_names_; }
@@ -147,6 +163,13 @@ class Net {
   /// Plans activations, gradients and layer buffers into the arena (unless
   /// the strategy is NONE) when their sizes differ from the last plan.
   void PlanMemory();
+  /// Before PlanMemory binds the arena: throws an Error with the figures
+  /// (and a `memory --fit` hint) when the bytes the plan has yet to allocate
+  /// exceed what the machine allows: the host's limits (util/host_memory)
+  /// on the CPU, the device's free memory on a GPU (net_memory_fit.cpp).
+  void CheckPlanFits(const NetLiveness& liveness) const;
+  /// Points every planned tensor (and the layers' scratch) at its range.
+  void BindToArena(const NetLiveness& liveness);
   void ReshapeLayers();
   /// After the layers were reshaped: gives oneDNN's channel-blocked layout
   /// to the blobs passed only between layers that read and write it, and
@@ -162,6 +185,7 @@ class Net {
   void LogBackwardDebugInfo(int layer_id) const;
 
   std::string name_;
+  std::string source_;  ///< the prototxt the net came from, when known
   Phase phase_ = TRAIN;
   Context context_;
   bool debug_info_ = false;

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "demi/util/checked_math.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -9,10 +10,13 @@ namespace demi {
 std::string ShapeString(const std::vector<int64_t>& shape) {
   std::ostringstream out;
   for (size_t i = 0; i < shape.size(); ++i) out << (i ? " " : "") << shape[i];
-  out << " (";
-  int64_t count = 1;
-  for (int64_t d : shape) count *= d;
-  out << count << ")";
+  // The count is shown only when it fits: this names shapes that overflow.
+  int64_t count = 0;
+  if (CountOfDims(shape, &count)) {
+    out << " (" << count << ")";
+  } else {
+    out << " (count overflows)";
+  }
   return out.str();
 }
 
@@ -33,18 +37,20 @@ Blob::Blob(const std::vector<int64_t>& shape) : Blob() { Reshape(shape); }
 void Blob::Reshape(const std::vector<int64_t>& shape) {
   DEMI_CHECK(shape.size() <= static_cast<size_t>(kMaxBlobAxes), "blob shape ", ShapeString(shape),
              " has more than ", kMaxBlobAxes, " axes");
-  int64_t count = 1;
   for (int64_t dim : shape) {
     DEMI_CHECK(dim >= 0, "blob shape ", ShapeString(shape), " has a negative dimension");
-    if (dim != 0) {
-      DEMI_CHECK(count <= std::numeric_limits<int64_t>::max() / dim, "blob shape ",
-                 ShapeString(shape), " overflows");
-    }
-    count *= dim;
   }
+  // The count, and the bytes of data and diff together, must be addressable.
+  int64_t count = 0;
+  size_t bytes = 0;
+  const bool overflows =
+      !CountOfDims(shape, &count) ||
+      __builtin_mul_overflow(static_cast<size_t>(count), sizeof(float), &bytes) ||
+      bytes > std::numeric_limits<size_t>::max() / 2;
+  DEMI_CHECK(!overflows, "blob shape ", ShapeString(shape),
+             " overflows: its count or bytes do not fit in 64 bits");
   shape_ = shape;
   count_ = count;
-  size_t bytes = static_cast<size_t>(count) * sizeof(float);
   data_->Resize(bytes);
   diff_->Resize(bytes);
 }
@@ -59,6 +65,7 @@ int64_t Blob::count(int start_axis, int end_axis) const {
   CHECK_LE(start_axis, end_axis);
   CHECK_GE(start_axis, 0);
   CHECK_LE(end_axis, num_axes());
+  // Reshape checked the whole product, so no partial product can wrap.
   int64_t count = 1;
   for (int i = start_axis; i < end_axis; ++i) count *= shape_[i];
   return count;

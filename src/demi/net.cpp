@@ -6,6 +6,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/memory/liveness.hpp"
+#include "demi/util/checked_math.hpp"
 #include "demi/util/insert_splits.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
@@ -27,16 +28,31 @@ uint32_t LayerSeed(uint32_t net_seed, int layer_id, int replica) {
   return seed;
 }
 
+/// Why a net has no layers: its prototxt has none, or its include/exclude
+/// rules leave none for the state it is built for.
+std::string NoLayersMessage(const NetParameter& param, const std::string& source) {
+  const std::string net = source.empty() ? StrCat("net '", param.name(), "'")
+                                         : StrCat(source, " (net '", param.name(), "')");
+  if (param.layer_size() == 0) return StrCat(net, " has no layers");
+  const NetState& state = param.state();
+  std::string stages;
+  for (const std::string& stage : state.stage()) stages += (stages.empty() ? "" : ", ") + stage;
+  return StrCat(net, " has no layers for phase ", state.phase() == TRAIN ? "TRAIN" : "TEST",
+                ", level ", state.level(), ", stages [", stages, "]: the include/exclude rules of ",
+                "all ", param.layer_size(), " of its layers leave them out");
+}
+
 }  // namespace
 
-Net::Net(const NetParameter& param, const Context& context, std::shared_ptr<Arena> arena)
-    : context_(context), arena_(std::move(arena)) {
+Net::Net(const NetParameter& param, const Context& context, std::shared_ptr<Arena> arena,
+         const std::string& source)
+    : source_(source), context_(context), arena_(std::move(arena)) {
   Init(param);
 }
 
 Net::Net(const std::string& path, Phase phase, int level, const std::vector<std::string>& stages,
          const Context& context)
-    : context_(context) {
+    : source_(path), context_(context) {
   NetParameter param;
   ReadNetParamsFromTextFile(path, &param);
   param.mutable_state()->set_phase(phase);
@@ -53,6 +69,8 @@ void Net::Init(const NetParameter& in_param) {
   context_.engine = static_cast<EngineKind>(upgraded.engine());
   NetParameter filtered;
   FilterNet(upgraded, &filtered);
+  // An empty net would run, report a loss of 0 and write empty snapshots.
+  DEMI_CHECK(filtered.layer_size() > 0, NoLayersMessage(upgraded, source_));
   NetParameter param;
   InsertSplits(filtered, &param);
   name_ = param.name();
@@ -204,8 +222,16 @@ void Net::SetUpLayer(int layer_id) {
     ThrowError(StrCat("cannot set up layer '", layer_names_[layer_id], "' (", layer.type(),
                       "): ", error.what(), bottoms.empty() ? "" : " [", bottoms,
                       bottoms.empty() ? "" : "]"));
+  } catch (const std::bad_alloc&) {
+    // Params are allocated and filled here, before any plan: name the layer.
+    double param_mib = 0;
+    for (const auto& blob : layer.blobs()) param_mib += blob->data()->size() / (1024.0 * 1024.0);
+    ThrowError(StrCat("out of memory setting up layer '", layer_names_[layer_id], "' (",
+                      layer.type(), "), whose params take ", param_mib,
+                      " MiB; try: build/tools/memory --model=",
+                      source_.empty() ? "net.prototxt" : source_, " (see --fit)"));
   }
-  int64_t bytes = 0;
+  size_t bytes = 0;
   for (size_t i = 0; i < top_vecs_[layer_id].size(); ++i) {
     const int blob_id = top_id_vecs_[layer_id][i];
     Blob* top = top_vecs_[layer_id][i];
@@ -215,7 +241,9 @@ void Net::SetUpLayer(int layer_id) {
     if (weight != 0.0f) {
       LOG(INFO) << "    with loss weight " << weight;
     }
-    bytes += top->count() * static_cast<int64_t>(sizeof(float));
+    bytes = CheckedAdd(bytes, top->data()->size(), [&] {
+      return StrCat("the bytes of the tops of layer '", layer_names_[layer_id], "'");
+    });
   }
   VLOG(1) << "Memory of tops of layer " << layer_names_[layer_id] << ": " << bytes;
 }
@@ -460,7 +488,6 @@ void Net::PlanMemory() {
   std::vector<size_t> sizes;
   for (const TensorRequest& tensor : liveness.problem.tensors) sizes.push_back(tensor.bytes);
   if (!planned_sizes_.empty() && sizes == planned_sizes_) return;
-  planned_sizes_ = sizes;
   const PlanStrategy strategy = strategy_ == NONE    ? PlanStrategy::kNone
                                 : strategy_ == SLOTS ? PlanStrategy::kSlots
                                                      : PlanStrategy::kArena;
@@ -472,7 +499,14 @@ void Net::PlanMemory() {
             << " MiB, planned " << plan_.arena_bytes / mib << " MiB, lower bound "
             << plan_.lower_bound_bytes / mib << " MiB, persistent " << persistent_bytes_ / mib
             << " MiB";
-  if (strategy == PlanStrategy::kNone) return;  // every tensor keeps its own memory
+  if (strategy != PlanStrategy::kNone) {  // NONE: every tensor keeps its own memory
+    CheckPlanFits(liveness);
+    BindToArena(liveness);
+  }
+  planned_sizes_ = sizes;  // only once the plan is in place
+}
+
+void Net::BindToArena(const NetLiveness& liveness) {
   arena_->Reserve(plan_.arena_bytes);
   for (size_t i = 0; i < liveness.memories.size(); ++i) {
     liveness.memories[i]->BindToArena(arena_.get(), plan_.offsets[i],

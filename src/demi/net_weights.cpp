@@ -24,8 +24,8 @@ void Net::ShareTrainedLayersWith(const Net& other) {
   }
 }
 
-void Net::CopyTrainedLayersFrom(const NetParameter& param) {
-  std::set<std::string> copied;
+std::vector<std::string> Net::CopyTrainedLayersFrom(const NetParameter& param) {
+  std::vector<std::string> copied;
   for (const LayerParameter& source : param.layer()) {
     if (!has_layer(source.name())) {
       VLOG(1) << "Ignoring source layer " << source.name();
@@ -41,21 +41,61 @@ void Net::CopyTrainedLayersFrom(const NetParameter& param) {
                  ", the net has shape ", target[j]->shape_string());
       target[j]->FromProto(source.blobs(static_cast<int>(j)), false);
     }
-    copied.insert(source.name());
+    if (!target.empty()) copied.push_back(source.name());
   }
+  return copied;
+}
+
+void Net::CheckWeightsMatch(const std::string& path, const NetParameter& weights,
+                            const std::vector<std::string>& copied) const {
+  if (!copied.empty()) return;
+  std::string with_params;
   for (size_t i = 0; i < layers_.size(); ++i) {
-    if (!layers_[i]->blobs().empty() && !copied.count(layer_names_[i])) {
-      LOG(INFO) << "Layer " << layer_names_[i]
-                << " is not in the weights; keeping its initial values";
-    }
+    if (layers_[i]->blobs().empty()) continue;
+    with_params += (with_params.empty() ? "" : ", ") + layer_names_[i];
   }
+  if (with_params.empty()) return;  // nothing here takes weights
+  std::string in_file;
+  for (const LayerParameter& layer : weights.layer()) {
+    if (layer.blobs_size() == 0) continue;
+    in_file += (in_file.empty() ? "" : ", ") + layer.name();
+  }
+  ThrowError(StrCat("the weights in '", path, "' match no layer of net '", name_,
+                    "': it has params in layers [", with_params, "], the file in layers [", in_file,
+                    "]; is it the model of another net?"));
+}
+
+void Net::WarnLayersWithoutWeights(const std::set<std::string>& fed) const {
+  std::string missing;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (layers_[i]->blobs().empty() || fed.count(layer_names_[i])) continue;
+    missing += (missing.empty() ? "" : ", ") + layer_names_[i];
+  }
+  if (missing.empty()) return;
+  LOG(WARNING) << "No weights for layer(s) " << missing << " of net '" << name_
+               << "': they keep their initial values";
+}
+
+void Net::CopyTrainedLayersFrom(const std::vector<std::string>& paths) {
+  std::set<std::string> fed;
+  for (const std::string& path : paths) {
+    NetParameter weights;
+    ReadNetParamsFromBinaryFile(path, &weights);
+    LOG(INFO) << "Copying weights from " << path;
+    std::vector<std::string> copied;
+    try {
+      copied = CopyTrainedLayersFrom(weights);
+    } catch (const Error& error) {
+      ThrowError(StrCat("cannot copy weights from '", path, "': ", error.what()));
+    }
+    CheckWeightsMatch(path, weights, copied);
+    fed.insert(copied.begin(), copied.end());
+  }
+  WarnLayersWithoutWeights(fed);
 }
 
 void Net::CopyTrainedLayersFrom(const std::string& path) {
-  NetParameter param;
-  ReadNetParamsFromBinaryFile(path, &param);
-  LOG(INFO) << "Copying weights from " << path;
-  CopyTrainedLayersFrom(param);
+  CopyTrainedLayersFrom(std::vector<std::string>{path});
 }
 
 void Net::ToProto(NetParameter* param, bool write_diff) const {

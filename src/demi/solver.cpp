@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iomanip>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "demi/memory/report.hpp"
@@ -135,18 +136,21 @@ void Solver::InitTrainNet() {
   DEMI_CHECK(num_train_nets <= 1, "the solver gives ", num_train_nets,
              " train nets; use only one of: ", fields);
   NetParameter net_param;
+  std::string path;  // the prototxt, when the net comes from one
   if (param_.has_train_net_param()) {
     LOG(INFO) << "Creating training net specified in train_net_param.";
     net_param.CopyFrom(param_.train_net_param());
   } else if (param_.has_train_net()) {
     LOG(INFO) << "Creating training net from train_net file: " << param_.train_net();
-    ReadNetParamsFromTextFile(param_.train_net(), &net_param);
+    path = param_.train_net();
+    ReadNetParamsFromTextFile(path, &net_param);
   } else if (param_.has_net_param()) {
     LOG(INFO) << "Creating training net specified in net_param.";
     net_param.CopyFrom(param_.net_param());
   } else {
     LOG(INFO) << "Creating training net from net file: " << param_.net();
-    ReadNetParamsFromTextFile(param_.net(), &net_param);
+    path = param_.net();
+    ReadNetParamsFromTextFile(path, &net_param);
   }
   // The net's own state, then the solver's train_state, over phase TRAIN.
   NetState state;
@@ -161,7 +165,7 @@ void Solver::InitTrainNet() {
     net_param.set_cudnn_workspace_mb(param_.cudnn_workspace_mb());
   }
   if (param_.has_engine()) net_param.set_engine(param_.engine());
-  net_ = std::make_unique<Net>(net_param, context_);
+  net_ = std::make_unique<Net>(net_param, context_, nullptr, path);
 }
 
 void Solver::InitTestNets() {
@@ -195,14 +199,17 @@ void Solver::InitTestNets() {
   }
   std::vector<NetParameter> net_params;
   std::vector<std::string> sources;
+  std::vector<std::string> paths;  // the prototxt of each, when from one
   for (const NetParameter& test_param : param_.test_net_param()) {
     net_params.push_back(test_param);
     sources.push_back("test_net_param");
+    paths.emplace_back();
   }
   for (const std::string& path : param_.test_net()) {
     net_params.emplace_back();
     ReadNetParamsFromTextFile(path, &net_params.back());
     sources.push_back(StrCat("test_net file ", path));
+    paths.push_back(path);
   }
   if (num_instances > num_specific) {
     NetParameter generic;
@@ -214,6 +221,7 @@ void Solver::InitTestNets() {
     for (int i = num_specific; i < num_instances; ++i) {
       net_params.push_back(generic);
       sources.push_back(has_net_param ? "net_param" : StrCat("net file ", param_.net()));
+      paths.push_back(has_net_param ? "" : param_.net());
     }
   }
   for (int i = 0; i < num_instances; ++i) {
@@ -233,22 +241,28 @@ void Solver::InitTestNets() {
     Context test_context = context_;
     test_context.seed = TestNetSeed(context_.seed, i);
     // Test nets never run while the train net does: they share its arena.
-    test_nets_.push_back(std::make_unique<Net>(net_params[i], test_context, net_->arena()));
+    test_nets_.push_back(
+        std::make_unique<Net>(net_params[i], test_context, net_->arena(), paths[i]));
     test_nets_.back()->ShareTrainedLayersWith(*net_);
   }
 }
 
 void Solver::CopyWeights(const std::string& paths) {
+  std::set<std::string> fed;  // train net layers any file fed
   for (const std::string& path : SplitList(paths)) {
     const NetParameter weights = ReadWeights(path);
     LOG(INFO) << "Copying weights from " << path;
+    std::vector<std::string> copied;
     try {
-      net_->CopyTrainedLayersFrom(weights);
+      copied = net_->CopyTrainedLayersFrom(weights);
       for (auto& test_net : test_nets_) test_net->CopyTrainedLayersFrom(weights);
     } catch (const Error& error) {
       ThrowError(StrCat("cannot copy weights from '", path, "': ", error.what()));
     }
+    net_->CheckWeightsMatch(path, weights, copied);
+    fed.insert(copied.begin(), copied.end());
   }
+  net_->WarnLayersWithoutWeights(fed);
 }
 
 Blob& Solver::history(int set, int param_id) {

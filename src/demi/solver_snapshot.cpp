@@ -8,6 +8,24 @@
 
 namespace demi {
 
+namespace {
+
+/// A .caffemodel read as a SolverState parses (its fields land among the
+/// unknown ones, or as a garbled learned_net) but holds no iteration and no
+/// history; read as a NetParameter, it holds layers.
+bool IsWeightsFile(const std::string& path, const SolverState& state) {
+  if (state.has_iter() || state.history_size() > 0) return false;
+  NetParameter net;
+  try {
+    ReadProtoFromBinaryFile(path, &net);
+  } catch (const Error&) {
+    return false;
+  }
+  return net.layer_size() > 0 || net.layers_size() > 0;
+}
+
+}  // namespace
+
 std::string Solver::SnapshotFilename(const std::string& extension) const {
   return StrCat(param_.snapshot_prefix(), "_iter_", iter_, extension);
 }
@@ -54,8 +72,12 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
 void Solver::Restore(const std::string& state_file) {
   DEMI_CHECK(state_file.size() < 3 || state_file.compare(state_file.size() - 3, 3, ".h5") != 0, "'",
              state_file, "' is an HDF5 solver state, which is not supported");
+  const std::string weights_hint =
+      StrCat(state_file, " is a weights file (NetParameter), not a .solverstate; use --weights");
+  DEMI_CHECK(std::filesystem::path(state_file).extension() != ".caffemodel", weights_hint);
   SolverState state;
   ReadProtoFromBinaryFile(state_file, &state);
+  DEMI_CHECK(!IsWeightsFile(state_file, state), weights_hint);
   if (state.has_learned_net()) {
     std::string model = state.learned_net();
     if (!std::filesystem::exists(model)) {

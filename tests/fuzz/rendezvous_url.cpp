@@ -18,11 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string url(reinterpret_cast<const char*>(data), size);
   try {
     const Rendezvous rendezvous = ParseRendezvous(url);
-    // What a parse promises: a directory for file://, a host and a port in
-    // range for redis://.
+    // What a parse promises: an absolute directory for file://, a host and a
+    // port in range for redis://.
     const bool valid =
         rendezvous.kind == Rendezvous::kFile
-            ? !rendezvous.path.empty()
+            ? !rendezvous.path.empty() && rendezvous.path.front() == '/'
             : !rendezvous.host.empty() && rendezvous.port > 0 && rendezvous.port < 65536;
     if (!valid) __builtin_trap();
   } catch (const Error&) {

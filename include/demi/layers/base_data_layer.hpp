@@ -60,6 +60,11 @@ class BaseDataLayer : public Layer {
   const Prefetcher& prefetcher() const { return *prefetcher_; }
   /// {C, H, W} of one example.
   const std::vector<int64_t>& example_shape() const { return example_shape_; }
+  /// Which records each replica reads follows from these three (see above);
+  /// ranks training together compare them when they join.
+  int64_t source_records() const { return SourceSize(); }
+  int64_t batch_size() const { return batch_size_; }
+  int num_shards() const { return num_shards_; }
 
  protected:
   // ---- what a subclass provides ----

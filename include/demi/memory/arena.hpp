@@ -21,6 +21,10 @@ class Arena {
 
   void Reserve(size_t bytes);
   size_t capacity() const { return capacity_; }
+  /// Bytes of the host (device) block allocated so far: a Reserve beyond
+  /// them allocates a new block of capacity() bytes on next access.
+  size_t host_bytes() const { return host_bytes_; }
+  size_t device_bytes() const { return device_bytes_; }
   /// Number of times the host block was (re)allocated; tests use it to prove
   /// that shrinking never reallocates.
   int64_t host_allocations() const { return host_allocations_; }

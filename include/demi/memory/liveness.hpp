@@ -28,6 +28,7 @@ struct NetLiveness {
   /// Bytes kept out of the plan: params and their gradients, net inputs and
   /// outputs, kept blobs, and memories read before anything writes them.
   size_t persistent_bytes = 0;
+  std::vector<SyncedMemory*> persistent_memories;  ///< the memories behind persistent_bytes
   int num_steps = 0;
 };
 

@@ -13,7 +13,7 @@ struct Rendezvous {
   int port = 6379;   ///< kRedis
 };
 
-/// Parses "file:///shared/dir" or "redis://host[:port][/]". A pure function
+/// Parses "file:///absolute/dir" or "redis://host[:port][/]". A pure function
 /// of the text (the fuzz target calls it): anything else throws Error naming
 /// the value and the accepted forms.
 Rendezvous ParseRendezvous(const std::string& url);

@@ -39,6 +39,12 @@ struct ReplicationOptions {
 /// tests, logs progress and writes snapshots. Without a random_seed, rank 0
 /// picks one for all, so data augmentation agrees across replicas.
 ///
+/// Ranks that disagree stop in the constructor (a FingerprintMismatch on
+/// every rank, naming the first difference): first on the build, replicas
+/// per rank and solver (RunFingerprint), then, once the nets are built, on
+/// the train net and its data shard layout (NetFingerprint). Solve checks
+/// that every replica starts at the same iteration.
+///
 /// Backends: replicas of a process meet through threads (CPU) or NCCL (GPUs,
 /// when built with USE_NCCL), processes through Gloo; NCCL spans processes
 /// itself, its unique id travelling through the Gloo store.

@@ -1,6 +1,7 @@
 #ifndef DEMI_UTIL_CLI_HPP_
 #define DEMI_UTIL_CLI_HPP_
 
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,8 +25,15 @@ Context ContextForGpuFlag(const std::string& gpu);
 /// OpenBLAS, and logs "Using N threads" once.
 void ApplyThreadsFlag(int threads);
 
-/// Runs a tool's body: initializes glog and gflags, catches demi::Error
-/// (logged as one clear line) and returns the process exit code.
+/// The one line a tool logs for an exception that ended it: a demi::Error's
+/// message; "out of memory: ..." with a `memory --fit` hint for
+/// std::bad_alloc; an OpenCV error's message and function; any other
+/// std::exception's what().
+std::string DescribeToolError(const std::exception_ptr& error);
+
+/// Runs a tool's body: initializes glog and gflags, catches every exception
+/// (logged as one line, see DescribeToolError; no abort, no stack trace) and
+/// returns the process exit code: 1 for an exception.
 int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body);
 /// The same, for tools that take positional arguments after their flags
 /// (Caffe's convert_* and compute_image_mean): `body` receives them.

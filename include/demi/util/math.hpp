@@ -2,6 +2,7 @@
 #define DEMI_UTIL_MATH_HPP_
 
 #include <cstdint>
+#include <string>
 
 #include "demi/common.hpp"
 
@@ -18,6 +19,10 @@ namespace demi {
 enum class GemmLibrary { kDnnl, kOpenBlas };
 void SetGemmLibrary(GemmLibrary library);
 GemmLibrary CurrentGemmLibrary();
+/// The OPENBLAS_CORETYPE that gives OpenBLAS its vectorised kernels where it fell
+/// back to its generic SSE3 ones on a CPU model it does not know (it reads the
+/// variable only when it loads); "" where its own choice stands or the variable is set.
+std::string OpenBlasCoreTypeForThisCpu();
 
 /// C = alpha * op(A) * op(B) + beta * C, with op(A) M x K and op(B) K x N.
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

@@ -94,7 +94,7 @@ __global__ void BatchDiffKernel(const float* y, const float* dy, const float* in
   }
 }
 
-unsigned int ChannelBlocks(int64_t channels) {
+unsigned int ChannelGridSize(int64_t channels) {
   return static_cast<unsigned int>(channels < 65535 ? (channels < 1 ? 1 : channels) : 65535);
 }
 
@@ -120,7 +120,7 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
   } else {
     const int64_t m = num_ * spatial_;
     const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.0f;
-    BatchStatsKernel<<<ChannelBlocks(channels_), kCudaThreads, 0, CudaStream()>>>(
+    BatchStatsKernel<<<ChannelGridSize(channels_), kCudaThreads, 0, CudaStream()>>>(
         bottom[0]->gpu_data(), s, moving_average_fraction_, correction, eps_, mean, inv_std,
         blobs_[0]->mutable_gpu_data(), blobs_[1]->mutable_gpu_data(),
         blobs_[2]->mutable_gpu_data());
@@ -157,7 +157,7 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
   }
 #endif
   const float* y = keeps_x_norm() ? x_norm_.gpu_data() : top[0]->gpu_data();
-  BatchDiffKernel<<<ChannelBlocks(channels_), kCudaThreads, 0, CudaStream()>>>(y, dy, inv_std, s,
+  BatchDiffKernel<<<ChannelGridSize(channels_), kCudaThreads, 0, CudaStream()>>>(y, dy, inv_std, s,
                                                                                dx);
   CheckLaunch("BatchDiffKernel");
 }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "demi/net.hpp"
+#include "demi/util/checked_math.hpp"
 
 namespace demi {
 
@@ -61,17 +62,28 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
   UseRecorder recorder;
 
   // Persistent: params (data and diff), net inputs, outputs and kept blobs.
-  for (const auto& param : net.params()) {
-    recorder.MarkPersistent(param->data().get(), "param");
-    recorder.MarkPersistent(param->diff().get(), "param diff");
+  // Named as in messages: "<layer> param <j>", "input <blob>", "output <blob>".
+  for (size_t i = 0; i < net.params().size(); ++i) {
+    const auto& [layer, index] = net.param_layer_indices()[i];
+    const std::string name = StrCat(net.layer_names()[layer], " param ", index);
+    recorder.MarkPersistent(net.params()[i]->data().get(), name);
+    recorder.MarkPersistent(net.params()[i]->diff().get(), name + " diff");
   }
+  auto blob_name = [&](const Blob* blob) {
+    for (size_t i = 0; i < net.blobs().size(); ++i) {
+      if (net.blobs()[i].get() == blob) return net.blob_names()[i];
+    }
+    return std::string("?");
+  };
   for (const Blob* blob : net.input_blobs()) {
-    recorder.MarkPersistent(blob->data().get(), "input");
-    recorder.MarkPersistent(blob->diff().get(), "input diff");
+    const std::string name = "input " + blob_name(blob);
+    recorder.MarkPersistent(blob->data().get(), name);
+    recorder.MarkPersistent(blob->diff().get(), name + " diff");
   }
   for (const Blob* blob : net.output_blobs()) {
-    recorder.MarkPersistent(blob->data().get(), "output");
-    recorder.MarkPersistent(blob->diff().get(), "output diff");
+    const std::string name = "output " + blob_name(blob);
+    recorder.MarkPersistent(blob->data().get(), name);
+    recorder.MarkPersistent(blob->diff().get(), name + " diff");
   }
   for (const std::string& name : keep) {
     DEMI_CHECK(net.has_blob(name), "keep_blob names '", name, "', which net '", net.name(),
@@ -125,7 +137,10 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
     // contents (e.g. the gradient of a Split output nobody backpropagates
     // into): it stays out of the arena.
     if (uses.persistent || !uses.first_use_writes) {
-      result.persistent_bytes += memory->size();
+      result.persistent_bytes = CheckedAdd(result.persistent_bytes, memory->size(), [&] {
+        return StrCat("net '", net.name(), "': the persistent bytes with '", uses.name, "'");
+      });
+      result.persistent_memories.push_back(memory);
       continue;
     }
     result.problem.tensors.push_back({uses.name, memory->size(), uses.first_step, uses.last_step});
@@ -137,7 +152,10 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
       if (buffer.lifetime != BufferLifetime::kScratch) continue;
       result.scratch_memories.push_back(buffer.blob->data().get());
       result.scratch_offsets.push_back(layer_bytes);
-      layer_bytes += AlignedBytes(buffer.blob->data()->size());
+      layer_bytes = CheckedAdd(layer_bytes, AlignedBytes(buffer.blob->data()->size()), [&] {
+        return StrCat("the scratch bytes of layer '", layer->layer_param().name(),
+                      "' with buffer '", buffer.name, "'");
+      });
     }
     result.scratch_bytes = std::max(result.scratch_bytes, layer_bytes);
   }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "demi/common.hpp"
+#include "demi/util/checked_math.hpp"
 
 namespace demi {
 
@@ -57,7 +58,9 @@ Plan NonePlan(const Problem& problem) {
   size_t offset = 0;
   for (const TensorRequest& tensor : problem.tensors) {
     plan.offsets.push_back(offset);
-    offset += AlignedBytes(tensor.bytes);
+    offset = CheckedAdd(offset, AlignedBytes(tensor.bytes), [&] {
+      return StrCat("the NONE plan's bytes up to tensor '", tensor.name, "'");
+    });
   }
   plan.arena_bytes = offset;
   return plan;
@@ -99,7 +102,10 @@ Plan SlotsPlan(const Problem& problem) {
   std::vector<size_t> slot_offset(slots.size());
   for (size_t s = 0; s < slots.size(); ++s) {
     slot_offset[s] = plan.arena_bytes;
-    plan.arena_bytes += slots[s].bytes;
+    plan.arena_bytes = CheckedAdd(plan.arena_bytes, slots[s].bytes, [&] {
+      return StrCat("the SLOTS plan's bytes up to tensor '",
+                    problem.tensors[slots[s].members.front()].name, "'");
+    });
   }
   for (size_t t = 0; t < problem.tensors.size(); ++t)
     plan.offsets.push_back(slot_offset[slot_of[t]]);
@@ -142,7 +148,10 @@ Plan GreedyArenaPlan(const Problem& problem, const std::vector<size_t>& order, b
     }
     if (best_gap == SIZE_MAX) best_offset = cursor;  // above everything live
     plan.offsets[t] = best_offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, best_offset + bytes);
+    const size_t end = CheckedAdd(best_offset, bytes, [&] {
+      return StrCat("the ARENA plan's end of tensor '", tensor.name, "'");
+    });
+    plan.arena_bytes = std::max(plan.arena_bytes, end);
     placed.push_back(t);
   }
   return plan;
@@ -176,6 +185,8 @@ Plan ImproveBySwaps(const Problem& problem, std::vector<size_t> order, bool best
 }  // namespace
 
 size_t AlignedBytes(size_t bytes) {
+  DEMI_CHECK(bytes <= SIZE_MAX - (kPlanAlignment - 1), "a tensor of ", bytes,
+             " bytes overflows when aligned to ", kPlanAlignment);
   return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
 }
 
@@ -192,19 +203,33 @@ const char* PlanStrategyName(PlanStrategy strategy) {
 }
 
 size_t LowerBoundBytes(const Problem& problem) {
-  // Sweep the interval endpoints: +bytes at first_step, -bytes after last_step.
-  std::map<int, long long> delta;
+  // Sweep the interval endpoints: bytes start at first_step and end after
+  // last_step. Ends are subtracted before starts are added, so the live
+  // figure never exceeds a true one (and is checked for overflow).
+  struct Event {
+    size_t starting = 0;
+    size_t ending = 0;
+    const TensorRequest* last_started = nullptr;  // for messages
+  };
+  std::map<int, Event> events;  // by step
   for (const TensorRequest& tensor : problem.tensors) {
-    const long long bytes = static_cast<long long>(AlignedBytes(tensor.bytes));
-    delta[tensor.first_step] += bytes;
-    delta[tensor.last_step + 1] -= bytes;
+    const size_t bytes = AlignedBytes(tensor.bytes);
+    auto what = [&] { return StrCat("the live bytes with tensor '", tensor.name, "'"); };
+    Event& start = events[tensor.first_step];
+    start.starting = CheckedAdd(start.starting, bytes, what);
+    start.last_started = &tensor;
+    Event& end = events[tensor.last_step + 1];
+    end.ending = CheckedAdd(end.ending, bytes, what);
   }
-  long long live = 0, peak = 0;
-  for (const auto& [step, change] : delta) {
-    live += change;
+  size_t live = 0, peak = 0;
+  for (const auto& step : events) {
+    const Event& event = step.second;
+    live = CheckedAdd(live - event.ending, event.starting, [&] {
+      return StrCat("the live bytes when tensor '", event.last_started->name, "' starts");
+    });
     peak = std::max(peak, live);
   }
-  return static_cast<size_t>(peak);
+  return peak;
 }
 
 Plan SolvePlan(const Problem& problem, PlanStrategy strategy) {
@@ -248,8 +273,11 @@ Plan SolvePlan(const Problem& problem, PlanStrategy strategy) {
       break;
     }
   }
-  for (const TensorRequest& tensor : problem.tensors)
-    plan.naive_bytes += AlignedBytes(tensor.bytes);
+  for (const TensorRequest& tensor : problem.tensors) {
+    plan.naive_bytes = CheckedAdd(plan.naive_bytes, AlignedBytes(tensor.bytes), [&] {
+      return StrCat("the naive bytes up to tensor '", tensor.name, "'");
+    });
+  }
   plan.lower_bound_bytes = LowerBoundBytes(problem);
   return plan;
 }
@@ -263,7 +291,8 @@ std::string CheckPlan(const Problem& problem, const Plan& plan) {
     if (plan.offsets[i] % kPlanAlignment != 0) {
       return StrCat("tensor '", tensors[i].name, "' is at unaligned offset ", plan.offsets[i]);
     }
-    if (plan.offsets[i] + AlignedBytes(tensors[i].bytes) > plan.arena_bytes) {
+    if (plan.offsets[i] > plan.arena_bytes ||
+        AlignedBytes(tensors[i].bytes) > plan.arena_bytes - plan.offsets[i]) {
       return StrCat("tensor '", tensors[i].name, "' ends past the arena");
     }
   }
@@ -274,7 +303,7 @@ std::string CheckPlan(const Problem& problem, const Plan& plan) {
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; });
   for (size_t i = 0; i < order.size(); ++i) {
-    const size_t a = order[i];
+    const size_t a = order[i];  // inside the arena (checked above): its end cannot wrap
     const size_t a_end = plan.offsets[a] + AlignedBytes(tensors[a].bytes);
     for (size_t j = i + 1; j < order.size() && plan.offsets[order[j]] < a_end; ++j) {
       const size_t b = order[j];

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "demi/net.hpp"
+#include "demi/util/checked_math.hpp"
 #include "demi/util/device.hpp"
 
 namespace demi {
@@ -31,7 +32,10 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch) {
   report.live_bytes.assign(static_cast<size_t>(std::max(liveness.num_steps, 1)), 0);
   for (const TensorRequest& tensor : problem.tensors) {
     for (int step = tensor.first_step; step <= tensor.last_step; ++step) {
-      report.live_bytes[step] += AlignedBytes(tensor.bytes);
+      report.live_bytes[step] =
+          CheckedAdd(report.live_bytes[step], AlignedBytes(tensor.bytes), [&] {
+            return StrCat("the live bytes at step ", step, " with tensor '", tensor.name, "'");
+          });
     }
   }
   report.peak_step =

@@ -103,6 +103,10 @@ class TimedStore : public gloo::rendezvous::Store {
 
   bool Has(const std::string& key) { return check_({prefix_ + key}); }
 
+  /// Called at every poll while waiting: it may throw to end the wait early
+  /// (the rendezvous stops when a peer was refused). Empty: none.
+  void set_poll_hook(std::function<void()> hook) { poll_hook_ = std::move(hook); }
+
   /// Polls until every key is set or `timeout` passes; returns the keys
   /// still missing (empty on success).
   Keys WaitFor(const Keys& keys, Millis timeout) {
@@ -110,6 +114,7 @@ class TimedStore : public gloo::rendezvous::Store {
     for (const std::string& key : keys) full.push_back(prefix_ + key);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!check_(full)) {
+      if (poll_hook_) poll_hook_();
       if (std::chrono::steady_clock::now() >= deadline) {
         Keys missing;
         for (const std::string& key : keys) {
@@ -133,9 +138,13 @@ class TimedStore : public gloo::rendezvous::Store {
   Check check_;
   const std::string prefix_;
   const Millis timeout_;
+  std::function<void()> poll_hook_;
 };
 
 std::string JoinedKey(int rank) { return StrCat("joined/", rank); }
+/// Left by a rank refused for a stale key, so that the ranks already waiting
+/// for it fail at once with the reason instead of at the timeout.
+std::string RefusedKey(int rank) { return StrCat("refused/", rank); }
 std::string ConnectedKey(int rank) { return StrCat("connected/", rank); }
 
 /// Waits until `prefix`<rank> is in the store for every rank; throws
@@ -220,12 +229,27 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
   // this run_id (or by a twin started with our rank); meshing through it
   // would pick up stale addresses.
   const std::string host = options.host.empty() ? Hostname() : options.host;
+  const std::string fix = "give each run its own --run_id or a fresh directory";
+  // While the ranks meet, a peer refused for a stale key ends every wait.
+  auto stop_if_refused = [&s, &who, &options, &fix, world] {
+    for (int peer = 0; peer < world; ++peer) {
+      if (!s.store->Has(RefusedKey(peer))) continue;
+      throw CommError(StrCat(who, ": rank ", peer, " was refused: the store holds its key for ",
+                             "run_id '", options.run_id, "' from an earlier run, so keys of this ",
+                             "run cannot be told from stale ones; ", fix));
+    }
+  };
+  s.store->set_poll_hook(stop_if_refused);
+  s.mesh_store->set_poll_hook(stop_if_refused);
   try {
     if (s.store->Has(JoinedKey(rank))) {
+      const std::string me = StrCat(host, " pid ", getpid());
+      s.store->set(RefusedKey(rank), std::vector<char>(me.begin(), me.end()));
       throw CommError(StrCat(who, ": the store already holds rank ", rank, "'s key for run_id '",
                              options.run_id,
                              "', left by an earlier run or by another process started with "
-                             "this rank; give each run its own --run_id or a fresh directory"));
+                             "this rank; ",
+                             fix));
     }
     const std::string me = StrCat(host, " pid ", getpid());
     s.store->set(JoinedKey(rank), std::vector<char>(me.begin(), me.end()));
@@ -235,6 +259,7 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
                     "--rendezvous, --run_id and --world_size ",
                     kTimeoutHint);
     });
+    stop_if_refused();  // a stale key let the wait pass without a poll
   } catch (const CommError&) {
     throw;
   } catch (const std::exception& e) {
@@ -252,6 +277,8 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     s.context = std::make_shared<gloo::rendezvous::Context>(rank, world);
     s.context->setTimeout(s.timeout);
     s.context->connectFullMesh(*s.mesh_store, s.device);
+  } catch (const CommError&) {
+    throw;  // a peer was refused: the reason says it all
   } catch (const std::exception& e) {
     throw CommError(
         StrCat(who, ": connecting to the other ranks failed: ", e.what(),
@@ -272,6 +299,9 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
   } catch (const std::exception& e) {
     throw CommError(StrCat(who, ": the store failed: ", e.what()));
   }
+  // Met: from now on a late twin's refusal concerns no wait of this run.
+  s.store->set_poll_hook(nullptr);
+  s.mesh_store->set_poll_hook(nullptr);
 }
 
 GlooCommunicator::~GlooCommunicator() = default;

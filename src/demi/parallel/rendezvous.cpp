@@ -14,6 +14,9 @@ Rendezvous ParseRendezvous(const std::string& url) {
     r.kind = Rendezvous::kFile;
     r.path = url.substr(file_scheme.size());
     DEMI_CHECK(!r.path.empty(), "gloo rendezvous '", url, "' names no directory; use file:///dir");
+    // Ranks started from different working directories would meet nowhere.
+    DEMI_CHECK(r.path.front() == '/', "gloo rendezvous '", url, "' names a relative directory '",
+               r.path, "'; give an absolute one: file:///absolute/dir (three slashes)");
     return r;
   }
   if (url.compare(0, redis_scheme.size(), redis_scheme) == 0) {

@@ -13,6 +13,7 @@
 #include "demi/parallel/gloo_communicator.hpp"
 #include "demi/parallel/hierarchical_communicator.hpp"
 #include "demi/parallel/nccl_communicator.hpp"
+#include "demi/parallel/training_fingerprint.hpp"
 #include "demi/solver_registry.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/math.hpp"
@@ -21,6 +22,10 @@
 namespace demi {
 
 namespace {
+
+/// How to fix ranks that disagree when they join.
+constexpr const char* kDisagreeHint =
+    "start every rank with the same solver, net, replicas per rank, data and build";
 
 /// How long Run waits for the other replicas after one failed.
 constexpr auto kFailureGrace = std::chrono::seconds(10);
@@ -68,15 +73,12 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
     auto gloo_comm = std::make_unique<GlooCommunicator>(gloo);
     gloo_ = gloo_comm.get();
     global_ = std::move(gloo_comm);
-    // Every process must run as many replicas: the counts are all equal iff
-    // sum(n) = W * n and sum(n^2) = W * n^2.
-    float sums[2] = {static_cast<float>(local), static_cast<float>(local) * local};
-    global_->AllReduceSum(sums, 2);
-    const float world = static_cast<float>(options_.world_size);
-    DEMI_CHECK(sums[0] == world * local && sums[1] == world * local * local, "rank ", options_.rank,
-               " runs ", local,
-               " replicas but another process runs a different number; every process must "
-               "run as many");
+    // Ranks that disagree on the run would hang or crash in a collective
+    // (a different max_iter, replica count or param size): they stop here,
+    // each naming what differs, before anything else is exchanged.
+    const std::string replicas =
+        options_.gpus.empty() ? StrCat(local, " on the CPU") : StrCat(local, " GPU(s)");
+    AgreeOnFingerprint(global_.get(), RunFingerprint(param, replicas), "rank", kDisagreeHint);
   }
   // One seed for all, so that data augmentation (keyed by the seed and the
   // record) is the same whichever replica reads a record.
@@ -128,6 +130,12 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
     syncs_.push_back(std::make_unique<ReplicaSync>(solvers_.back().get(), comms_.back().get()));
   }
   if (replica_threads_ > 0) omp_set_num_threads(threads_before);
+  // The nets too, now that their shapes are known (sizes that differ would
+  // fail inside Gloo; layers that differ would train together silently).
+  if (global_) {
+    AgreeOnFingerprint(global_.get(), NetFingerprint(solvers_.front()->net()), "rank",
+                       kDisagreeHint);
+  }
 }
 
 Replicas::~Replicas() {
@@ -149,6 +157,9 @@ void Replicas::Solve(const std::string& resume_file, std::function<SolverAction(
   if (action) solvers_.front()->SetActionFunction(std::move(action));
   Run([&](int i) {
     if (!resume_file.empty()) solvers_[i]->Restore(resume_file);
+    // Ranks resumed from different snapshots would finish at different steps.
+    AgreeOnFingerprint(comms_[i].get(), {{"start iteration", StrCat(solvers_[i]->iter())}},
+                       "replica", "resume every rank from the same --snapshot");
     syncs_[i]->BroadcastState();
     solvers_[i]->Solve();
   });

@@ -3,7 +3,12 @@
 #include <gflags/gflags.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <limits>
+#include <new>
+#include <opencv2/core.hpp>
 #include <sstream>
 
 #include "demi/util/device.hpp"
@@ -24,25 +29,30 @@ std::vector<std::string> SplitList(const std::string& text, char separator) {
 
 std::vector<int> ParseGpuFlag(const std::string& gpu) {
   if (gpu.empty()) return {};
+  // The syntax first: a typo is named as such, on any machine.
+  std::vector<int> ids;
+  if (gpu != "all") {
+    for (const std::string& item : SplitList(gpu)) {
+      char* end = nullptr;
+      errno = 0;
+      const long id = std::strtol(item.c_str(), &end, 10);
+      DEMI_CHECK(!item.empty() && std::isdigit(static_cast<unsigned char>(item[0])) &&
+                     *end == '\0' && errno == 0 && id <= std::numeric_limits<int>::max(),
+                 "--gpu: '", item, "' is not a device id or 'all'");
+      ids.push_back(static_cast<int>(id));
+    }
+    DEMI_CHECK(!ids.empty(), "--gpu: '", gpu, "' names no device id; give ids (0,1) or 'all'");
+  }
   const int count = DeviceCount();
   DEMI_CHECK(count > 0, "--gpu=", gpu, " was given but no CUDA device is available",
              kBuiltWithCuda ? "" : " (this build is CPU_ONLY)",
              "; run without --gpu to train on the CPU");
-  std::vector<int> ids;
   if (gpu == "all") {
     for (int i = 0; i < count; ++i) ids.push_back(i);
     return ids;
   }
-  for (const std::string& item : SplitList(gpu)) {
-    int id = -1;
-    try {
-      id = std::stoi(item);
-    } catch (const std::exception&) {
-      ThrowError(StrCat("--gpu: '", item, "' is not a device number"));
-    }
-    DEMI_CHECK(id >= 0 && id < count, "--gpu: device ", id, " does not exist (", count,
-               " device(s) present)");
-    ids.push_back(id);
+  for (int id : ids) {
+    DEMI_CHECK(id < count, "--gpu: device ", id, " does not exist (", count, " device(s) present)");
   }
   return ids;
 }
@@ -74,28 +84,62 @@ void ApplyThreadsFlag(int threads) {
 
 namespace {
 
-/// When OpenBLAS runs the GEMMs (DEMI_GEMM=openblas) its threads run beside
-/// OpenMP's: idle OpenMP threads must sleep, not spin (libgomp spins for
-/// milliseconds by default), or they take the cores OpenBLAS's GEMMs need
-/// (ResNet-50's convolutions ran 3x slower on 2 threads). libgomp reads its
-/// wait policy only when it loads, so a tool that finds none set sets it and
-/// runs itself again. With oneDNN's GEMM (the default) every thread is
-/// OpenMP's and spinning keeps them ready. OMP_WAIT_POLICY or GOMP_SPINCOUNT
-/// in the environment choose otherwise.
-void LetIdleOpenMpThreadsSleep(char** argv) {
-  if (CurrentGemmLibrary() != GemmLibrary::kOpenBlas || std::getenv("OMP_WAIT_POLICY") != nullptr ||
-      std::getenv("GOMP_SPINCOUNT") != nullptr) {
-    return;
+/// When OpenBLAS runs the GEMMs (DEMI_GEMM=openblas) two settings that only
+/// take effect when a library loads must be in the environment, so a tool
+/// that finds one missing sets it and runs itself again:
+/// - OpenBLAS's threads run beside OpenMP's: idle OpenMP threads must sleep,
+///   not spin (libgomp spins for milliseconds by default), or they take the
+///   cores OpenBLAS's GEMMs need (ResNet-50's convolutions ran 3x slower on 2
+///   threads). OMP_WAIT_POLICY or GOMP_SPINCOUNT in the environment choose
+///   otherwise. With oneDNN's GEMM (the default) every thread is OpenMP's and
+///   spinning keeps them ready.
+/// - On a CPU model OpenBLAS does not know, OPENBLAS_CORETYPE names the
+///   vectorised kernels it would otherwise skip.
+void PrepareOpenBlasEnvironment(char** argv) {
+  if (CurrentGemmLibrary() != GemmLibrary::kOpenBlas) return;
+  bool changed = false;
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    changed = true;
   }
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  execv("/proc/self/exe", argv);  // returns only if it failed: run on as we are
+  const std::string core_type = OpenBlasCoreTypeForThisCpu();
+  if (!core_type.empty()) {
+    setenv("OPENBLAS_CORETYPE", core_type.c_str(), 1);
+    changed = true;
+  }
+  if (changed) execv("/proc/self/exe", argv);  // returns only if it failed: run on as we are
 }
 
 }  // namespace
 
+std::string DescribeToolError(const std::exception_ptr& error) {
+  std::string line;
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    line = e.what();
+  } catch (const std::bad_alloc& e) {
+    line = StrCat("out of memory: ", e.what(),
+                  "; try: build/tools/memory --model=... (see --fit) to size the net");
+  } catch (const cv::Exception& e) {
+    // Its what() spans lines (version, file and line); the message and the
+    // function it came from say what matters.
+    line = StrCat("OpenCV: ", e.err, e.func.empty() ? "" : StrCat(" (in ", e.func, ")"));
+  } catch (const std::exception& e) {
+    line = StrCat("unexpected error: ", e.what());
+  } catch (...) {
+    line = "unexpected error of an unknown type";
+  }
+  // One line, whatever the message holds.
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return line;
+}
+
 int RunToolWithArgs(int argc, char** argv, const std::string& usage,
                     const std::function<int(const std::vector<std::string>&)>& body) {
-  LetIdleOpenMpThreadsSleep(argv);
+  PrepareOpenBlasEnvironment(argv);
   FLAGS_alsologtostderr = true;
   gflags::SetUsageMessage(usage);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
@@ -104,8 +148,8 @@ int RunToolWithArgs(int argc, char** argv, const std::string& usage,
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     return body(args);
-  } catch (const Error& error) {
-    LOG(ERROR) << error.what();
+  } catch (...) {
+    LOG(ERROR) << DescribeToolError(std::current_exception());
     return 1;
   }
 }

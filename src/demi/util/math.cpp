@@ -40,6 +40,16 @@ std::atomic<GemmLibrary>& GemmLibrarySetting() {
 
 }  // namespace
 
+// OpenBLAS picks its kernels by CPU model; a model newer than the library (e.g. a VM's Emerald
+// Rapids under Debian 12's 0.3.21) gets the SSE3 "Prescott" kernels, 5-10x slower.
+std::string OpenBlasCoreTypeForThisCpu() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return "";
+  if (std::string(openblas_get_corename()) != "Prescott" || !__builtin_cpu_supports("avx2")) {
+    return "";
+  }
+  return __builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell";
+}
+
 void SetGemmLibrary(GemmLibrary library) { GemmLibrarySetting() = library; }
 GemmLibrary CurrentGemmLibrary() { return GemmLibrarySetting(); }
 
@@ -53,6 +63,14 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
     CHECK_EQ(status, dnnl_success) << "dnnl_sgemm failed for " << m << " x " << n << " x " << k;
     return;
   }
+  static const bool warned_of_generic_kernels = [] {
+    const std::string core_type = OpenBlasCoreTypeForThisCpu();
+    LOG_IF(WARNING, !core_type.empty())
+        << "OpenBLAS does not know this CPU and runs its generic SSE3 kernels; set "
+        << "OPENBLAS_CORETYPE=" << core_type << " in the environment for its vectorised ones";
+    return true;
+  }();
+  (void)warned_of_generic_kernels;
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, BlasInt(m), BlasInt(n), BlasInt(k), alpha, a,
               lda, b, ldb, beta, c, BlasInt(n));

@@ -1,0 +1,71 @@
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "demi/util/host_memory.hpp"
+
+namespace demi {
+namespace {
+
+TEST(HostMemoryTest, ParsesProcFields) {
+  const std::string meminfo =
+      "MemTotal:       32768000 kB\n"
+      "MemFree:         1000000 kB\n"
+      "MemAvailable:   23492160 kB\n";
+  size_t bytes = 0;
+  ASSERT_TRUE(ParseKiBField(meminfo, "MemAvailable", &bytes));
+  EXPECT_EQ(bytes, size_t{23492160} * 1024);
+  ASSERT_TRUE(ParseKiBField("Name:\ttest\nVmSize:\t    3892 kB\n", "VmSize", &bytes));
+  EXPECT_EQ(bytes, size_t{3892} * 1024);
+  EXPECT_FALSE(ParseKiBField(meminfo, "SwapTotal", &bytes));
+  EXPECT_FALSE(ParseKiBField("MemAvailable: lots\n", "MemAvailable", &bytes));
+  // A field whose name merely starts the same is another field.
+  EXPECT_FALSE(ParseKiBField("MemAvailableX: 5 kB\n", "MemAvailable", &bytes));
+}
+
+TEST(HostMemoryTest, ParsesCgroupLimits) {
+  size_t bytes = 0;
+  ASSERT_TRUE(ParseCgroupLimit("4294967296\n", &bytes));
+  EXPECT_EQ(bytes, size_t{4294967296});
+  EXPECT_FALSE(ParseCgroupLimit("max\n", &bytes));  // v2: no limit
+  EXPECT_FALSE(ParseCgroupLimit("", &bytes));       // no such file
+}
+
+TEST(HostMemoryTest, AnAddressSpaceLimitBoundsWhatIsAvailable) {
+  const HostMemory unlimited = AvailableHostMemory();
+  EXPECT_GT(unlimited.bytes, size_t{1} << 20) << unlimited.limit;
+  // A child lowers RLIMIT_AS to 256 MiB above the address space it uses (a
+  // lowered limit cannot be raised again) and reports what it finds.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    size_t in_use = 0;
+    std::ifstream status("/proc/self/status");
+    std::stringstream text;
+    text << status.rdbuf();
+    if (!ParseKiBField(text.str(), "VmSize", &in_use)) _exit(2);
+    const size_t headroom = size_t{256} << 20;
+    rlimit lowered{};
+    getrlimit(RLIMIT_AS, &lowered);
+    lowered.rlim_cur = in_use + headroom;
+    if (setrlimit(RLIMIT_AS, &lowered) != 0) _exit(3);
+    const HostMemory limited = AvailableHostMemory();
+    if (limited.bytes > headroom) _exit(4);
+    // Unless the machine has under 256 MiB available, the ulimit is the tightest.
+    if (limited.limit != "ulimit -v (address space left)" && unlimited.bytes > headroom) _exit(5);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no VmSize, 3: setrlimit failed, 4: more than the "
+                                       "limit allows, 5: another limit named";
+}
+
+}  // namespace
+}  // namespace demi
