@@ -4,6 +4,7 @@
 # when nothing is missing. Needs root (or sudo) when something has to be installed.
 #   scripts/install_deps.sh          build, test and example dependencies
 #   scripts/install_deps.sh --bench  also the benchmark peer (PyTorch)
+#   scripts/install_deps.sh --fuzz   also Clang, libFuzzer and its OpenMP (make fuzz)
 set -euo pipefail
 
 packages=(
@@ -29,9 +30,15 @@ packages=(
   opencv-doc
   dataset-fashion-mnist
 )
-if [ "${1:-}" = "--bench" ]; then
-  packages+=(python3-torch)
-fi
+for option in "$@"; do
+  case "$option" in
+    --bench) packages+=(python3-torch) ;;
+    # make fuzz: clang++, libclang_rt.fuzzer and the sanitizer runtimes, and
+    # libomp for Clang's -fopenmp.
+    --fuzz) packages+=(clang libclang-rt-dev libomp-dev) ;;
+    *) echo "install_deps: unknown option '$option' (use --bench, --fuzz)" >&2; exit 1 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

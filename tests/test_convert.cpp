@@ -251,6 +251,29 @@ TEST(ConvertImageSetTest, ErrorsNameListLineAndImage) {
                         {"resize_height and resize_width must be given together"});
 }
 
+// Found by the image_decode fuzz target: a JPEG whose header claims more
+// pixels than OpenCV allows made imread throw a cv::Exception, which escaped
+// convert_imageset and the ImageData layer unnamed.
+TEST(ConvertImageSetTest, AHeaderClaimingAHugeImageIsABadRecord) {
+  TempDir dir;
+  std::vector<uchar> jpeg;
+  ASSERT_TRUE(cv::imencode(".jpg", cv::Mat(8, 8, CV_8UC3, cv::Scalar(1, 2, 3)), jpeg));
+  // Baseline frame header: FF C0, length (2), precision (1), height (2), width (2).
+  const uchar sof0[] = {0xFF, 0xC0};
+  auto sof = std::search(jpeg.begin(), jpeg.end(), std::begin(sof0), std::end(sof0));
+  ASSERT_TRUE(jpeg.end() - sof > 9) << "no frame header in OpenCV's JPEG";
+  std::fill(sof + 5, sof + 9, uchar{0xFF});  // 65535 x 65535 pixels
+  WriteFile(dir / "huge.jpg", std::string(jpeg.begin(), jpeg.end()));
+  Datum datum;
+  ExpectErrorContaining([&] { ReadImageToDatum(dir / "huge.jpg", 0, 0, 0, true, "", &datum); },
+                        {"does not decode as an image"});
+  WriteFile(dir / "list.txt", "huge.jpg 0\n");
+  const std::string root = dir.path() + "/";
+  ExpectErrorContaining(
+      [&] { ConvertImageSet(root, dir / "list.txt", dir / "db", ImageSetOptions()); },
+      {dir / "list.txt" + ":1", "image '" + root + "huge.jpg'", "does not decode as an image"});
+}
+
 TEST(ComputeImageMeanTest, MeanOfRawAndEncodedRecords) {
   TempDir dir;
   WriteDatumDB(dir / "raw",

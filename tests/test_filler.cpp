@@ -117,5 +117,26 @@ TEST(FillerTest, UnknownTypeIsAnError) {
   ExpectErrorContaining([&] { Fill("type: 'fancy'", &blob); }, {"fancy", "xavier"});
 }
 
+// A net prototxt reached glog CHECKs in util/math with these settings, which
+// aborted the process instead of naming what is wrong.
+TEST(FillerTest, BadBoundsOrStdAreErrors) {
+  Blob blob({4, 3});
+  ExpectErrorContaining([&] { Fill("type: 'uniform' min: 2 max: 1", &blob); },
+                        {"uniform filler needs min <= max", "min 2", "max 1"});
+  ExpectErrorContaining([&] { Fill("type: 'uniform' min: nan max: 1", &blob); },
+                        {"uniform filler needs min <= max"});
+  ExpectErrorContaining([&] { Fill("type: 'gaussian' std: 0", &blob); },
+                        {"gaussian filler needs std > 0, got 0"});
+  ExpectErrorContaining([&] { Fill("type: 'gaussian' std: -1", &blob); },
+                        {"gaussian filler needs std > 0, got -1"});
+}
+
+TEST(FillerTest, EmptyBlobsAreLeftEmpty) {
+  Blob blob({0, 3});
+  Fill("type: 'gaussian' sparse: 2", &blob);
+  Fill("type: 'positive_unitball'", &blob);
+  EXPECT_EQ(blob.count(), 0);
+}
+
 }  // namespace
 }  // namespace demi

@@ -324,6 +324,20 @@ TEST(TransformerTest, BadRecordsThrowBadRecordError) {
       {"is 2x3, smaller than crop_size 4"});
 }
 
+// The datum_transform fuzz target found dimensions whose product overflowed
+// int64 (undefined behaviour) before the size check; beside it, more
+// channels than OpenCV's merge takes escaped as a cv::Exception.
+TEST(TransformerTest, HugeDimensionsAndChannelCountsAreBadRecords) {
+  const Transformer plain = MakeTransformer("");
+  Datum huge = RawDatum(1717247, 1149833764, 8064, {1, 2}, 0);
+  ExpectErrorContaining([&] { plain.OutputShape(huge); },
+                        {"has dimensions 1717247x1149833764x8064, whose product overflows"});
+  const Datum wide = RawDatum(600, 1, 1, std::vector<uint8_t>(600, 5), 0);
+  EXPECT_EQ(plain.OutputShape(wide), (std::vector<int64_t>{600, 1, 1}));
+  const Transformer gray = MakeTransformer("force_gray: true");
+  ExpectErrorContaining([&] { gray.OutputShape(wide); }, {"has 600 channels", "at most 512"});
+}
+
 TEST(TransformerTest, ParameterErrorsNameTheOwner) {
   ExpectErrorContaining([] { MakeTransformer("mean_file: 'm' mean_value: 1"); },
                         {"Data layer 'd'", "both mean_file and mean_value"});

@@ -20,6 +20,9 @@ class UniformFiller : public Filler {
  public:
   using Filler::Filler;
   void Fill(Blob* blob, RandomEngine* engine) override {
+    // Also false for a NaN bound; RngUniform would abort on it.
+    DEMI_CHECK(param_.min() <= param_.max(), "uniform filler needs min <= max, got min ",
+               param_.min(), " and max ", param_.max());
     RngUniform(blob->count(), param_.min(), param_.max(), blob->mutable_cpu_data(), engine);
   }
 };
@@ -30,9 +33,10 @@ class GaussianFiller : public Filler {
  public:
   using Filler::Filler;
   void Fill(Blob* blob, RandomEngine* engine) override {
+    DEMI_CHECK(param_.std() > 0, "gaussian filler needs std > 0, got ", param_.std());
     float* data = blob->mutable_cpu_data();
     RngGaussian(blob->count(), param_.mean(), param_.std(), data, engine);
-    if (param_.sparse() < 0) return;
+    if (param_.sparse() < 0 || blob->count() == 0) return;
     DEMI_CHECK(blob->num_axes() >= 1, "sparse gaussian filler needs a blob with axes");
     const int64_t num_outputs = blob->shape(0);
     const float keep = static_cast<float>(param_.sparse()) * num_outputs / blob->count();
@@ -47,6 +51,8 @@ class PositiveUnitballFiller : public Filler {
  public:
   using Filler::Filler;
   void Fill(Blob* blob, RandomEngine* engine) override {
+    if (blob->count() == 0) return;
+    DEMI_CHECK(blob->num_axes() >= 1, "positive_unitball filler needs a blob with axes");
     float* data = blob->mutable_cpu_data();
     RngUniform(blob->count(), 0.0f, 1.0f, data, engine);
     const int64_t num = blob->shape(0);

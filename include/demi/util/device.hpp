@@ -12,6 +12,11 @@ constexpr size_t kHostAlignment = 64;
 
 void* HostMalloc(size_t bytes);
 void HostFree(void* ptr);
+/// Caps the host memory HostMalloc holds at once (0, the default: no cap);
+/// a request past it throws Error with the figures instead of allocating.
+/// The fuzz targets set it, so that a net too big to build is rejected
+/// cleanly rather than reported as out of memory.
+void SetHostMemoryCap(size_t bytes);
 
 /// Page-locked host memory (data-layer prefetch buffers), so copies to the
 /// device run asynchronously at full speed, when the calling thread has made

@@ -70,10 +70,10 @@ cv::Mat ReadImageFile(const std::string& path, bool is_color) {
       ImageTruncation(head_view, std::string_view(tail, static_cast<size_t>(tail_size)));
   if (!truncation.empty()) throw BadRecordError(StrCat(truncation, " (", size, " bytes)"));
   cv::Mat image;
-  try {
+  try {  // OpenCV throws where a header claims more than OPENCV_IO_MAX_IMAGE_PIXELS pixels
     image = cv::imread(path, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-  } catch (const cv::Exception&) {
-    image = cv::Mat();
+  } catch (const cv::Exception& e) {
+    throw BadRecordError(StrCat("does not decode as an image: ", e.err));
   }
   if (image.empty()) throw BadRecordError("cannot be read or does not decode as an image");
   return image;

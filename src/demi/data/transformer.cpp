@@ -208,7 +208,11 @@ bool CheckRawDatum(const Datum& datum) {
     throw BadRecordError(StrCat("has dimensions ", Dims(c, h, w),
                                 "; a raw Datum needs positive channels, height and width"));
   }
-  const int64_t expected = c * h * w;
+  // Each dimension fits an int32, their product need not fit an int64.
+  int64_t expected = 0;
+  if (__builtin_mul_overflow(c, h, &expected) || __builtin_mul_overflow(expected, w, &expected)) {
+    throw BadRecordError(StrCat("has dimensions ", Dims(c, h, w), ", whose product overflows"));
+  }
   if (!datum.data().empty()) {
     const auto got = static_cast<int64_t>(datum.data().size());
     if (got != expected) {
@@ -255,6 +259,11 @@ cv::Mat Transformer::DatumToImage(const Datum& datum) const {
     return ForceChannels(image, param_);
   }
   const bool bytes = CheckRawDatum(datum);
+  if (datum.channels() > CV_CN_MAX) {
+    throw BadRecordError(StrCat("has ", datum.channels(),
+                                " channels; OpenCV's steps (force_color, ",
+                                "force_gray, resizes) take at most ", CV_CN_MAX));
+  }
   const cv::Mat image = bytes ? PlanesToImage(datum.data().data(), CV_8UC1, datum.channels(),
                                               datum.height(), datum.width(), 1)
                               : PlanesToImage(datum.float_data().data(), CV_32FC1, datum.channels(),

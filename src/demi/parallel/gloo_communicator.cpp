@@ -10,6 +10,7 @@
 #include <gloo/rendezvous/redis_store.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
+#include <hiredis/hiredis.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,10 +19,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <stdexcept>
 #include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "demi/parallel/rendezvous.hpp"
 
 namespace demi {
 namespace {
@@ -30,47 +35,6 @@ using Keys = std::vector<std::string>;
 using Millis = std::chrono::milliseconds;
 
 constexpr const char* kTimeoutHint = "(timeout: --comm_timeout)";
-
-struct Rendezvous {
-  enum Kind { kFile, kRedis } kind;
-  std::string path;  // kFile
-  std::string host;  // kRedis
-  int port = 6379;   // kRedis
-};
-
-Rendezvous ParseRendezvous(const std::string& url) {
-  const std::string file_scheme = "file://";
-  const std::string redis_scheme = "redis://";
-  Rendezvous r;
-  if (url.compare(0, file_scheme.size(), file_scheme) == 0) {
-    r.kind = Rendezvous::kFile;
-    r.path = url.substr(file_scheme.size());
-    DEMI_CHECK(!r.path.empty(), "gloo rendezvous '", url, "' names no directory; use file:///dir");
-    // Ranks started from different working directories would meet nowhere.
-    DEMI_CHECK(r.path.front() == '/', "gloo rendezvous '", url, "' names a relative directory '",
-               r.path, "'; give an absolute one: file:///absolute/dir (three slashes)");
-    return r;
-  }
-  if (url.compare(0, redis_scheme.size(), redis_scheme) == 0) {
-    r.kind = Rendezvous::kRedis;
-    std::string rest = url.substr(redis_scheme.size());
-    if (!rest.empty() && rest.back() == '/') rest.pop_back();
-    const size_t colon = rest.rfind(':');
-    r.host = rest.substr(0, colon);
-    if (colon != std::string::npos) {
-      const std::string port = rest.substr(colon + 1);
-      char* end = nullptr;
-      const long value = std::strtol(port.c_str(), &end, 10);
-      DEMI_CHECK(!port.empty() && *end == '\0' && value > 0 && value < 65536, "gloo rendezvous '",
-                 url, "' has a bad port '", port, "'; use redis://host:port");
-      r.port = static_cast<int>(value);
-    }
-    DEMI_CHECK(!r.host.empty(), "gloo rendezvous '", url, "' names no host; use redis://host:port");
-    return r;
-  }
-  ThrowError(
-      StrCat("gloo rendezvous '", url, "' is neither file:///shared/dir nor redis://host:port"));
-}
 
 std::string Hostname() {
   char name[256] = {};
@@ -86,6 +50,18 @@ void IgnoreSigpipe() {
   if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL) {
     signal(SIGPIPE, SIG_IGN);
   }
+}
+
+/// Connects to Redis once and disconnects, throwing hiredis's reason when it
+/// cannot. Gloo's RedisStore throws from its constructor on a failed connect
+/// without freeing the context it made (a leak each time), so the store is
+/// only built once this probe, which frees its context on every path, passed.
+void ProbeRedis(const Rendezvous& rendezvous) {
+  const timeval timeout{2, 0};
+  std::unique_ptr<redisContext, void (*)(redisContext*)> context(
+      redisConnectWithTimeout(rendezvous.host.c_str(), rendezvous.port, timeout), &redisFree);
+  if (context == nullptr) throw std::runtime_error("hiredis could not allocate a context");
+  if (context->err != 0) throw std::runtime_error(context->errstr);
 }
 
 /// FileStore keeps its key test protected; this exposes it for polling.
@@ -235,6 +211,7 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     }
   } else {
     try {
+      ProbeRedis(rendezvous);
       auto redis_store =
           std::make_unique<gloo::rendezvous::RedisStore>(rendezvous.host, rendezvous.port);
       gloo::rendezvous::RedisStore* raw = redis_store.get();

@@ -1,6 +1,9 @@
 #include "demi/util/device.hpp"
 
+#include <malloc.h>
+
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -11,15 +14,39 @@
 
 namespace demi {
 
+namespace {
+
+/// HostMalloc's bytes held now (usable sizes, as malloc reports them on free
+/// too) and the most it may hold; 0 = no cap.
+std::atomic<size_t> host_held{0};
+std::atomic<size_t> host_cap{0};
+
+}  // namespace
+
+void SetHostMemoryCap(size_t bytes) { host_cap = bytes; }
+
 void* HostMalloc(size_t bytes) {
   if (bytes == 0) return nullptr;
+  const size_t cap = host_cap.load();
+  const size_t held = host_held.load();
+  constexpr double kMiB = 1024.0 * 1024.0;
+  DEMI_CHECK(cap == 0 || (bytes <= cap && held <= cap - bytes), "cannot allocate ", bytes / kMiB,
+             " MiB of host memory: ", held / kMiB, " MiB are held and the cap is ", cap / kMiB,
+             " MiB");
+  DEMI_CHECK(bytes <= SIZE_MAX - kHostAlignment, "cannot allocate ", bytes,
+             " bytes of host memory: the size overflows");
   size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
   void* ptr = std::aligned_alloc(kHostAlignment, rounded);
   if (ptr == nullptr) throw std::bad_alloc();
+  host_held += malloc_usable_size(ptr);
   return ptr;
 }
 
-void HostFree(void* ptr) { std::free(ptr); }
+void HostFree(void* ptr) {
+  if (ptr == nullptr) return;
+  host_held -= malloc_usable_size(ptr);
+  std::free(ptr);
+}
 
 namespace {
 
