@@ -144,6 +144,9 @@ TEST(ToolErrorsTest, AnAllocationThatFailsIsOneOutOfMemoryLine) {
 }
 
 TEST(ToolErrorsTest, VggUnderAnAddressSpaceLimitFailsWithTheLimitNamed) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' shadow memory needs terabytes of address space";
+#endif
   // VGG-16 trains a batch of 64 in about 14 GiB; ulimit -v leaves ~2.9 GiB.
   const Result run =
       Tool("time", "--model=models/vgg16/train_val.prototxt --stage=dummy --iterations=1",
