@@ -247,8 +247,7 @@ TEST(DnnlInnerProductTest, AxisTwoWithoutBias) {
 
 TEST(DnnlInnerProductTest, TransposedWeights) {
   ExpectDnnlMatchesCaffe(NewCase(InnerProduct("num_output: 6 transpose: true"), {{4, 13}}));
-  ExpectDnnlMatchesCaffe(
-      NewCase(InnerProduct("num_output: 5 transpose: true"), {{2, 3, 2, 5}}));
+  ExpectDnnlMatchesCaffe(NewCase(InnerProduct("num_output: 5 transpose: true"), {{2, 3, 2, 5}}));
 }
 
 TEST(DnnlInnerProductTest, OneRowManyOutputs) {
@@ -291,13 +290,11 @@ LayerCase ReLUCase(const std::string& options, std::vector<int64_t> shape) {
 
 TEST(DnnlReLUTest, Plain) { ExpectDnnlMatchesCaffe(ReLUCase("", {2, 3, 5, 7})); }
 
-TEST(DnnlReLUTest, Leaky) {
-  ExpectDnnlMatchesCaffe(ReLUCase("negative_slope: 0.1", {3, 19}));
-}
+TEST(DnnlReLUTest, Leaky) { ExpectDnnlMatchesCaffe(ReLUCase("negative_slope: 0.1", {3, 19})); }
 
 TEST(DnnlReLUTest, NegativeSlopeRunsCaffe) {
-  auto layer = MakeLayerWithEngine("type: 'ReLU' relu_param { negative_slope: -1 }",
-                                   EngineKind::kDnnl);
+  auto layer =
+      MakeLayerWithEngine("type: 'ReLU' relu_param { negative_slope: -1 }", EngineKind::kDnnl);
   Blob x({2, 3}), y;
   layer->SetUp({&x}, {&y});
   EXPECT_FALSE(layer->RunsDnnl());
@@ -331,9 +328,7 @@ TEST(DnnlReLUTest, InPlace) {
   ExpectInPlaceMatchesCaffe("type: 'ReLU' relu_param { negative_slope: 0.25 }", {7, 3});
 }
 
-TEST(DnnlSoftmaxTest, InPlace) {
-  ExpectInPlaceMatchesCaffe("type: 'Softmax'", {3, 6, 2});
-}
+TEST(DnnlSoftmaxTest, InPlace) { ExpectInPlaceMatchesCaffe("type: 'Softmax'", {3, 6, 2}); }
 
 std::string Eltwise(const std::string& options) {
   return "type: 'Eltwise' eltwise_param { " + options + " }";

@@ -130,22 +130,25 @@ TEST_F(PoolingLayerTest, CeilModeFalseDropsThePartialWindow) {
 TEST_F(PoolingLayerTest, CeilModeAndRoundModeMustAgree) {
   bottom_.Reshape({1, 1, 5, 5});
   // Agreeing spellings are accepted.
-  for (const char* both : {"round_mode: FLOOR ceil_mode: false", "round_mode: CEIL ceil_mode: true"}) {
+  for (const char* both :
+       {"round_mode: FLOOR ceil_mode: false", "round_mode: CEIL ceil_mode: true"}) {
     MakeLayer(std::string("type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 ") + both +
               " }")
         ->SetUp(bottom_vec_, top_vec_);
   }
   ExpectErrorContaining(
       [&] {
-        MakeLayer("name: 'pool1' type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 "
-                  "round_mode: CEIL ceil_mode: false }")
+        MakeLayer(
+            "name: 'pool1' type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 "
+            "round_mode: CEIL ceil_mode: false }")
             ->SetUp(bottom_vec_, top_vec_);
       },
       {"pool1", "round_mode: CEIL", "ceil_mode: false", "disagree"});
   ExpectErrorContaining(
       [&] {
-        MakeLayer("name: 'pool2' type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 "
-                  "round_mode: FLOOR ceil_mode: true }")
+        MakeLayer(
+            "name: 'pool2' type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 "
+            "round_mode: FLOOR ceil_mode: true }")
             ->SetUp(bottom_vec_, top_vec_);
       },
       {"pool2", "round_mode: FLOOR", "ceil_mode: true", "disagree"});

@@ -158,7 +158,7 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
 #endif
   const float* y = keeps_x_norm() ? x_norm_.gpu_data() : top[0]->gpu_data();
   BatchDiffKernel<<<ChannelGridSize(channels_), kCudaThreads, 0, CudaStream()>>>(y, dy, inv_std, s,
-                                                                               dx);
+                                                                                 dx);
   CheckLaunch("BatchDiffKernel");
 }
 

@@ -85,9 +85,10 @@ void PoolingLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
   // round_mode (BVLC) and ceil_mode (forks) say the same thing two ways.
   const bool round_ceil = param.round_mode() == PoolingParameter::CEIL;
   DEMI_CHECK(!param.has_round_mode() || !param.has_ceil_mode() || round_ceil == param.ceil_mode(),
-             "Pooling layer '", name, "' sets round_mode: ",
-             PoolingParameter::RoundMode_Name(param.round_mode()), " and ceil_mode: ",
-             param.ceil_mode() ? "true" : "false", ", which disagree; keep one of them");
+             "Pooling layer '", name,
+             "' sets round_mode: ", PoolingParameter::RoundMode_Name(param.round_mode()),
+             " and ceil_mode: ", param.ceil_mode() ? "true" : "false",
+             ", which disagree; keep one of them");
   ceil_mode_ = round_ceil && param.ceil_mode();
   if (method_ == PoolingParameter::MAX) {
     RegisterBuffer("argmax", &argmax_, BufferLifetime::kSavedForBackward);
