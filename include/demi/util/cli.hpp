@@ -31,6 +31,17 @@ void ApplyThreadsFlag(int threads);
 /// std::exception's what().
 std::string DescribeToolError(const std::exception_ptr& error);
 
+/// The steps every tool takes before parsing its flags: the OpenBLAS
+/// environment (which may run the process again, with `argv` unchanged) and
+/// logging to stderr. `caffe` calls it before taking its sub-command off argv.
+void BeginTool(char** argv);
+/// The steps after parsing flags: glog, its failure handler, and SIGXFSZ
+/// ignored (a write past `ulimit -f` then fails with EFBIG, named with the file).
+void InitToolLogging(const char* program);
+/// Runs `body`; an exception it throws becomes one ERROR line (see
+/// DescribeToolError) and exit status 1.
+int RunReportingErrors(const std::function<int()>& body);
+
 /// Runs a tool's body: initializes glog and gflags, catches every exception
 /// (logged as one line, see DescribeToolError; no abort, no stack trace) and
 /// returns the process exit code: 1 for an exception.

@@ -138,23 +138,34 @@ std::string DescribeToolError(const std::exception_ptr& error) {
   return line;
 }
 
-int RunToolWithArgs(int argc, char** argv, const std::string& usage,
-                    const std::function<int(const std::vector<std::string>&)>& body) {
+void BeginTool(char** argv) {
   PrepareOpenBlasEnvironment(argv);
   FLAGS_alsologtostderr = true;
-  gflags::SetUsageMessage(usage);
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+}
+
+void InitToolLogging(const char* program) {
+  google::InitGoogleLogging(program);
   google::InstallFailureSignalHandler();
-  // A write past `ulimit -f` then fails with EFBIG, reported with the file.
   std::signal(SIGXFSZ, SIG_IGN);
-  const std::vector<std::string> args(argv + 1, argv + argc);
+}
+
+int RunReportingErrors(const std::function<int()>& body) {
   try {
-    return body(args);
+    return body();
   } catch (...) {
     LOG(ERROR) << DescribeToolError(std::current_exception());
     return 1;
   }
+}
+
+int RunToolWithArgs(int argc, char** argv, const std::string& usage,
+                    const std::function<int(const std::vector<std::string>&)>& body) {
+  BeginTool(argv);
+  gflags::SetUsageMessage(usage);
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  InitToolLogging(argv[0]);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  return RunReportingErrors([&] { return body(args); });
 }
 
 int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body) {

@@ -1,0 +1,22 @@
+#ifndef DEMI_TOOLS_COMMON_FLAGS_HPP_
+#define DEMI_TOOLS_COMMON_FLAGS_HPP_
+
+// The flags several commands read, defined once (src/demi/tools/common_flags.cpp):
+// `caffe` links every command into one binary, and gflags allows one
+// definition of a name per process. A flag only one command reads is
+// defined in that command's file.
+#include <gflags/gflags.h>
+
+DECLARE_string(model);
+DECLARE_string(solver);
+DECLARE_string(weights);
+DECLARE_string(gpu);
+DECLARE_int32(iterations);
+DECLARE_string(phase);
+DECLARE_int64(batch);
+DECLARE_string(engine);
+DECLARE_int32(threads);
+DECLARE_int32(level);
+DECLARE_string(stage);
+
+#endif  // DEMI_TOOLS_COMMON_FLAGS_HPP_

@@ -1,0 +1,23 @@
+#include "demi/tools/common_flags.hpp"
+
+DEFINE_string(model, "", "The net prototxt.");
+DEFINE_string(solver, "", "The solver prototxt.");
+DEFINE_string(weights, "",
+              "Comma-separated .caffemodel files, copied by layer name in order (train: the "
+              "weights to fine-tune from; not with --snapshot).");
+DEFINE_string(gpu, "",
+              "GPU ids: one (0); train also takes several (0,1: one replica each) or all; "
+              "device_query: those to query. None: the CPU (device_query: every device).");
+DEFINE_int32(iterations, 50, "Number of batches to run.");
+DEFINE_string(phase, "",
+              "Net phase: TRAIN or TEST (time: default TRAIN, forward and backward; memory: "
+              "default both).");
+DEFINE_int64(batch, 0, "Override the batch size of the net's inputs (0: as written).");
+DEFINE_string(
+    engine, "",
+    "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
+DEFINE_int32(threads, 0,
+             "CPU threads for OpenMP loops, oneDNN and OpenBLAS (0: OMP_NUM_THREADS, else all "
+             "cores).");
+DEFINE_int32(level, 0, "Net state level.");
+DEFINE_string(stage, "", "Comma-separated net state stages.");
