@@ -7,7 +7,8 @@ DEFINE_string(weights, "",
               "weights to fine-tune from; not with --snapshot).");
 DEFINE_string(gpu, "",
               "GPU ids: one (0); train also takes several (0,1: one replica each) or all; "
-              "device_query: those to query. None: the CPU (device_query: every device).");
+              "device_query: those to query; memory: also build the net there and report "
+              "device bytes after one step. None: the CPU (device_query: every device).");
 DEFINE_int32(iterations, 50, "Number of batches to run.");
 DEFINE_string(phase, "",
               "Net phase: TRAIN or TEST (time: default TRAIN, forward and backward; memory: "

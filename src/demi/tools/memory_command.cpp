@@ -191,7 +191,7 @@ void ReportDeviceMemory(const NetSpec& spec, const Context& context) {
   std::cout << DeviceMemoryLine(net, context.device_id) << "\n";
 }
 
-int Run() {
+int ReportMemory() {
   // A bad --gpu fails before any net is built.
   const Context context = ContextForGpuFlag(FLAGS_gpu);
   ApplyThreadsFlag(FLAGS_threads);
@@ -227,7 +227,7 @@ Command MemoryCommand() {
   command.flags = {"model", "solver", "phase",  "batch",   "fit",   "strategy", "timeline",
                    "json",  "gpu",    "engine", "threads", "level", "stage"};
   command.quiet = true;
-  command.run = [](const std::vector<std::string>&) { return Run(); };
+  command.run = [](const std::vector<std::string>&) { return ReportMemory(); };
   return command;
 }
 
