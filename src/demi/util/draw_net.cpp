@@ -164,7 +164,7 @@ std::string NetToDot(const Net& net, const DrawNetOptions& options) {
       << ";\n"
       << "  node [fontname=\"Helvetica\", fontsize=10, style=filled];\n";
 
-  // The node that holds each blob's current value; -1 until one is drawn.
+  // The node that holds each blob's current value; empty until one is drawn.
   std::vector<std::string> current(num_blobs);
   std::vector<int> versions(num_blobs, 0);
   auto draw_blob = [&](int b) {
