@@ -17,6 +17,7 @@ Conventions shared by every train_val.prototxt:
   * Learnable weights get param { lr_mult: 1 decay_mult: 1 }, biases param { lr_mult: 2
     decay_mult: 0 } (the BVLC convention); BatchNorm's three statistics get lr_mult 0.
   * SoftmaxWithLoss in both phases, Accuracy (top-1, and top-5 for ImageNet) in TEST only.
+  * A header comment states the dataset layout the Data layers expect (see dataset_layout).
 
 The --check mode is deliberately independent of the builder: it reads the .prototxt text.
 """
