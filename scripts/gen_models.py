@@ -17,6 +17,7 @@ Conventions shared by every train_val.prototxt:
   * Learnable weights get param { lr_mult: 1 decay_mult: 1 }, biases param { lr_mult: 2
     decay_mult: 0 } (the BVLC convention); BatchNorm's three statistics get lr_mult 0.
   * SoftmaxWithLoss in both phases, Accuracy (top-1, and top-5 for ImageNet) in TEST only.
+  * A header comment states the dataset layout the Data layers expect (see dataset_layout).
 
 The --check mode is deliberately independent of the builder: it reads the .prototxt text.
 """
@@ -24,6 +25,7 @@ The --check mode is deliberately independent of the builder: it reads the .proto
 import math
 import os
 import sys
+import textwrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -106,6 +108,7 @@ class Net:
         self.name = name
         self.deploy = deploy
         self.layers = []
+        self.layout = ""  # the train_val's dataset, for its header (see dataset_layout)
 
     def add(self, name, type_, bottoms, tops, *extra):
         fields = [("name", name), ("type", type_)]
@@ -218,6 +221,7 @@ class Net:
                      ("input_param", [("shape", shape(spec["deploy_batch"], c, h, w))]))
             return "data"
         dataset = spec["dataset"]
+        self.layout = dataset_layout(spec)
         for phase, split, batch in (("TRAIN", "train", spec["train_batch"]),
                                     ("TEST", "val", spec["test_batch"])):
             t = []
@@ -276,6 +280,34 @@ def imagenet(crop, train_batch, test_batch=50, mean=IMAGENET_MEAN, scale=None, m
     if scale:
         spec["scale"] = scale
     return spec
+
+
+def dataset_layout(spec):
+    """The header lines of a train_val.prototxt that say what its Data layers expect."""
+    c, h, w = spec["shape"]
+    if spec["dataset"] == "ilsvrc12":
+        stored = ("3 x 256 x 256 uint8 BGR pixels (convert_imageset --resize_height=256 "
+                  "--resize_width=256, as Caffe's create_imagenet.sh; raw, or JPEG/PNG with "
+                  "--encoded)")
+        order = "B, G, R"
+    else:
+        stored = "%d x %d x %d uint8 pixels in the CIFAR-10 binary's R, G, B planes" % (c, h, w)
+        order = "R, G, B"
+    dataset = ("Dataset layout: LMDBs data/{0}/{0}_train_lmdb and {0}_val_lmdb of Caffe Datum "
+               "records, each {1}, label = class index in [0, {2}).").format(
+                   spec["dataset"], stored, spec["classes"])
+    steps = []
+    if spec.get("crop"):
+        steps.append("%d x %d crop (random in TRAIN, centre in TEST)" % (spec["crop"], spec["crop"]))
+    if spec["mirror"]:
+        steps.append("random mirror in TRAIN")
+    steps.append("minus mean_value %s (%s)" % (", ".join(fmt_scalar(m) for m in spec["mean"]),
+                                               order))
+    if spec.get("scale"):
+        steps.append("times scale %s" % fmt_scalar(spec["scale"]))
+    transform = "Transform: %s; no mean file." % ", ".join(steps)
+    wrap = dict(width=96, subsequent_indent="  ")
+    return "\n".join(textwrap.wrap(dataset, **wrap) + textwrap.wrap(transform, **wrap))
 
 
 def gaussian(std):
@@ -696,8 +728,8 @@ def generate():
             net = Net(net_name, deploy=kind == "deploy")
             build(net)
             if kind == "train_val":
-                header = "%s\n%s\nDataset-free run: add --stage=dummy (DummyData inputs).\n" % (
-                    about, GENERATED)
+                header = "%s\n%s\n%s\nDataset-free run: add --stage=dummy (DummyData inputs).\n" % (
+                    about, GENERATED, net.layout)
             else:
                 header = "%s\nDeploy net: one Input blob, output \"prob\".\n%s\n" % (
                     about, GENERATED)

@@ -29,6 +29,10 @@ packages=(
   # Real data for tests and examples: JPEG/PNG images and Fashion-MNIST.
   opencv-doc
   dataset-fashion-mnist
+  # Tools around training: JSON reports (header-only nlohmann-json), draw_net's
+  # rendering (Graphviz dot), tools/extra/plot_training_log.py (matplotlib) and
+  # the Python tests of tools/extra (pytest).
+  nlohmann-json3-dev graphviz python3-matplotlib python3-pytest
 )
 for option in "$@"; do
   case "$option" in

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "demi/net.hpp"
@@ -13,6 +14,33 @@ namespace demi {
 namespace {
 
 double MiB(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+/// `text` with XML's five special characters as entities, for SVG text.
+std::string XmlEscaped(const std::string& text) {
+  std::string escaped;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '"':
+        escaped += "&quot;";
+        break;
+      case '\'':
+        escaped += "&apos;";
+        break;
+      default:
+        escaped += c;
+    }
+  }
+  return escaped;
+}
 
 }  // namespace
 
@@ -81,22 +109,19 @@ std::string FormatMemoryReport(const NetMemoryReport& r) {
 }
 
 std::string MemoryReportJson(const NetMemoryReport& r) {
-  std::ostringstream out;
-  auto quoted = [](const std::string& text) {
-    std::string escaped;
-    for (char c : text) {
-      if (c == '"' || c == '\\') escaped += '\\';
-      escaped += c;
-    }
-    return "\"" + escaped + "\"";
-  };
-  out << "{\"net\": " << quoted(r.net) << ", \"phase\": " << quoted(r.phase)
-      << ", \"batch\": " << r.batch << ", \"naive_bytes\": " << r.none_bytes
-      << ", \"slots_bytes\": " << r.slots_bytes << ", \"arena_bytes\": " << r.arena_bytes
-      << ", \"lower_bound_bytes\": " << r.lower_bound_bytes
-      << ", \"persistent_bytes\": " << r.persistent_bytes << ", \"peak_step\": " << r.peak_step
-      << "}";
-  return out.str();
+  // ordered_json keeps the keys in the order written, as the report reads.
+  nlohmann::ordered_json json;
+  json["net"] = r.net;
+  json["phase"] = r.phase;
+  json["batch"] = r.batch;
+  json["naive_bytes"] = r.none_bytes;
+  json["slots_bytes"] = r.slots_bytes;
+  json["arena_bytes"] = r.arena_bytes;
+  json["lower_bound_bytes"] = r.lower_bound_bytes;
+  json["persistent_bytes"] = r.persistent_bytes;
+  json["peak_step"] = r.peak_step;
+  // A net name that is not valid UTF-8 is written with U+FFFD, not refused.
+  return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports) {
@@ -115,8 +140,8 @@ std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports) {
     auto y = [&](double bytes) {
       return top + height - margin - (height - 2.0 * margin) * bytes / max_bytes;
     };
-    svg << "<text x=\"" << margin << "\" y=\"" << top + 20 << "\">" << r.net << " (" << r.phase
-        << ", batch " << r.batch << "): live bytes over the schedule, MiB</text>\n";
+    svg << "<text x=\"" << margin << "\" y=\"" << top + 20 << "\">" << XmlEscaped(r.net) << " ("
+        << r.phase << ", batch " << r.batch << "): live bytes over the schedule, MiB</text>\n";
     svg << "<line x1=\"" << x(0) << "\" y1=\"" << y(r.none_bytes) << "\" x2=\"" << x(steps)
         << "\" y2=\"" << y(r.none_bytes) << "\" stroke=\"#c33\"/><text x=\"" << x(steps) - 160
         << "\" y=\"" << y(r.none_bytes) - 4 << "\" fill=\"#c33\">NONE " << std::fixed
