@@ -1,5 +1,9 @@
 """Training through demitasse.Solver: loss falls, views stay valid across
 steps, snapshots restore, typed solvers and errors."""
+import os
+import signal
+import threading
+
 import numpy as np
 import pytest
 
@@ -117,3 +121,19 @@ def test_missing_and_bad_solver_files(tmp_path, lenet_train):
     missing_net.write_text('net: "%s"\nlr_policy: "fixed"\n' % (tmp_path / "absent.prototxt"))
     with pytest.raises(RuntimeError, match="absent.prototxt"):
         demitasse.Solver(missing_net)
+
+
+def test_ctrl_c_stops_a_long_step(make_solver_file):
+    solver = demitasse.Solver(make_solver_file(max_iter=1000000))
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            solver.step(1000000)
+    finally:
+        timer.cancel()
+    # It stopped at the end of an iteration, and can go on.
+    stopped_at = solver.iter
+    assert 0 < stopped_at < 1000000
+    solver.step(1)
+    assert solver.iter == stopped_at + 1
