@@ -49,6 +49,8 @@ class Net:
     def __init__(self, network_file, *args, phase=None, weights=None, level=0, stages=None):
         phase, weights, level = _state_and_weights(args, phase, weights, level)
         network_file = require_file(network_file, "net prototxt")
+        if isinstance(stages, str):
+            stages = [stages]
         gpu, device_id = device.current()
         self._attach(_demitasse._Net(network_file, phase, level, list(stages or []), gpu,
                                      device_id))

@@ -184,3 +184,12 @@ def test_bad_arguments_raise_value_errors(deploy):
         net.forward(start="ip2", end="conv1")
     with pytest.raises(RuntimeError, match="negative"):
         net.blobs["data"].reshape(1, -1, 28, 28)
+
+
+def test_stages_select_layers(deploy):
+    train_val = deploy.parent / "train_val.prototxt"
+    for stages in (["dummy"], "dummy"):
+        net = demitasse.Net(str(train_val), demitasse.TRAIN, stages=stages)
+        assert net.layers[0].type == "DummyData"
+        loss = float(net.forward()["loss"])
+        assert 1.5 < loss < 3.5  # about ln(10) at initialisation
