@@ -1,4 +1,4 @@
-# Demitasse. Targets: all, runtest, test, tools, lib, lint, demo, bench, fuzz, clean.
+# Demitasse. Targets: all, runtest, test, tools, lib, python, lint, demo, bench, fuzz, clean.
 # Sources are found by pattern: adding a layer or a test means adding files.
 
 CONFIG_FILE := Makefile.config
@@ -19,11 +19,13 @@ LIB_SRCS := $(shell find src/demi -name '*.cpp' | sort)
 TOOL_SRCS := $(wildcard tools/*.cpp)
 TEST_SRCS := $(wildcard tests/*.cpp)
 BENCH_SRCS := $(wildcard bench/*.cpp)
+PY_SRCS := $(wildcard python/src/*.cpp)
 
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o) $(BUILD_DIR)/objs/proto/demi.pb.o
 TOOL_OBJS := $(TOOL_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
 BENCH_OBJS := $(BENCH_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
+PY_OBJS := $(PY_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
 TOOL_BINS := $(TOOL_SRCS:tools/%.cpp=$(BUILD_DIR)/tools/%)
 BENCH_BINS := $(BENCH_SRCS:bench/%.cpp=$(BUILD_DIR)/bench/%)
 STATIC_LIB := $(BUILD_DIR)/lib/libdemi.a
@@ -118,13 +120,24 @@ LDFLAGS += -pthread -fopenmp -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
 LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
 WHOLE_LIB := -Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive
 
+# ---- Python bindings (make python) ----
+# Debian's interpreter by default: pybind11-dev, python3-numpy and
+# python3-pytest are installed for it. Deferred (=): python3-dev may arrive
+# with the deps stamp, after parsing.
+PYTHON ?= /usr/bin/python3
+PY_INCLUDES = $(patsubst -I%,-isystem%,$(sort $(shell $(PYTHON)-config --includes)))
+PY_EXT_SUFFIX = $(shell $(PYTHON)-config --extension-suffix)
+PY_MODULE := $(BUILD_DIR)/python/_demitasse.so
+PY_PACKAGE_MODULE = python/demitasse/_demitasse$(PY_EXT_SUFFIX)
+PYTEST_FLAGS ?= -q
+
 # ---- dependency check: runs scripts/install_deps.sh once per build dir ----
 DEPS_STAMP := $(BUILD_DIR)/.deps_ok
 $(DEPS_STAMP): scripts/install_deps.sh
 	@bash scripts/install_deps.sh $(if $(filter 1,$(FUZZ)),--fuzz)
 	@mkdir -p $(@D) && touch $@
 
-.PHONY: all lib tools test runtest lint tidy_cuda demo bench clean deps fuzz fuzz_targets fuzz_run
+.PHONY: all lib tools test python runtest lint tidy_cuda demo bench clean deps fuzz fuzz_targets fuzz_run
 all: lib tools test
 deps: $(DEPS_STAMP)
 lib: $(STATIC_LIB) $(SHARED_LIB)
@@ -169,9 +182,33 @@ $(BUILD_DIR)/bench/%: $(BUILD_DIR)/objs/bench/%.o $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CXX) $< -o $@ $(WHOLE_LIB) $(LDFLAGS) -lbenchmark $(LIBS)
 
-# Runs every test; GTEST_FILTER=... narrows it.
-runtest: $(TEST_BIN) $(TOOL_BINS)
+# The extension module links the static library whole (layers register
+# themselves) and every library the tools link, CUDA's included. It is built
+# in BUILD_DIR and copied into python/demitasse, so that
+# `PYTHONPATH=python python3` imports the last build made.
+$(PY_OBJS): CPPFLAGS += $(PY_INCLUDES)
+$(PY_OBJS): CXXFLAGS += -fvisibility=hidden
+
+$(PY_MODULE): $(PY_OBJS) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CXX) -shared $(PY_OBJS) -o $@ $(WHOLE_LIB) $(LDFLAGS) $(LIBS)
+
+# Copied through a temporary file and a rename: a running interpreter may
+# have the old module mapped.
+python: $(PY_MODULE)
+	@cp $(PY_MODULE) $(PY_PACKAGE_MODULE).tmp && mv -f $(PY_PACKAGE_MODULE).tmp $(PY_PACKAGE_MODULE)
+	@echo "python: built $(PY_PACKAGE_MODULE); import it with PYTHONPATH=python"
+
+# Runs every test: the C++ suite (GTEST_FILTER=... narrows it), then the
+# Python tests, except under sanitizers: a module built with them cannot be
+# loaded by an uninstrumented interpreter.
+runtest: $(TEST_BIN) $(TOOL_BINS) $(if $(SANITIZE),,python)
 	$(TEST_BIN) $(if $(GTEST_FILTER),--gtest_filter=$(GTEST_FILTER))
+ifneq ($(SANITIZE),)
+	@echo "runtest: Python tests skipped under SANITIZE=$(SANITIZE) (an instrumented module cannot load into python3)"
+else
+	PYTHONPATH=python $(PYTHON) -m pytest $(PYTEST_FLAGS) tests/python
+endif
 
 # clang-format check of the C++ sources changed against HEAD (and new ones).
 lint:
@@ -222,6 +259,7 @@ fuzz_run: $(FUZZ_BINS)
 
 clean:
 	rm -rf $(BUILD_DIR)
+	rm -f python/demitasse/_demitasse*.so
 
 -include $(LIB_OBJS:.o=.d) $(CU_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) \
-         $(FUZZ_OBJS:.o=.d)
+         $(FUZZ_OBJS:.o=.d) $(PY_OBJS:.o=.d)

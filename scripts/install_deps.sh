@@ -21,6 +21,9 @@ packages=(
   # Redis server that tests and examples start on loopback.
   libgloo-dev libhiredis-dev redis-server
   clang-format
+  # Python bindings (make python): pybind11's headers, Python's headers,
+  # NumPy for the zero-copy blob views, pytest for tests/python.
+  pybind11-dev python3-dev python3-numpy python3-pytest
   # GNU time: bench/memory.sh reads a process's peak RSS with it.
   time
   # procps (ps, pkill, /bin/kill): to watch and stop trainers; the tests need

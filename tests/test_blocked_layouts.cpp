@@ -224,6 +224,13 @@ TEST(BlockedLayoutNetTest, BlocksTheBlobsOnlyBlockedLayersTouch) {
   for (const std::shared_ptr<Blob>& blob : kept_net.blobs()) {
     EXPECT_EQ(blob->channel_block(), 1);
   }
+  // keep_blob: "*" does the same without naming them (split blobs included).
+  NetParameter star = ParseText<NetParameter>(StrCat(kResidualNet, " keep_blob: '*'"));
+  star.mutable_state()->set_phase(TRAIN);
+  Net star_net(star, Context());
+  for (size_t b = 0; b < star_net.blobs().size(); ++b) {
+    EXPECT_EQ(star_net.blobs()[b]->channel_block(), 1) << star_net.blob_names()[b];
+  }
 }
 
 TEST(BlockedLayoutNetTest, TrainsAsInCaffeLayout) {

@@ -96,6 +96,24 @@ TEST(NetMemoryTest, KeepBlobKeepsItsValues) {
   EXPECT_FALSE(planned->blob_by_name("h2")->data()->is_view());
 }
 
+TEST(NetMemoryTest, KeepBlobStarKeepsEveryBlob) {
+  std::string text = std::string(kMlp) + R"( keep_blob: "*" )";
+  auto none = MakeNet(kMlp, NONE, TRAIN);
+  auto kept = MakeNet(text, ARENA, TRAIN);
+  none->ForwardBackward();
+  kept->ForwardBackward();
+  ASSERT_EQ(kept->blobs().size(), none->blobs().size());
+  for (size_t b = 0; b < kept->blobs().size(); ++b) {
+    const std::string& name = kept->blob_names()[b];
+    EXPECT_FALSE(kept->blobs()[b]->data()->is_view()) << name;
+    EXPECT_FALSE(kept->blobs()[b]->diff()->is_view()) << name;
+    EXPECT_EQ(DataOf(*kept->blobs()[b]), DataOf(*none->blobs()[b])) << name;
+  }
+  // Nothing but the layers' own buffers is left to the plan.
+  auto planned = MakeNet(kMlp, ARENA, TRAIN);
+  EXPECT_LT(kept->memory_plan().naive_bytes, planned->memory_plan().naive_bytes);
+}
+
 TEST(NetMemoryTest, ReshapeReplansAndNeverShrinksTheArena) {
   const char* text = R"(
     layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 4 dim: 16 } } }

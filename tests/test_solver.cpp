@@ -84,6 +84,20 @@ TEST(SolverTest, NetFileGivesTrainAndTestNets) {
   EXPECT_EQ(solver->test_nets()[0]->phase(), TEST);
 }
 
+TEST(SolverTest, KeepBlobReachesTrainAndTestNets) {
+  auto solver = MakeSolver(WithNet(kTeacherNet, R"(
+    keep_blob: "*" test_iter: 1 test_interval: 10 lr_policy: "fixed")"));
+  ASSERT_EQ(solver->test_nets().size(), 1u);
+  for (const Net* net : {&solver->net(), solver->test_nets()[0].get()}) {
+    for (size_t b = 0; b < net->blobs().size(); ++b) {
+      EXPECT_FALSE(net->blobs()[b]->data()->is_view()) << net->blob_names()[b];
+    }
+  }
+  // Without it the hidden activation lives in the arena.
+  auto planned = MakeSolver(WithNet(kTeacherNet, R"(lr_policy: "fixed")"));
+  EXPECT_TRUE(planned->net().blob_by_name("h")->data()->is_view());
+}
+
 // Layers that only some states admit, to see which state each net got.
 const char* kStagedNet = R"(
   layer { name: "data" type: "DummyData" top: "x"

@@ -85,7 +85,13 @@ void Net::Init(const NetParameter& in_param) {
   CollectOutputs();
   LinkSavedBuffers();
   strategy_ = param.memory_optimization();
-  keep_blobs_.insert(param.keep_blob().begin(), param.keep_blob().end());
+  for (const std::string& name : param.keep_blob()) {
+    if (name == "*") {
+      keep_blobs_.insert(blob_names_.begin(), blob_names_.end());
+    } else {
+      keep_blobs_.insert(name);
+    }
+  }
   if (!arena_) arena_ = std::make_shared<Arena>();
   SettleLayouts();
   PlanMemory();

@@ -63,6 +63,15 @@ std::string FormatDuration(double seconds) {
   return out.str();
 }
 
+/// The net-wide settings a solver gives every net it builds: memory
+/// optimization, cuDNN workspace and engine when set, and more kept blobs.
+void ApplySolverOverrides(const SolverParameter& solver, NetParameter* net) {
+  if (solver.has_memory_optimization()) net->set_memory_optimization(solver.memory_optimization());
+  if (solver.has_cudnn_workspace_mb()) net->set_cudnn_workspace_mb(solver.cudnn_workspace_mb());
+  if (solver.has_engine()) net->set_engine(solver.engine());
+  for (const std::string& blob : solver.keep_blob()) net->add_keep_blob(blob);
+}
+
 /// Index of the first top of `layer_id` holding a NaN or an infinity, or -1.
 int FirstNonFiniteTop(const Net& net, int layer_id) {
   const auto& tops = net.top_vecs()[layer_id];
@@ -163,13 +172,7 @@ void Solver::InitTrainNet() {
   state.MergeFrom(net_param.state());
   state.MergeFrom(param_.train_state());
   net_param.mutable_state()->CopyFrom(state);
-  if (param_.has_memory_optimization()) {
-    net_param.set_memory_optimization(param_.memory_optimization());
-  }
-  if (param_.has_cudnn_workspace_mb()) {
-    net_param.set_cudnn_workspace_mb(param_.cudnn_workspace_mb());
-  }
-  if (param_.has_engine()) net_param.set_engine(param_.engine());
+  ApplySolverOverrides(param_, &net_param);
   net_ = std::make_unique<Net>(net_param, context_, nullptr, path);
 }
 
@@ -235,13 +238,7 @@ void Solver::InitTestNets() {
     state.MergeFrom(net_params[i].state());
     if (param_.test_state_size() > 0) state.MergeFrom(param_.test_state(i));
     net_params[i].mutable_state()->CopyFrom(state);
-    if (param_.has_memory_optimization()) {
-      net_params[i].set_memory_optimization(param_.memory_optimization());
-    }
-    if (param_.has_cudnn_workspace_mb()) {
-      net_params[i].set_cudnn_workspace_mb(param_.cudnn_workspace_mb());
-    }
-    if (param_.has_engine()) net_params[i].set_engine(param_.engine());
+    ApplySolverOverrides(param_, &net_params[i]);
     LOG(INFO) << "Creating test net (#" << i << ") specified by " << sources[i];
     Context test_context = context_;
     test_context.seed = TestNetSeed(context_.seed, i);

@@ -1,0 +1,213 @@
+"""Net: pycaffe's net API over the C++ Net (python/src/net_binding.cpp)."""
+import os
+from collections import OrderedDict, namedtuple
+
+from . import _demitasse, device
+from ._files import require_file
+
+Layer = namedtuple("Layer", ["name", "type", "blobs"])
+Layer.__doc__ = "A layer of a net: its name, its type (\"Convolution\") and its learnable blobs."
+
+
+def _is_path(value):
+    return isinstance(value, (str, bytes, os.PathLike))
+
+
+def _state_and_weights(args, phase, weights, level):
+    """Accepts pycaffe's call forms: Net(file, phase, level), Net(file, phase,
+    weights) and the older Net(file, weights, phase)."""
+    if len(args) > 2:
+        raise TypeError(f"Net takes at most 3 positional arguments, got {len(args) + 1}")
+    if args and _is_path(args[0]):
+        if len(args) != 2:
+            raise TypeError("Net(network_file, weights, phase) needs the phase too")
+        weights, phase = args
+    elif args:
+        phase = args[0]
+        if len(args) == 2:
+            if _is_path(args[1]):
+                weights = args[1]
+            else:
+                level = args[1]
+    if phase is None:
+        raise TypeError("Net needs a phase: demitasse.TRAIN or demitasse.TEST")
+    return int(phase), weights, int(level)
+
+
+class Net:
+    """A net built from a prototxt, as pycaffe's Net:
+
+        Net(network_file, phase, weights=None, level=0, stages=None)
+        Net(network_file, phase, level)       (pycaffe's positional level)
+        Net(network_file, weights, phase)     (pycaffe's older form)
+
+    `blobs` and `params` are ordered dicts of Blob (blob.data and blob.diff are
+    zero-copy numpy views); forward() and backward() take and return dicts of
+    arrays keyed by blob name.
+    """
+
+    def __init__(self, network_file, *args, phase=None, weights=None, level=0, stages=None):
+        phase, weights, level = _state_and_weights(args, phase, weights, level)
+        network_file = require_file(network_file, "net prototxt")
+        if isinstance(stages, str):
+            stages = [stages]
+        gpu, device_id = device.current()
+        self._attach(_demitasse._Net(network_file, phase, level, list(stages or []), gpu,
+                                     device_id))
+        if weights is not None:
+            self.copy_from(weights)
+
+    @classmethod
+    def _wrap(cls, cpp_net):
+        """A Net over a C++ net built elsewhere (a solver's)."""
+        net = cls.__new__(cls)
+        net._attach(cpp_net)
+        return net
+
+    def _attach(self, cpp_net):
+        self._net = cpp_net
+        self._cache = {}
+        self._shared_with = None
+
+    def _cached(self, key, build):
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    # ---- structure ----
+    @property
+    def name(self):
+        return self._net.name
+
+    @property
+    def phase(self):
+        return self._net.phase
+
+    @property
+    def blobs(self):
+        """Every blob by name, in the order layers produce them (the blobs of
+        auto-inserted Split layers included, as in pycaffe)."""
+        return self._cached("blobs", lambda: OrderedDict(self._net.blobs()))
+
+    @property
+    def params(self):
+        """Each layer with learnable blobs, by name: [weights, bias, ...]."""
+        def build():
+            params = OrderedDict()
+            for layer in self.layers:
+                if layer.blobs:
+                    params[layer.name] = layer.blobs
+            return params
+        return self._cached("params", build)
+
+    @property
+    def layers(self):
+        def build():
+            names, types = self._net.layer_names, self._net.layer_types
+            return [Layer(names[i], types[i], self._net.layer_blobs(i)) for i in range(len(names))]
+        return self._cached("layers", build)
+
+    @property
+    def layer_dict(self):
+        return OrderedDict((layer.name, layer) for layer in self.layers)
+
+    @property
+    def _layer_names(self):
+        return self._net.layer_names
+
+    @property
+    def _blob_names(self):
+        return self._net.blob_names
+
+    @property
+    def inputs(self):
+        return self._net.input_names
+
+    @property
+    def outputs(self):
+        return self._net.output_names
+
+    @property
+    def bottom_names(self):
+        return OrderedDict(zip(self._net.layer_names, self._net.bottom_names))
+
+    @property
+    def top_names(self):
+        return OrderedDict(zip(self._net.layer_names, self._net.top_names))
+
+    def _layer_index(self, name):
+        try:
+            return self._net.layer_names.index(name)
+        except ValueError:
+            raise ValueError(f"net '{self.name}' has no layer '{name}'; its layers: "
+                             f"{', '.join(self._net.layer_names)}") from None
+
+    def _check_blob_names(self, names, allowed, what):
+        unknown = [name for name in names if name not in allowed]
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: not {what} of net '{self.name}' "
+                             f"(those are: {', '.join(allowed) or 'none'})")
+
+    # ---- passes ----
+    def forward(self, blobs=None, start=None, end=None, **inputs):
+        """Copies each keyword array into the input blob of that name, runs
+        layers `start` to `end` (names; default: all), and returns a dict of
+        the outputs (or `end`'s tops) and of `blobs`: views of their data."""
+        self._check_blob_names(inputs, self.inputs, "inputs")
+        for name, values in inputs.items():
+            blob = self.blobs[name]
+            if len(values) != blob.shape[0]:
+                raise ValueError(f"input '{name}' has {len(values)} items but the blob's batch "
+                                 f"is {blob.shape[0]}; reshape the blob and call net.reshape()")
+            blob.data[...] = values
+        first = 0 if start is None else self._layer_index(start)
+        last = len(self.layers) - 1 if end is None else self._layer_index(end)
+        self._net.forward(first, last)
+        wanted = list(self.outputs if end is None else self.top_names[end]) + list(blobs or [])
+        self._check_blob_names(wanted, self.blobs, "blobs")
+        return {name: self.blobs[name].data for name in wanted}
+
+    def backward(self, diffs=None, start=None, end=None, **top_diffs):
+        """Copies each keyword array into the diff of the output blob of that
+        name, runs layers `start` (default: the last) back to `end` (default:
+        the first), and returns the diffs of the inputs and of `diffs`."""
+        self._check_blob_names(top_diffs, self.outputs, "outputs")
+        for name, values in top_diffs.items():
+            self.blobs[name].diff[...] = values
+        first = len(self.layers) - 1 if start is None else self._layer_index(start)
+        last = 0 if end is None else self._layer_index(end)
+        self._net.backward(first, last)
+        wanted = list(self.inputs if end is None else self.bottom_names[end]) + list(diffs or [])
+        self._check_blob_names(wanted, self.blobs, "blobs")
+        return {name: self.blobs[name].diff for name in wanted}
+
+    def reshape(self):
+        """Re-runs every layer's reshape after an input blob changed shape."""
+        self._net.reshape()
+
+    def clear_param_diffs(self):
+        self._net.clear_param_diffs()
+
+    # ---- weights ----
+    def copy_from(self, weights_file):
+        """Copies params from a .caffemodel into the layers of the same name."""
+        self._net.copy_from(require_file(weights_file, "weights file"))
+
+    def share_with(self, other):
+        """Makes this net's params those of `other` (same layer names)."""
+        self._net.share_with(other._net)
+        self._shared_with = other  # their memory now belongs to `other`
+        self._cache.clear()
+
+    def save(self, filename):
+        """Writes the params as a .caffemodel."""
+        self._net.save(str(filename))
+
+    def memory_report(self):
+        """What the net takes under each memory plan (the `memory` tool's
+        figures) as a dict; `held` is what this net, every blob kept, holds."""
+        return self._net.memory_report()
+
+    def __repr__(self):
+        phase = "TRAIN" if self.phase == 0 else "TEST"
+        return f"<demitasse.Net '{self.name}' {phase}, {len(self.layers)} layers>"

@@ -1,0 +1,93 @@
+"""Solver: pycaffe's solver API over the C++ Solver (python/src/solver_binding.cpp)."""
+from . import _demitasse, device
+from ._files import require_file
+from .net import Net
+
+
+class Solver:
+    """Trains the nets a solver prototxt names, with the update rule its
+    `type` gives. solver.net and solver.test_nets are Nets sharing the
+    solver's params: what step() changes, they see, and views taken of their
+    blobs stay valid across steps. Ctrl-C during step() or solve() stops at
+    the end of the iteration and raises KeyboardInterrupt."""
+
+    _forced_type = ""  # the typed subclasses (SGDSolver, ...) set it
+
+    def __init__(self, solver_file):
+        solver_file = require_file(solver_file, "solver prototxt")
+        gpu, device_id = device.current()
+        self._solver = _demitasse._Solver(solver_file, self._forced_type, gpu, device_id)
+        self._net = Net._wrap(self._solver.net)
+        self._test_nets = [Net._wrap(net) for net in self._solver.test_nets]
+
+    @property
+    def net(self):
+        return self._net
+
+    @property
+    def test_nets(self):
+        return self._test_nets
+
+    @property
+    def iter(self):
+        return self._solver.iter
+
+    @property
+    def type(self):
+        return self._solver.type
+
+    @property
+    def max_iter(self):
+        return self._solver.max_iter
+
+    @property
+    def smoothed_loss(self):
+        """The training loss averaged over the last `average_loss` iterations."""
+        return self._solver.smoothed_loss
+
+    def step(self, iters):
+        """Runs `iters` iterations (testing and snapshotting when due)."""
+        self._solver.step(int(iters))
+
+    def solve(self, resume_file=None):
+        """Trains to max_iter, resuming from a .solverstate when given."""
+        self._solver.solve("" if resume_file is None else
+                           require_file(resume_file, "solver state"))
+
+    def test_all(self):
+        """Runs every test net; returns each one's mean outputs."""
+        return self._solver.test_all()
+
+    def snapshot(self):
+        """Writes <snapshot_prefix>_iter_<iter>.caffemodel and .solverstate."""
+        self._solver.snapshot()
+
+    def restore(self, state_file):
+        """Loads a .solverstate and the .caffemodel it names."""
+        self._solver.restore(require_file(state_file, "solver state"))
+
+    def __repr__(self):
+        return f"<demitasse.{type(self).__name__} {self.type} at iteration {self.iter}>"
+
+
+def get_solver(solver_file):
+    """The solver of the type the file gives (pycaffe's caffe.get_solver)."""
+    return Solver(solver_file)
+
+
+def _typed_solver(type_name):
+    class TypedSolver(Solver):
+        __doc__ = (f"A {type_name} solver, whatever type the prototxt gives "
+                   "(pycaffe's typed solver classes).")
+        _forced_type = type_name
+
+    TypedSolver.__name__ = TypedSolver.__qualname__ = f"{type_name}Solver"
+    return TypedSolver
+
+
+SGDSolver = _typed_solver("SGD")
+NesterovSolver = _typed_solver("Nesterov")
+AdaGradSolver = _typed_solver("AdaGrad")
+RMSPropSolver = _typed_solver("RMSProp")
+AdaDeltaSolver = _typed_solver("AdaDelta")
+AdamSolver = _typed_solver("Adam")

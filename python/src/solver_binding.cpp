@@ -1,0 +1,105 @@
+// Solver: built from a solver prototxt whose nets keep every blob, so that
+// solver.net.blobs can be read and written between steps.
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+#include "demi/solver.hpp"
+#include "demi/solver_param.hpp"
+#include "demi/solver_registry.hpp"
+
+namespace demi {
+namespace python {
+
+namespace {
+
+using SolverPtr = std::shared_ptr<Solver>;
+
+/// `type`, when not empty, replaces the file's solver type (SGDSolver(path)
+/// trains with SGD whatever the file says, as in pycaffe).
+SolverPtr LoadSolver(const std::string& path, const std::string& type, bool gpu, int device_id) {
+  const Context context = MakeContext(gpu, device_id);
+  SolverParameter param;
+  ReadSolverParamsFromTextFile(path, &param);
+  if (!type.empty()) {
+    param.set_type(type);
+    param.clear_solver_type();
+  }
+  param.add_keep_blob("*");
+  return SolverRegistry::Create(param, context);
+}
+
+/// A net of the solver, sharing ownership of the solver that holds it.
+std::shared_ptr<Net> NetOf(const SolverPtr& solver, Net* net) {
+  return std::shared_ptr<Net>(solver, net);
+}
+
+/// Runs `body` without the GIL. Meanwhile the solver polls for Ctrl-C once
+/// an iteration: a pending KeyboardInterrupt (or an exception a signal
+/// handler raised) stops it cleanly, as SIGINT stops tools/train, and is
+/// raised once it returns.
+template <typename Body>
+void RunInterruptibly(Solver& solver, Body body) {
+  bool interrupted = false;
+  solver.SetActionFunction([&interrupted] {
+    py::gil_scoped_acquire acquire;
+    if (PyErr_CheckSignals() != 0) {
+      interrupted = true;
+      return SolverAction::kStop;
+    }
+    return SolverAction::kNone;
+  });
+  try {
+    py::gil_scoped_release release;
+    body();
+  } catch (...) {
+    solver.SetActionFunction(nullptr);
+    throw;
+  }
+  solver.SetActionFunction(nullptr);
+  if (interrupted) throw py::error_already_set();
+}
+
+}  // namespace
+
+void DefineSolver(py::module_& module) {
+  py::class_<Solver, SolverPtr>(module, "_Solver", "The C++ solver; demitasse.Solver wraps it.")
+      .def(py::init(&LoadSolver), py::arg("path"), py::arg("type"), py::arg("gpu"),
+           py::arg("device_id"))
+      .def_property_readonly("type", [](const Solver& solver) { return solver.type(); })
+      .def_property_readonly("iter", &Solver::iter)
+      .def_property_readonly("max_iter",
+                             [](const Solver& solver) { return solver.param().max_iter(); })
+      .def_property_readonly("smoothed_loss", &Solver::smoothed_loss)
+      .def_property_readonly("net",
+                             [](const SolverPtr& solver) { return NetOf(solver, &solver->net()); })
+      .def_property_readonly("test_nets",
+                             [](const SolverPtr& solver) {
+                               std::vector<std::shared_ptr<Net>> nets;
+                               for (const auto& net : solver->test_nets()) {
+                                 nets.push_back(NetOf(solver, net.get()));
+                               }
+                               return nets;
+                             })
+      .def(
+          "step",
+          [](Solver& solver, int iters) {
+            DEMI_CHECK(iters >= 0, "solver.step: iterations must not be negative, got ", iters);
+            RunInterruptibly(solver, [&] { solver.Step(iters); });
+          },
+          py::arg("iters"))
+      .def(
+          "solve",
+          [](Solver& solver, const std::string& resume_file) {
+            RunInterruptibly(solver, [&] { solver.Solve(resume_file); });
+          },
+          py::arg("resume_file") = "")
+      .def("test_all", &Solver::TestAll, py::call_guard<py::gil_scoped_release>())
+      .def("snapshot", &Solver::Snapshot, py::call_guard<py::gil_scoped_release>())
+      .def("restore", &Solver::Restore, py::arg("path"), py::call_guard<py::gil_scoped_release>());
+}
+
+}  // namespace python
+}  // namespace demi

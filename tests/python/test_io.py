@@ -1,0 +1,125 @@
+"""demitasse.io: image loading, resizing, BlobProto files and the
+Transformer, against values computed here."""
+import struct
+
+import numpy as np
+import pytest
+
+import demitasse
+
+
+def write_ppm(path, rgb):
+    """A binary PPM (which OpenCV decodes) of an H x W x 3 uint8 RGB image."""
+    height, width, _ = rgb.shape
+    path.write_bytes(b"P6\n%d %d\n255\n" % (width, height) + rgb.astype(np.uint8).tobytes())
+
+
+def test_load_image_gives_rgb_floats(tmp_path):
+    rgb = np.random.default_rng(0).integers(0, 256, size=(5, 7, 3), dtype=np.uint8)
+    rgb[0, 0] = (255, 0, 0)  # pure red stays in channel 0 (RGB, not OpenCV's BGR)
+    path = tmp_path / "image.ppm"
+    write_ppm(path, rgb)
+    image = demitasse.io.load_image(str(path))
+    assert image.shape == (5, 7, 3) and image.dtype == np.float32
+    np.testing.assert_allclose(image, rgb / 255.0, rtol=1e-6)
+    assert tuple(image[0, 0]) == (1.0, 0.0, 0.0)
+    grey = demitasse.io.load_image(path, color=False)
+    assert grey.shape == (5, 7, 1)
+    luma = (0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2]) / 255.0
+    np.testing.assert_allclose(grey[..., 0], luma, atol=1.5 / 255)
+
+
+def test_load_image_errors_name_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.png"):
+        demitasse.io.load_image(tmp_path / "missing.png")
+    bad = tmp_path / "not_an_image.png"
+    bad.write_bytes(b"hello")
+    with pytest.raises(RuntimeError, match="not_an_image.png"):
+        demitasse.io.load_image(bad)
+
+
+def test_resize_image():
+    constant = np.full((10, 6, 3), 0.25, dtype=np.float32)
+    resized = demitasse.io.resize_image(constant, (4, 9))
+    assert resized.shape == (4, 9, 3)
+    np.testing.assert_allclose(resized, 0.25, rtol=1e-6)
+    # Nearest neighbour doubling repeats each pixel.
+    small = np.arange(4, dtype=np.float32).reshape(2, 2, 1)
+    doubled = demitasse.io.resize_image(small, (4, 4), interp_order=0)
+    np.testing.assert_array_equal(doubled[..., 0], np.kron(small[..., 0], np.ones((2, 2))))
+
+
+def encode_varint(value):
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def blobproto_bytes(shape, values):
+    """A BlobProto by hand: shape (field 7: BlobShape, dims packed in field
+    1) and data (field 5, packed floats)."""
+    dims = b"".join(encode_varint(d) for d in shape)
+    blob_shape = b"\x0a" + encode_varint(len(dims)) + dims
+    data = struct.pack("<%df" % len(values), *values)
+    return (b"\x3a" + encode_varint(len(blob_shape)) + blob_shape +
+            b"\x2a" + encode_varint(len(data)) + data)
+
+
+def test_load_blobproto(tmp_path):
+    values = np.arange(24, dtype=np.float32) / 7
+    path = tmp_path / "mean.binaryproto"
+    path.write_bytes(blobproto_bytes((1, 2, 3, 4), values))
+    mean = demitasse.io.load_blobproto(path)
+    assert mean.shape == (1, 2, 3, 4)
+    np.testing.assert_array_equal(mean.ravel(), values)
+
+
+def make_transformer():
+    transformer = demitasse.io.Transformer({"data": (1, 3, 4, 5)})
+    transformer.set_transpose("data", (2, 0, 1))
+    transformer.set_channel_swap("data", (2, 1, 0))
+    transformer.set_raw_scale("data", 255)
+    transformer.set_mean("data", np.array([104.0, 117.0, 123.0]))
+    transformer.set_input_scale("data", 0.5)
+    return transformer
+
+
+def test_transformer_matches_a_hand_computation():
+    image = np.random.default_rng(1).uniform(0, 1, size=(4, 5, 3)).astype(np.float32)
+    original = image.copy()
+    blob = make_transformer().preprocess("data", image)
+    np.testing.assert_array_equal(image, original)  # the input is left alone
+    assert blob.shape == (3, 4, 5) and blob.dtype == np.float32
+    mean = [104.0, 117.0, 123.0]
+    for c in range(3):
+        for h in range(4):
+            for w in range(5):
+                # Channel c of Caffe's BGR input is channel 2 - c of the RGB image.
+                expected = (image[h, w, 2 - c] * 255 - mean[c]) * 0.5
+                assert blob[c, h, w] == pytest.approx(expected, rel=1e-5, abs=1e-4)
+    back = make_transformer().deprocess("data", blob[np.newaxis])
+    np.testing.assert_allclose(back, image, atol=1e-5)
+
+
+def test_transformer_resizes_and_checks_its_settings():
+    transformer = demitasse.io.Transformer({"data": (1, 3, 8, 8)})
+    transformer.set_transpose("data", (2, 0, 1))
+    blob = transformer.preprocess("data", np.full((16, 12, 3), 0.5, dtype=np.float32))
+    assert blob.shape == (3, 8, 8)
+    np.testing.assert_allclose(blob, 0.5, rtol=1e-6)
+    mean_image = np.arange(3 * 8 * 8, dtype=np.float32).reshape(3, 8, 8)
+    transformer.set_mean("data", mean_image)
+    np.testing.assert_allclose(
+        transformer.preprocess("data", np.zeros((8, 8, 3), dtype=np.float32)), -mean_image)
+    with pytest.raises(ValueError, match="3 channels"):
+        transformer.set_channel_swap("data", (1, 0))
+    with pytest.raises(ValueError, match="mean has 2 values"):
+        transformer.set_mean("data", np.zeros(2))
+    with pytest.raises(ValueError, match="does not match"):
+        transformer.set_mean("data", np.zeros((3, 4, 4)))
+    with pytest.raises(ValueError, match="not an input"):
+        transformer.preprocess("label", np.zeros((8, 8, 3)))

@@ -1,0 +1,195 @@
+"""demitasse.Net: construction forms, blobs and params as zero-copy views,
+forward and backward, reshape, weights files, memory report, errors."""
+import numpy as np
+import pytest
+
+import demitasse
+
+
+def address(array):
+    return array.__array_interface__["data"][0]
+
+
+def random_image(seed=0, batch=1):
+    return np.random.default_rng(seed).uniform(0, 1, size=(batch, 1, 28, 28)).astype(np.float32)
+
+
+def test_structure(deploy):
+    net = demitasse.Net(str(deploy), demitasse.TEST)
+    assert net.name == "LeNet-Fashion"
+    assert net.phase == demitasse.TEST
+    assert net.inputs == ["data"]
+    assert net.outputs == ["prob"]
+    assert list(net.blobs) == ["data", "conv1", "pool1", "conv2", "pool2", "ip1", "ip2", "prob"]
+    assert list(net.params) == ["conv1", "conv2", "ip1", "ip2"]
+    assert [layer.type for layer in net.layers] == [
+        "Input", "Convolution", "Pooling", "Convolution", "Pooling", "InnerProduct", "ReLU",
+        "InnerProduct", "Softmax"]
+    assert net._layer_names[1] == "conv1" and net.layer_dict["ip2"].type == "InnerProduct"
+    assert net.top_names["relu1"] == ["ip1"] and net.bottom_names["ip2"] == ["ip1"]
+    weights, bias = net.params["conv1"]
+    assert weights.shape == (20, 1, 5, 5) and weights.data.shape == (20, 1, 5, 5)
+    assert bias.count == 20 and bias.data.dtype == np.float32
+    assert net.blobs["conv1"].shape == (1, 20, 24, 24)
+
+
+def test_forward_returns_outputs_and_named_blobs(deploy):
+    net = demitasse.Net(deploy, demitasse.TEST)
+    image = random_image()
+    out = net.forward(data=image)
+    assert set(out) == {"prob"}
+    np.testing.assert_array_equal(net.blobs["data"].data, image)
+    assert out["prob"].shape == (1, 10)
+    assert out["prob"].sum() == pytest.approx(1, rel=1e-5)
+    # Softmax of ip2, computed here.
+    logits = net.blobs["ip2"].data[0].astype(np.float64)
+    expected = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    np.testing.assert_allclose(out["prob"][0], expected, rtol=1e-5)
+    partial = net.forward(start="conv1", end="ip1", blobs=["pool1"])
+    assert set(partial) == {"ip1", "pool1"}
+
+
+def test_weight_edits_through_params_change_forward(deploy):
+    net = demitasse.Net(deploy, demitasse.TEST)
+    image = random_image(1)
+    before = net.forward(data=image, blobs=["ip2"])["ip2"].copy()
+    # ip2 is linear in its bias: adding 0.5 to class 3's bias adds 0.5 to its score.
+    net.params["ip2"][1].data[3] += 0.5
+    after = net.forward(data=image, blobs=["ip2"])["ip2"]
+    shift = np.zeros(10, dtype=np.float32)
+    shift[3] = 0.5
+    np.testing.assert_allclose(after[0], before[0] + shift, rtol=1e-5, atol=1e-6)
+    # Zero conv1 entirely: everything after it sees zeros, ip2 gives its bias.
+    for blob in net.params["conv1"]:
+        blob.data[...] = 0
+    net.forward(data=image)
+    assert not net.blobs["conv1"].data.any()
+    np.testing.assert_allclose(net.blobs["ip2"].data[0], net.params["ip2"][1].data, atol=1e-6)
+
+
+def test_views_are_zero_copy_and_persist(deploy):
+    net = demitasse.Net(deploy, demitasse.TEST)
+    view = net.blobs["conv1"].data
+    weights = net.params["conv1"][0].data
+    assert address(view) == address(net.blobs["conv1"].data)
+    net.forward(data=random_image(2))
+    # Every blob is kept: after the whole pass conv1 still holds what conv1
+    # computed (no later layer reused its memory), as a pass ending there shows.
+    assert address(net.blobs["conv1"].data) == address(view)
+    after_whole_pass = view.copy()
+    net.forward(end="conv1")
+    np.testing.assert_array_equal(after_whole_pass, view)
+    assert view.any()
+    assert address(net.params["conv1"][0].data) == address(weights)
+    assert view.flags.writeable and view.flags.c_contiguous
+
+
+def test_backward_gives_input_gradients(tmp_path, deploy):
+    # No loss layer: force_backward makes every layer run backward, as
+    # pycaffe users do for saliency maps.
+    forced = tmp_path / "forced.prototxt"
+    forced.write_text(deploy.read_text() + "\nforce_backward: true\n")
+    net = demitasse.Net(forced, demitasse.TRAIN)
+    net.forward(data=random_image(3))
+    target = np.zeros((1, 10), dtype=np.float32)
+    target[0, 4] = 1
+    grads = net.backward(prob=target)
+    assert set(grads) == {"data"}
+    assert grads["data"].shape == (1, 1, 28, 28)
+    assert np.abs(grads["data"]).sum() > 0
+    assert np.abs(net.params["conv1"][0].diff).sum() > 0
+    net.clear_param_diffs()
+    assert not net.params["conv1"][0].diff.any()
+
+
+def test_reshape_changes_the_batch(deploy):
+    net = demitasse.Net(deploy, demitasse.TEST)
+    net.blobs["data"].reshape(5, 1, 28, 28)
+    net.reshape()
+    images = random_image(4, batch=5)
+    out = net.forward(data=images)
+    assert out["prob"].shape == (5, 10)
+    single = demitasse.Net(deploy, demitasse.TEST)
+    np.testing.assert_allclose(single.forward(data=images[2:3])["prob"][0], out["prob"][2],
+                               rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="batch"):
+        net.forward(data=random_image(5, batch=2))
+
+
+def test_save_and_load_weights_in_every_form(tmp_path, deploy):
+    net = demitasse.Net(deploy, demitasse.TEST)
+    for blobs in net.params.values():
+        blobs[0].data[...] *= 1.5
+    image = random_image(6)
+    expected = net.forward(data=image)["prob"].copy()
+    weights = tmp_path / "scaled.caffemodel"
+    net.save(weights)
+    for loaded in (demitasse.Net(deploy, demitasse.TEST, weights=weights),
+                   demitasse.Net(str(deploy), str(weights), demitasse.TEST),
+                   demitasse.Net(deploy, demitasse.TEST, str(weights)),
+                   demitasse.Net(deploy, phase=demitasse.TEST, weights=weights, level=0,
+                                 stages=[])):
+        np.testing.assert_array_equal(loaded.forward(data=image)["prob"], expected)
+
+
+def test_memory_report(deploy):
+    net = demitasse.Net(deploy, demitasse.TRAIN)
+    report = net.memory_report()
+    assert report["net"] == "LeNet-Fashion" and report["phase"] == "TRAIN"
+    assert report["batch"] == 1
+    assert report["lower_bound_bytes"] <= report["arena_bytes"] <= report["slots_bytes"]
+    assert report["slots_bytes"] <= report["none_bytes"]
+    assert report["largest_at_peak"] and report["largest_at_peak"][0]["bytes"] > 0
+    assert len(report["live_bytes"]) == 2 * len(net.layers)
+    # The report plans as the tools do, keeping inputs and outputs only; this
+    # net keeps every blob, so it holds the data and diff of all the others too.
+    others = [name for name in net.blobs if name not in net.inputs + net.outputs]
+    others_bytes = sum(2 * 4 * net.blobs[name].count for name in others)
+    assert report["held"]["persistent_bytes"] - report["persistent_bytes"] >= others_bytes
+    assert "LeNet-Fashion" in report["text"]
+
+
+def test_bad_files_raise_naming_the_file(tmp_path, deploy):
+    with pytest.raises(FileNotFoundError, match="no_such_net.prototxt"):
+        demitasse.Net(tmp_path / "no_such_net.prototxt", demitasse.TEST)
+    broken = tmp_path / "broken.prototxt"
+    broken.write_text('name: "x"\nlayer { name: "data" type: "Input" top: "data"\n')
+    with pytest.raises(RuntimeError, match="broken.prototxt"):
+        demitasse.Net(broken, demitasse.TEST)
+    unknown = tmp_path / "unknown_layer.prototxt"
+    unknown.write_text('layer { name: "x" type: "NoSuchLayer" top: "x" }')
+    with pytest.raises(RuntimeError, match="NoSuchLayer"):
+        demitasse.Net(unknown, demitasse.TEST)
+    with pytest.raises(FileNotFoundError, match="absent.caffemodel"):
+        demitasse.Net(deploy, demitasse.TEST, weights=tmp_path / "absent.caffemodel")
+    garbage = tmp_path / "garbage.caffemodel"
+    garbage.write_bytes(b"\xff\xff\xff not a model")
+    with pytest.raises(RuntimeError, match="garbage.caffemodel"):
+        demitasse.Net(deploy, demitasse.TEST, weights=garbage)
+    with pytest.raises(RuntimeError, match="phase"):
+        demitasse.Net(deploy, 7)
+    with pytest.raises(TypeError, match="phase"):
+        demitasse.Net(deploy)
+
+
+def test_bad_arguments_raise_value_errors(deploy):
+    net = demitasse.Net(deploy, demitasse.TEST)
+    with pytest.raises(ValueError, match="no layer 'nope'"):
+        net.forward(start="nope")
+    with pytest.raises(ValueError, match="inputs"):
+        net.forward(image=random_image())
+    with pytest.raises(ValueError, match="blobs"):
+        net.forward(blobs=["nope"])
+    with pytest.raises(RuntimeError, match="not a range"):
+        net.forward(start="ip2", end="conv1")
+    with pytest.raises(RuntimeError, match="negative"):
+        net.blobs["data"].reshape(1, -1, 28, 28)
+
+
+def test_stages_select_layers(deploy):
+    train_val = deploy.parent / "train_val.prototxt"
+    for stages in (["dummy"], "dummy"):
+        net = demitasse.Net(str(train_val), demitasse.TRAIN, stages=stages)
+        assert net.layers[0].type == "DummyData"
+        loss = float(net.forward()["loss"])
+        assert 1.5 < loss < 3.5  # about ln(10) at initialisation
