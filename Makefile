@@ -115,6 +115,10 @@ ifneq ($(SANITIZE),)
   endif
   CXXFLAGS += $(SANITIZER_FLAGS) -O1 -Wno-maybe-uninitialized
   LDFLAGS += $(SANITIZER_FLAGS)
+  ifneq ($(findstring thread,$(SANITIZE)),)
+    # util/math's per-ISA clones resolve before TSan starts (see there).
+    CPPFLAGS += -DDEMI_NO_TARGET_CLONES
+  endif
 endif
 LDFLAGS += -pthread -fopenmp -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
 LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
@@ -207,7 +211,7 @@ runtest: $(TEST_BIN) $(TOOL_BINS) $(if $(SANITIZE),,python)
 ifneq ($(SANITIZE),)
 	@echo "runtest: Python tests skipped under SANITIZE=$(SANITIZE) (an instrumented module cannot load into python3)"
 else
-	PYTHONPATH=python $(PYTHON) -m pytest $(PYTEST_FLAGS) tests/python
+	DEMI_BUILD_DIR=$(BUILD_DIR) PYTHONPATH=python $(PYTHON) -m pytest $(PYTEST_FLAGS) tests/python
 endif
 
 # clang-format check of the C++ sources changed against HEAD (and new ones).
