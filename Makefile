@@ -113,6 +113,10 @@ ifneq ($(SANITIZE),)
   endif
   CXXFLAGS += $(SANITIZER_FLAGS) -O1 -Wno-maybe-uninitialized
   LDFLAGS += $(SANITIZER_FLAGS)
+  ifneq ($(findstring thread,$(SANITIZE)),)
+    # util/math's per-ISA clones resolve before TSan starts (see there).
+    CPPFLAGS += -DDEMI_NO_TARGET_CLONES
+  endif
 endif
 LDFLAGS += -pthread -fopenmp -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
 LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm

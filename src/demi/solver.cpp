@@ -170,6 +170,7 @@ void Solver::InitTrainNet() {
     net_param.set_cudnn_workspace_mb(param_.cudnn_workspace_mb());
   }
   if (param_.has_engine()) net_param.set_engine(param_.engine());
+  if (param_.has_memory_budget()) net_param.set_memory_budget(param_.memory_budget());
   net_ = std::make_unique<Net>(net_param, context_, nullptr, path);
 }
 

@@ -89,7 +89,14 @@ void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const
 // element (in place). The public functions cut [0, n) into one block per
 // thread (ParallelFor): each element is computed by the same code whatever
 // the thread count, so results are bit-identical for any count.
+// Under ThreadSanitizer the clones are off: their resolvers run while the
+// dynamic linker relocates, before TSan's runtime starts, and its
+// instrumentation would crash them.
+#ifdef DEMI_NO_TARGET_CLONES
+#define DEMI_VECTOR_CLONES
+#else
 #define DEMI_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 
 namespace {
 
