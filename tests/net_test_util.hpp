@@ -6,17 +6,31 @@
 #include <string>
 #include <vector>
 
+#include "demi/memory/liveness.hpp"
+#include "demi/memory/recompute.hpp"
 #include "demi/net.hpp"
 #include "test_util.hpp"
 
 namespace demi {
 
+/// The smallest arena the planner reaches for training `param` by dropping
+/// and recomputing activations (its plan without any when none helps).
+inline size_t SmallestRecomputedArena(const NetParameter& param) {
+  NetParameter train(param);
+  train.mutable_state()->set_phase(TRAIN);
+  train.set_memory_optimization(NONE);  // binds nothing
+  const Net net(train, Context());
+  return ChooseRecomputation(DescribeSchedule(net, true, {}).schedule, 1).plan.arena_bytes;
+}
+
 /// Trains the net of `text` for `steps` plain SGD steps under `strategy` and
-/// records every loss and every param gradient on the way.
+/// records every loss and every param gradient on the way. `budget`: the
+/// net's memory_budget (ARENA only).
 inline std::vector<float> TrainAndRecord(const std::string& text, MemoryOptimization strategy,
-                                         int steps = 3) {
+                                         int steps = 3, size_t budget = 0) {
   NetParameter param = ParseText<NetParameter>(text);
   param.set_memory_optimization(strategy);
+  param.set_memory_budget(budget);
   param.mutable_state()->set_phase(TRAIN);
   Net net(param, Context());
   std::vector<float> values;
@@ -33,12 +47,16 @@ inline std::vector<float> TrainAndRecord(const std::string& text, MemoryOptimiza
 }
 
 /// A planned net (SLOTS and ARENA) must train bit-identically to NONE: this
-/// fails when a layer reads memory in Backward that it did not declare.
+/// fails when a layer reads memory in Backward that it did not declare. So
+/// must ARENA under the smallest memory_budget recomputation reaches: this
+/// fails when a layer's replay differs from its forward or changes state.
 inline void ExpectPlannedTrainingMatchesUnplanned(const std::string& text) {
   const std::vector<float> expected = TrainAndRecord(text, NONE);
   for (MemoryOptimization strategy : {SLOTS, ARENA}) {
     EXPECT_EQ(TrainAndRecord(text, strategy), expected) << MemoryOptimization_Name(strategy);
   }
+  const size_t budget = SmallestRecomputedArena(ParseText<NetParameter>(text));
+  EXPECT_EQ(TrainAndRecord(text, ARENA, 3, budget), expected) << "recomputed, budget " << budget;
 }
 
 }  // namespace demi

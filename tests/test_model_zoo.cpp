@@ -1,6 +1,7 @@
 // Every model of models/ builds, trains and plans: deploy outputs have the
 // right shape, parameter counts equal the published figures, and training
-// with the ARENA plan is bit-identical to the unplanned (NONE) net.
+// with the ARENA plan, and with recomputation under the smallest memory
+// budget it reaches, is bit-identical to the unplanned (NONE) net.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "demi/net.hpp"
 #include "demi/util/batch_size.hpp"
 #include "demi/util/upgrade_proto.hpp"
+#include "net_test_util.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -65,7 +67,7 @@ TEST_P(ModelZooTest, DeployOutputShapeAndPublishedParameterCount) {
   EXPECT_EQ(count, model.published_params);
 }
 
-TEST_P(ModelZooTest, ArenaTrainsBitIdenticallyToNone) {
+TEST_P(ModelZooTest, ArenaAndRecomputedTrainBitIdenticallyToNone) {
   const ZooModel& model = GetParam();
   Net none(LoadModel(model.name, "train_val.prototxt", TRAIN, NONE, model.batch));
   Net arena(LoadModel(model.name, "train_val.prototxt", TRAIN, ARENA, model.batch));
@@ -75,6 +77,16 @@ TEST_P(ModelZooTest, ArenaTrainsBitIdenticallyToNone) {
   EXPECT_EQ(Train(&arena, model.steps), expected);
   for (size_t p = 0; p < none.params().size(); ++p) {
     ASSERT_EQ(DataOf(*arena.params()[p]), DataOf(*none.params()[p])) << "param " << p;
+  }
+  // And under the smallest memory_budget recomputation reaches.
+  NetParameter budgeted = LoadModel(model.name, "train_val.prototxt", TRAIN, ARENA, model.batch);
+  budgeted.set_memory_budget(SmallestRecomputedArena(budgeted));
+  Net recomputed(budgeted);
+  EXPECT_FALSE(recomputed.recomputation().dropped.empty());
+  EXPECT_LT(recomputed.memory_plan().arena_bytes, arena.memory_plan().arena_bytes);
+  EXPECT_EQ(Train(&recomputed, model.steps), expected);
+  for (size_t p = 0; p < none.params().size(); ++p) {
+    ASSERT_EQ(DataOf(*recomputed.params()[p]), DataOf(*none.params()[p])) << "param " << p;
   }
 }
 

@@ -111,6 +111,18 @@ class Layer {
   /// keeping its own copy; returns whether it took it. The net links them.
   virtual bool ShareSavedInput(Blob* saved) { return false; }
 
+  // ---- recomputation (a net's memory_budget) ----
+  /// Whether Forward may run again during backward to recompute tops the
+  /// net dropped: from the same bottoms and params it writes the same tops
+  /// and saved buffers and changes nothing else (no running statistics, no
+  /// random draw, no reader advanced). Off unless a layer says so.
+  virtual bool CanReplay() const { return false; }
+  /// Whether Replay reads this layer's saved buffers (Dropout's mask)
+  /// instead of writing them.
+  virtual bool ReplayReadsSavedBuffers() const { return false; }
+  /// Runs Forward again to recompute the tops; sums no loss.
+  virtual void Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+
   /// Whether Backward will run: the net decides (a layer outside a net
   /// assumes it will). A layer may skip saving what only its Backward reads.
   void set_runs_backward(bool value) { runs_backward_ = value; }

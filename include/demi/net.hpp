@@ -13,6 +13,7 @@
 #include "demi/layer.hpp"
 #include "demi/memory/arena.hpp"
 #include "demi/memory/planner.hpp"
+#include "demi/memory/recompute.hpp"
 #include "demi/proto/demi.pb.h"
 
 namespace demi {
@@ -143,6 +144,10 @@ class Net {
   const Plan& memory_plan() const { return plan_; }
   size_t persistent_bytes() const { return persistent_bytes_; }
   MemoryOptimization memory_optimization() const { return strategy_; }
+  /// The arena bytes training may take (0: no budget), and what the planner
+  /// drops and recomputes to fit it (nothing without a budget).
+  size_t memory_budget() const { return memory_budget_; }
+  const Recomputation& recomputation() const { return recomputation_; }
   const std::shared_ptr<Arena>& arena() const { return arena_; }
   bool debug_info() const { return debug_info_; }
   void set_debug_info(bool value) { debug_info_ = value; }
@@ -163,6 +168,7 @@ class Net {
   /// Plans activations, gradients and layer buffers into the arena (unless
   /// the strategy is NONE) when their sizes differ from the last plan.
   void PlanMemory();
+  void LogRecomputation(const Schedule& schedule) const;
   /// Before PlanMemory binds the arena: throws an Error with the figures
   /// (and a `memory --fit` hint) when the bytes the plan has yet to allocate
   /// exceed what the machine allows: the host's limits (util/host_memory)
@@ -224,6 +230,8 @@ class Net {
   std::vector<float> params_weight_decay_;
 
   MemoryOptimization strategy_ = ARENA;
+  size_t memory_budget_ = 0;
+  Recomputation recomputation_;
   std::set<std::string> keep_blobs_;
   std::shared_ptr<Arena> arena_;
   Plan plan_;

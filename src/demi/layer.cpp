@@ -83,6 +83,16 @@ float Layer::Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>&
   return static_cast<float>(total);
 }
 
+void Layer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  DEMI_CHECK(CanReplay(), "layer '", layer_param_.name(), "' (", type(),
+             ") cannot run its forward again");
+  if (context_.device == Device::kGPU) {
+    Forward_gpu(bottom, top);
+  } else {
+    Forward_cpu(bottom, top);
+  }
+}
+
 void Layer::Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                      const std::vector<Blob*>& bottom) {
   if (context_.device == Device::kGPU) {

@@ -92,6 +92,10 @@ void Net::Init(const NetParameter& in_param) {
       keep_blobs_.insert(name);
     }
   }
+  memory_budget_ = param.memory_budget();
+  DEMI_CHECK(memory_budget_ == 0 || strategy_ == ARENA, "net '", name_,
+             "': memory_budget needs memory_optimization ARENA, not ",
+             MemoryOptimization_Name(strategy_));
   if (!arena_) arena_ = std::make_shared<Arena>();
   SettleLayouts();
   PlanMemory();
@@ -437,6 +441,11 @@ void Net::BackwardFromTo(int start, int end) {
   CHECK_LT(start, static_cast<int>(layers_.size()));
   for (int i = start; i >= end; --i) {
     if (!layer_need_backward_[i]) continue;
+    if (!recomputation_.replays.empty()) {
+      for (int replayed : recomputation_.replays[i]) {
+        layers_[replayed]->Replay(bottom_vecs_[replayed], top_vecs_[replayed]);
+      }
+    }
     layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     if (debug_info_) LogBackwardDebugInfo(i);
     if (layer_backward_hook_) layer_backward_hook_(i);
@@ -490,13 +499,26 @@ void Net::ReshapeLayers() {
 }
 
 void Net::PlanMemory() {
-  NetLiveness liveness = AnalyzeLiveness(*this, phase_ == TRAIN, keep_blobs_);
+  const NetSchedule schedule = DescribeSchedule(*this, phase_ == TRAIN, keep_blobs_);
   std::vector<size_t> sizes;
-  for (const TensorRequest& tensor : liveness.problem.tensors) sizes.push_back(tensor.bytes);
+  for (const ScheduledMemory& memory : schedule.schedule.memories) sizes.push_back(memory.bytes);
+  sizes.push_back(schedule.schedule.scratch_bytes);
   if (!planned_sizes_.empty() && sizes == planned_sizes_) return;
   const PlanStrategy strategy = strategy_ == NONE    ? PlanStrategy::kNone
                                 : strategy_ == SLOTS ? PlanStrategy::kSlots
                                                      : PlanStrategy::kArena;
+  recomputation_ = Recomputation();
+  if (memory_budget_ > 0 && phase_ == TRAIN) {
+    recomputation_ = ChooseRecomputation(schedule.schedule, memory_budget_);
+    const double mib = 1024.0 * 1024.0;
+    DEMI_CHECK(recomputation_.fits, "net '", name_, "': memory_budget of ", memory_budget_ / mib,
+               " MiB cannot be met: recomputing ", recomputation_.dropped.size(),
+               " activations brings its planned bytes down to ",
+               recomputation_.plan.arena_bytes / mib, " MiB at the least (",
+               recomputation_.unplanned_arena_bytes / mib, " MiB without recomputation)");
+    LogRecomputation(schedule.schedule);
+  }
+  const NetLiveness liveness = AnalyzeLiveness(schedule, recomputation_.replays);
   plan_ = SolvePlan(liveness.problem, strategy);
   persistent_bytes_ = liveness.persistent_bytes;
   const double mib = 1024.0 * 1024.0;
@@ -510,6 +532,32 @@ void Net::PlanMemory() {
     BindToArena(liveness);
   }
   planned_sizes_ = sizes;  // only once the plan is in place
+}
+
+void Net::LogRecomputation(const Schedule& schedule) const {
+  const Recomputation& r = recomputation_;
+  const double mib = 1024.0 * 1024.0;
+  if (r.dropped.empty()) {
+    LOG(INFO) << "Recomputation for net '" << name_ << "': none needed, "
+              << r.unplanned_arena_bytes / mib << " MiB planned within the memory_budget of "
+              << memory_budget_ / mib << " MiB";
+    return;
+  }
+  std::string names;
+  for (size_t i = 0; i < r.dropped.size(); ++i) {
+    if (i == 8) {
+      names += StrCat(", and ", r.dropped.size() - i, " more");
+      break;
+    }
+    names += (i ? ", " : "") + schedule.memories[r.dropped[i]].name;
+  }
+  LOG(INFO) << "Recomputation for net '" << name_ << "' under a memory_budget of "
+            << memory_budget_ / mib << " MiB: drops " << r.dropped.size() << " activations ("
+            << names << ") after forward and recomputes them during backward with "
+            << r.replayed_layers << " layer forwards, " << r.extra_flops / 1e9
+            << " GFLOP more per iteration (" << 100.0 * r.extra_flops / r.forward_flops
+            << " % of a forward pass); planned " << r.plan.arena_bytes / mib << " MiB (without: "
+            << r.unplanned_arena_bytes / mib << " MiB)";
 }
 
 void Net::BindToArena(const NetLiveness& liveness) {

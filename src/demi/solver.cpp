@@ -173,6 +173,8 @@ void Solver::InitTrainNet() {
   state.MergeFrom(param_.train_state());
   net_param.mutable_state()->CopyFrom(state);
   ApplySolverOverrides(param_, &net_param);
+  // Only the train net runs backward: the budget is its own.
+  if (param_.has_memory_budget()) net_param.set_memory_budget(param_.memory_budget());
   net_ = std::make_unique<Net>(net_param, context_, nullptr, path);
 }
 

@@ -59,6 +59,7 @@ void CheckConvWindowFits(const LayerParameter& param, const ConvGeometry& g, con
 /// oneDNN's scratchpad. Params' gradients are accumulated, as in Caffe.
 class BaseConvolutionLayer : public Layer {
  public:
+  bool CanReplay() const override { return true; }
   using Layer::Layer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

@@ -61,6 +61,9 @@ class BatchNormLayer : public Layer {
   /// Only with batch statistics, and not in place (where it reads its copy).
   bool BackwardReadsTopData(int) const override { return !use_global_stats_ && !in_place_; }
   Blob* SavedOutputCopy() override { return keeps_x_norm() ? &x_norm_ : nullptr; }
+  bool CanReplay() const override { return true; }
+  /// Forward again, leaving the running statistics as they were.
+  void Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   /// Its loops read and write channel-blocked blobs on the CPU.
   BlockedLayouts blocked_layouts() const override {
     return WantsBlockedLayouts() ? BlockedLayouts::kUniform : BlockedLayouts::kNone;

@@ -21,6 +21,7 @@ class ConcatLayer : public Layer {
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Concat"; }
+  bool CanReplay() const override { return true; }
   /// Along channels of channel-blocked blobs, each part is whole blocks: the
   /// copies are the same as in Caffe's layout.
   BlockedLayouts blocked_layouts() const override {

@@ -22,6 +22,9 @@ class DropoutLayer : public NeuronLayer {
   const char* type() const override { return "Dropout"; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return false; }
+  /// A replay applies the mask Forward drew: no second draw.
+  bool ReplayReadsSavedBuffers() const override { return true; }
+  void Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

@@ -32,6 +32,7 @@ class EltwiseLayer : public Layer {
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Eltwise"; }
+  bool CanReplay() const override { return true; }
   /// Element-wise: any layout, the same for every bottom and the top.
   BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
   bool RunsDnnl() const override { return DnnlReady(); }

@@ -9,6 +9,7 @@ namespace demi {
 /// (possibly the same blob, computed in place).
 class NeuronLayer : public Layer {
  public:
+  bool CanReplay() const override { return true; }
   using Layer::Layer;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     top[0]->ReshapeLike(*bottom[0]);

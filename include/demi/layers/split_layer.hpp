@@ -13,6 +13,7 @@ class SplitLayer : public Layer {
   using Layer::Layer;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Split"; }
+  bool CanReplay() const override { return true; }
   /// The tops share the bottom's data; their diffs add element-wise.
   BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
   int ExactNumBottomBlobs() const override { return 1; }

@@ -6,22 +6,39 @@
 #include <vector>
 
 #include "demi/memory/planner.hpp"
+#include "demi/memory/schedule.hpp"
 #include "demi/syncedmem.hpp"
 
 namespace demi {
 
 class Net;
 
+/// A net's schedule with the SyncedMemory behind each of its memories.
+struct NetSchedule {
+  Schedule schedule;
+  std::vector<SyncedMemory*> memories;  ///< parallel to schedule.memories
+  /// Per-call scratch buffers: only one layer runs at a time, so the layers
+  /// share one region of `schedule.scratch_bytes`. Inside it, one layer's
+  /// buffers sit side by side at `scratch_offsets`, since a layer may use
+  /// them together.
+  std::vector<SyncedMemory*> scratch_memories;
+  std::vector<size_t> scratch_offsets;
+};
+
+/// Describes `net`'s schedule — forward steps in layer order, then (with
+/// `backward`) backward steps in reverse — with every use of every
+/// activation's data and diff and of every layer buffer, from the layers'
+/// declarations of what their Backward reads. `keep` names blobs that stay
+/// persistent.
+NetSchedule DescribeSchedule(const Net& net, bool backward, const std::set<std::string>& keep);
+
 /// A net's memory as the planner sees it: one request per plannable
 /// SyncedMemory (blobs sharing a memory — in place, Split, Flatten — are one
-/// tensor), parallel to `memories`.
+/// tensor), parallel to `memories`; the scratch region, when some layer has
+/// scratch, is the last tensor of the problem.
 struct NetLiveness {
   Problem problem;
   std::vector<SyncedMemory*> memories;
-  /// Per-call scratch buffers: only one layer runs at a time, so the layers
-  /// share one region of `scratch_bytes` (the last tensor of the problem,
-  /// absent when no layer has scratch). Inside it, one layer's buffers sit
-  /// side by side at `scratch_offsets`, since a layer may use them together.
   std::vector<SyncedMemory*> scratch_memories;
   std::vector<size_t> scratch_offsets;
   size_t scratch_bytes = 0;
@@ -32,11 +49,9 @@ struct NetLiveness {
   int num_steps = 0;
 };
 
-/// Walks `net`'s schedule — forward steps in layer order, then (with
-/// `backward`) backward steps in reverse — and records every use of every
-/// activation's data and diff and of every layer buffer, using the layers'
-/// declarations of what their Backward reads. `keep` names blobs that stay
-/// persistent.
+/// The liveness of `net`'s schedule, with `replays` (recomputation) run
+/// before the backward steps they belong to.
+NetLiveness AnalyzeLiveness(const NetSchedule& net_schedule, const Replays& replays = {});
 NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::string>& keep);
 
 }  // namespace demi

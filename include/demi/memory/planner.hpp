@@ -3,18 +3,34 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace demi {
 
 /// One tensor the planner places: `bytes` live over steps [first_step,
-/// last_step] (inclusive) of a schedule.
+/// last_step] (inclusive) of a schedule, except over an optional dead gap
+/// [gap_first, gap_last] inside it: an activation dropped after its last
+/// forward use and recomputed before backward reads it. The tensor keeps
+/// one offset; others may use its bytes during the gap.
 struct TensorRequest {
   std::string name;  ///< for reports only
   size_t bytes = 0;
   int first_step = 0;
   int last_step = 0;
+  int gap_first = 0;
+  int gap_last = -1;  ///< gap_last < gap_first: no gap
+
+  bool has_gap() const { return gap_first <= gap_last; }
+  bool LiveAt(int step) const {
+    return first_step <= step && step <= last_step && !(gap_first <= step && step <= gap_last);
+  }
+  /// Steps it is live over, one interval or two around the gap.
+  std::vector<std::pair<int, int>> LiveIntervals() const;
 };
+
+/// True when `a` and `b` are live at a common step.
+bool LiveTogether(const TensorRequest& a, const TensorRequest& b);
 
 /// What to plan: the tensors of one net's schedule. Pure data — nothing of
 /// Layer, Net or CUDA — so the planner is tested on synthetic graphs.

@@ -22,8 +22,9 @@ namespace demi {
 ///   alone tests), train_state (again: the filtered net), snapshot_prefix,
 ///   snapshot_format, snapshot_diff (rank 0 alone writes), weights (rank
 ///   0's params are broadcast), average_loss and debug_info (display),
-///   solver_mode, device_id, memory_optimization and cudnn_workspace_mb
-///   (per host). Fields that decide when collectives happen (max_iter,
+///   solver_mode, device_id, memory_optimization, cudnn_workspace_mb and
+///   memory_budget (per host; a budget changes no result). Fields that
+///   decide when collectives happen (max_iter,
 ///   display, test_interval, test_initialization, snapshot,
 ///   snapshot_after_train) are compared, as are those of the update.
 Fingerprint RunFingerprint(const SolverParameter& param, const std::string& replicas);

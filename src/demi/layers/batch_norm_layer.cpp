@@ -1,5 +1,6 @@
 #include "demi/layers/batch_norm_layer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
@@ -129,6 +130,24 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
   ForEachChannelElement(Channels(*top[0]),
                         [=](int64_t k, int64_t c) { y[k] = (x[k] - mean[c]) * inv_std[c]; });
   if (keeps_x_norm() && runs_backward()) Copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+}
+
+void BatchNormLayer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (use_global_stats_) {
+    Layer::Replay(bottom, top);
+    return;
+  }
+  // Forward adds the batch's statistics to the running sums once per
+  // iteration: a replay restores them afterwards, bit for bit.
+  std::vector<std::vector<float>> running(blobs_.size());
+  for (size_t i = 0; i < blobs_.size(); ++i) {
+    const float* data = blobs_[i]->cpu_data();
+    running[i].assign(data, data + blobs_[i]->count());
+  }
+  Layer::Replay(bottom, top);
+  for (size_t i = 0; i < blobs_.size(); ++i) {
+    std::copy(running[i].begin(), running[i].end(), blobs_[i]->mutable_cpu_data());
+  }
 }
 
 void BatchNormLayer::Moments(const float* x, float* mean, float* var) const {

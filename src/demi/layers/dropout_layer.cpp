@@ -2,6 +2,9 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/util/math.hpp"
+#ifndef CPU_ONLY
+#include "demi/util/math_gpu.hpp"
+#endif
 #include "demi/util/threads.hpp"
 
 namespace demi {
@@ -32,6 +35,21 @@ void DropoutLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vect
     for (int64_t i = begin; i < end; ++i) mask[i] = mask[i] >= ratio_ ? scale_ : 0.0f;
   });
   Mul(count, bottom[0]->cpu_data(), mask, top[0]->mutable_cpu_data());
+}
+
+void DropoutLayer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (phase_ != TRAIN) {
+    Layer::Replay(bottom, top);
+    return;
+  }
+  const int64_t count = bottom[0]->count();
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) {
+    if (count > 0) GpuMul(count, bottom[0]->gpu_data(), mask_.gpu_data(), top[0]->mutable_gpu_data());
+    return;
+  }
+#endif
+  Mul(count, bottom[0]->cpu_data(), mask_.cpu_data(), top[0]->mutable_cpu_data());
 }
 
 void DropoutLayer::Backward_cpu(const std::vector<Blob*>& top,

@@ -10,64 +10,63 @@ namespace demi {
 
 namespace {
 
-struct MemoryUses {
-  std::string name;
-  int first_step = -1;
-  int last_step = -1;
-  bool first_use_writes = false;
-  bool persistent = false;
-};
-
-class UseRecorder {
+/// Gives each SyncedMemory an index into the schedule's memories, in the
+/// order first mentioned (so plans are stable).
+class MemoryIndex {
  public:
-  void Use(SyncedMemory* memory, const std::string& name, int step, bool writes) {
-    auto [it, inserted] = uses_.try_emplace(memory);
-    MemoryUses& uses = it->second;
+  explicit MemoryIndex(NetSchedule* out) : out_(out) {}
+  int Of(SyncedMemory* memory, const std::string& name) {
+    auto [it, inserted] = index_.try_emplace(memory, static_cast<int>(out_->memories.size()));
     if (inserted) {
-      order_.push_back(memory);
-      uses.name = name;
+      out_->memories.push_back(memory);
+      out_->schedule.memories.push_back({name, memory->size(), false, false});
     }
-    if (uses.first_step < 0 || step < uses.first_step) {
-      uses.first_step = step;
-      uses.first_use_writes = writes;
-    } else if (step == uses.first_step) {
-      uses.first_use_writes = uses.first_use_writes || writes;
-    }
-    uses.last_step = std::max(uses.last_step, step);
+    return it->second;
   }
   void MarkPersistent(SyncedMemory* memory, const std::string& name) {
-    auto [it, inserted] = uses_.try_emplace(memory);
-    if (inserted) {
-      order_.push_back(memory);
-      it->second.name = name;
-    }
-    it->second.persistent = true;
+    out_->schedule.memories[Of(memory, name)].persistent = true;
   }
-  const std::vector<SyncedMemory*>& order() const { return order_; }
-  const MemoryUses& uses(SyncedMemory* memory) const { return uses_.at(memory); }
 
  private:
-  std::map<SyncedMemory*, MemoryUses> uses_;
-  std::vector<SyncedMemory*> order_;  // first-seen order, for stable plans
+  NetSchedule* out_;
+  std::map<SyncedMemory*, int> index_;
 };
+
+/// Forward FLOPs, estimated: 2 multiply-adds per weight per output position
+/// for layers with weights (convolution, inner product), else one per
+/// output element.
+double EstimateForwardFlops(const Layer& layer, const std::vector<Blob*>& bottoms,
+                            const std::vector<Blob*>& tops) {
+  double outputs = 0;
+  for (const Blob* top : tops) outputs += static_cast<double>(top->count());
+  const std::string type = layer.type();
+  if (layer.blobs().empty() || layer.blobs()[0]->num_axes() < 2) return outputs;
+  const Blob& weights = *layer.blobs()[0];
+  if (type == "Convolution" || type == "InnerProduct") {
+    return 2.0 * outputs * static_cast<double>(weights.count() / weights.shape(0));
+  }
+  if (type == "Deconvolution" && !bottoms.empty()) {
+    return 2.0 * static_cast<double>(bottoms[0]->count()) *
+           static_cast<double>(weights.count() / weights.shape(0));
+  }
+  return outputs;
+}
 
 }  // namespace
 
-NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::string>& keep) {
+NetSchedule DescribeSchedule(const Net& net, bool backward, const std::set<std::string>& keep) {
   const auto& layers = net.layers();
-  const int num_layers = static_cast<int>(layers.size());
-  NetLiveness result;
-  result.num_steps = backward ? 2 * num_layers : num_layers;
-  auto backward_step = [&](int layer) { return 2 * num_layers - 1 - layer; };
-  UseRecorder recorder;
+  NetSchedule result;
+  result.schedule.backward = backward;
+  MemoryIndex index(&result);
 
   // Persistent: params (data and diff), net inputs, outputs and kept blobs.
   // Named as in messages: "<layer> param <j>", "input <blob>", "output <blob>".
   for (size_t i = 0; i < net.params().size(); ++i) {
-    const auto& [layer, index] = net.param_layer_indices()[i];
-    const std::string name = StrCat(net.layer_names()[layer], " param ", index);
-    recorder.MarkPersistent(net.params()[i]->data().get(), name);
-    recorder.MarkPersistent(net.params()[i]->diff().get(), name + " diff");
+    const auto& [layer, param] = net.param_layer_indices()[i];
+    const std::string name = StrCat(net.layer_names()[layer], " param ", param);
+    index.MarkPersistent(net.params()[i]->data().get(), name);
+    index.MarkPersistent(net.params()[i]->diff().get(), name + " diff");
   }
   auto blob_name = [&](const Blob* blob) {
     for (size_t i = 0; i < net.blobs().size(); ++i) {
@@ -77,75 +76,68 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
   };
   for (const Blob* blob : net.input_blobs()) {
     const std::string name = "input " + blob_name(blob);
-    recorder.MarkPersistent(blob->data().get(), name);
-    recorder.MarkPersistent(blob->diff().get(), name + " diff");
+    index.MarkPersistent(blob->data().get(), name);
+    index.MarkPersistent(blob->diff().get(), name + " diff");
   }
   for (const Blob* blob : net.output_blobs()) {
     const std::string name = "output " + blob_name(blob);
-    recorder.MarkPersistent(blob->data().get(), name);
-    recorder.MarkPersistent(blob->diff().get(), name + " diff");
+    index.MarkPersistent(blob->data().get(), name);
+    index.MarkPersistent(blob->diff().get(), name + " diff");
   }
   for (const std::string& name : keep) {
     DEMI_CHECK(net.has_blob(name), "keep_blob names '", name, "', which net '", net.name(),
                "' does not have");
     const auto blob = net.blob_by_name(name);
-    recorder.MarkPersistent(blob->data().get(), name);
-    recorder.MarkPersistent(blob->diff().get(), name + " diff");
+    index.MarkPersistent(blob->data().get(), name);
+    index.MarkPersistent(blob->diff().get(), name + " diff");
   }
 
-  for (int i = 0; i < num_layers; ++i) {
+  for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& layer = *layers[i];
     const auto& bottoms = net.bottom_vecs()[i];
     const auto& tops = net.top_vecs()[i];
+    auto bottom_name = [&](size_t b) { return net.blob_names()[net.bottom_id_vecs()[i][b]]; };
+    auto top_name = [&](size_t t) { return net.blob_names()[net.top_id_vecs()[i][t]]; };
+    ScheduledLayer scheduled;
+    scheduled.name = net.layer_names()[i];
+    scheduled.replayable = layer.CanReplay();
+    scheduled.replay_reads_saved = layer.ReplayReadsSavedBuffers();
+    scheduled.forward_flops = EstimateForwardFlops(layer, bottoms, tops);
     for (size_t b = 0; b < bottoms.size(); ++b) {
-      recorder.Use(bottoms[b]->data().get(), net.blob_names()[net.bottom_id_vecs()[i][b]], i,
-                   false);
+      scheduled.forward_reads.push_back(index.Of(bottoms[b]->data().get(), bottom_name(b)));
     }
     for (size_t t = 0; t < tops.size(); ++t) {
-      recorder.Use(tops[t]->data().get(), net.blob_names()[net.top_id_vecs()[i][t]], i, true);
+      scheduled.forward_writes.push_back(index.Of(tops[t]->data().get(), top_name(t)));
     }
-    const bool runs_backward = backward && net.layer_need_backward()[i];
-    if (!runs_backward) continue;  // its saved buffers are not written (Layer::runs_backward)
-    for (const LayerBuffer& buffer : layer.buffers()) {
-      if (buffer.lifetime != BufferLifetime::kSavedForBackward) continue;
-      const std::string name = net.layer_names()[i] + "/" + buffer.name;
-      recorder.Use(buffer.blob->data().get(), name, i, true);
-      recorder.Use(buffer.blob->data().get(), name, backward_step(i), false);
-    }
-    const int step = backward_step(i);
-    for (size_t t = 0; t < tops.size(); ++t) {
-      const std::string& name = net.blob_names()[net.top_id_vecs()[i][t]];
-      recorder.Use(tops[t]->diff().get(), name + " diff", step, false);
-      if (layer.BackwardReadsTopData(static_cast<int>(t))) {
-        recorder.Use(tops[t]->data().get(), name, step, false);
+    // A layer that does not run backward writes no saved buffers
+    // (Layer::runs_backward).
+    scheduled.runs_backward = backward && net.layer_need_backward()[i];
+    if (scheduled.runs_backward) {
+      for (const LayerBuffer& buffer : layer.buffers()) {
+        if (buffer.lifetime != BufferLifetime::kSavedForBackward) continue;
+        const int memory = index.Of(buffer.blob->data().get(), scheduled.name + "/" + buffer.name);
+        result.schedule.memories[memory].saved_buffer = true;
+        scheduled.saved.push_back(memory);
+      }
+      for (size_t t = 0; t < tops.size(); ++t) {
+        scheduled.backward_reads.push_back(index.Of(tops[t]->diff().get(), top_name(t) + " diff"));
+        if (layer.BackwardReadsTopData(static_cast<int>(t))) {
+          scheduled.backward_reads.push_back(index.Of(tops[t]->data().get(), top_name(t)));
+        }
+      }
+      for (size_t b = 0; b < bottoms.size(); ++b) {
+        if (net.bottom_need_backward()[i][b]) {
+          scheduled.backward_writes.push_back(
+              index.Of(bottoms[b]->diff().get(), bottom_name(b) + " diff"));
+        }
+        if (layer.BackwardReadsBottomData(static_cast<int>(b))) {
+          scheduled.backward_reads.push_back(index.Of(bottoms[b]->data().get(), bottom_name(b)));
+        }
       }
     }
-    for (size_t b = 0; b < bottoms.size(); ++b) {
-      const std::string& name = net.blob_names()[net.bottom_id_vecs()[i][b]];
-      if (net.bottom_need_backward()[i][b]) {
-        recorder.Use(bottoms[b]->diff().get(), name + " diff", step, true);
-      }
-      if (layer.BackwardReadsBottomData(static_cast<int>(b))) {
-        recorder.Use(bottoms[b]->data().get(), name, step, false);
-      }
-    }
+    result.schedule.layers.push_back(std::move(scheduled));
   }
 
-  for (SyncedMemory* memory : recorder.order()) {
-    const MemoryUses& uses = recorder.uses(memory);
-    // A memory read before anything writes it must keep its zero-filled
-    // contents (e.g. the gradient of a Split output nobody backpropagates
-    // into): it stays out of the arena.
-    if (uses.persistent || !uses.first_use_writes) {
-      result.persistent_bytes = CheckedAdd(result.persistent_bytes, memory->size(), [&] {
-        return StrCat("net '", net.name(), "': the persistent bytes with '", uses.name, "'");
-      });
-      result.persistent_memories.push_back(memory);
-      continue;
-    }
-    result.problem.tensors.push_back({uses.name, memory->size(), uses.first_step, uses.last_step});
-    result.memories.push_back(memory);
-  }
   for (const auto& layer : layers) {
     size_t layer_bytes = 0;
     for (const LayerBuffer& buffer : layer->buffers()) {
@@ -157,13 +149,35 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
                       "' with buffer '", buffer.name, "'");
       });
     }
-    result.scratch_bytes = std::max(result.scratch_bytes, layer_bytes);
+    result.schedule.scratch_bytes = std::max(result.schedule.scratch_bytes, layer_bytes);
   }
-  if (!result.scratch_memories.empty()) {
-    result.problem.tensors.push_back(
-        {"scratch", result.scratch_bytes, 0, std::max(result.num_steps - 1, 0)});
-  }
+  result.schedule.has_scratch = !result.scratch_memories.empty();
   return result;
+}
+
+NetLiveness AnalyzeLiveness(const NetSchedule& net_schedule, const Replays& replays) {
+  const ScheduleProblem scheduled = LivenessProblem(net_schedule.schedule, replays);
+  NetLiveness result;
+  result.problem = scheduled.problem;
+  result.num_steps = scheduled.num_steps;
+  for (int memory : scheduled.memory_of_tensor) {
+    if (memory >= 0) result.memories.push_back(net_schedule.memories[memory]);
+  }
+  for (int memory : scheduled.persistent_memories) {
+    const ScheduledMemory& described = net_schedule.schedule.memories[memory];
+    result.persistent_bytes = CheckedAdd(result.persistent_bytes, described.bytes, [&] {
+      return StrCat("the persistent bytes with '", described.name, "'");
+    });
+    result.persistent_memories.push_back(net_schedule.memories[memory]);
+  }
+  result.scratch_memories = net_schedule.scratch_memories;
+  result.scratch_offsets = net_schedule.scratch_offsets;
+  result.scratch_bytes = net_schedule.schedule.scratch_bytes;
+  return result;
+}
+
+NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::string>& keep) {
+  return AnalyzeLiveness(DescribeSchedule(net, backward, keep));
 }
 
 }  // namespace demi

@@ -10,11 +10,26 @@
 
 namespace demi {
 
-namespace {
+std::vector<std::pair<int, int>> TensorRequest::LiveIntervals() const {
+  if (!has_gap()) return {{first_step, last_step}};
+  std::vector<std::pair<int, int>> intervals;
+  if (first_step < gap_first) intervals.emplace_back(first_step, gap_first - 1);
+  if (gap_last < last_step) intervals.emplace_back(gap_last + 1, last_step);
+  return intervals;
+}
 
 bool LiveTogether(const TensorRequest& a, const TensorRequest& b) {
-  return a.first_step <= b.last_step && b.first_step <= a.last_step;
+  if (a.first_step > b.last_step || b.first_step > a.last_step) return false;
+  if (!a.has_gap() && !b.has_gap()) return true;
+  for (const auto& [a_first, a_last] : a.LiveIntervals()) {
+    for (const auto& [b_first, b_last] : b.LiveIntervals()) {
+      if (a_first <= b_last && b_first <= a_last) return true;
+    }
+  }
+  return false;
 }
+
+namespace {
 
 /// Orders in which the greedy arena places tensors. Which one packs best
 /// depends on the graph, so the planner tries each, keeps the smallest, and
@@ -215,11 +230,13 @@ size_t LowerBoundBytes(const Problem& problem) {
   for (const TensorRequest& tensor : problem.tensors) {
     const size_t bytes = AlignedBytes(tensor.bytes);
     auto what = [&] { return StrCat("the live bytes with tensor '", tensor.name, "'"); };
-    Event& start = events[tensor.first_step];
-    start.starting = CheckedAdd(start.starting, bytes, what);
-    start.last_started = &tensor;
-    Event& end = events[tensor.last_step + 1];
-    end.ending = CheckedAdd(end.ending, bytes, what);
+    for (const auto& [first, last] : tensor.LiveIntervals()) {
+      Event& start = events[first];
+      start.starting = CheckedAdd(start.starting, bytes, what);
+      start.last_started = &tensor;
+      Event& end = events[last + 1];
+      end.ending = CheckedAdd(end.ending, bytes, what);
+    }
   }
   size_t live = 0, peak = 0;
   for (const auto& step : events) {
@@ -236,6 +253,11 @@ Plan SolvePlan(const Problem& problem, PlanStrategy strategy) {
   for (const TensorRequest& tensor : problem.tensors) {
     DEMI_CHECK(tensor.first_step <= tensor.last_step, "tensor '", tensor.name,
                "' has an empty live interval [", tensor.first_step, ", ", tensor.last_step, "]");
+    DEMI_CHECK(!tensor.has_gap() || (tensor.first_step < tensor.gap_first &&
+                                     tensor.gap_last < tensor.last_step),
+               "tensor '", tensor.name, "' has a gap [", tensor.gap_first, ", ", tensor.gap_last,
+               "] not strictly inside its interval [", tensor.first_step, ", ", tensor.last_step,
+               "]");
   }
   Plan plan;
   switch (strategy) {

@@ -60,6 +60,7 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch) {
   report.live_bytes.assign(static_cast<size_t>(std::max(liveness.num_steps, 1)), 0);
   for (const TensorRequest& tensor : problem.tensors) {
     for (int step = tensor.first_step; step <= tensor.last_step; ++step) {
+      if (!tensor.LiveAt(step)) continue;
       report.live_bytes[step] =
           CheckedAdd(report.live_bytes[step], AlignedBytes(tensor.bytes), [&] {
             return StrCat("the live bytes at step ", step, " with tensor '", tensor.name, "'");
@@ -70,7 +71,7 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch) {
       static_cast<int>(std::max_element(report.live_bytes.begin(), report.live_bytes.end()) -
                        report.live_bytes.begin());
   for (const TensorRequest& tensor : problem.tensors) {
-    if (tensor.first_step <= report.peak_step && report.peak_step <= tensor.last_step) {
+    if (tensor.LiveAt(report.peak_step)) {
       report.largest_at_peak.push_back(tensor);
     }
   }

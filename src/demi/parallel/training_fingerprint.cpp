@@ -41,7 +41,8 @@ const std::set<std::string>& SolverFieldsNotCompared() {
       "test_net",      "test_net_param",    "test_iter",           "test_state",
       "train_state",   "test_compute_loss", "snapshot_prefix",     "snapshot_format",
       "snapshot_diff", "weights",           "average_loss",        "debug_info",
-      "solver_mode",   "device_id",         "memory_optimization", "cudnn_workspace_mb"};
+      "solver_mode",   "device_id",         "memory_optimization", "cudnn_workspace_mb",
+      "memory_budget"};
   return fields;
 }
 
