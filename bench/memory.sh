@@ -89,6 +89,55 @@ run_model ResNet-50 models/resnet50/train_val.prototxt 64
 run_model VGG-16 models/vgg16/train_val.prototxt 32
 run_model DenseNet-121 models/densenet121/train_val.prototxt 32
 
+# Recomputation (issue 15): the smallest arena recomputation reaches, and a
+# real training step under that budget against one without, side by side:
+# peak RSS and step time (build/tools/time, forward + backward, ms).
+{
+  echo
+  echo "Recomputation under a memory_budget: the smallest ARENA the planner reaches by dropping"
+  echo "activations after forward and recomputing them in backward, and a real step at that budget."
+  echo
+  echo "| model | batch | ARENA MiB | recomputed MiB | ratio | ×NONE | extra forward % | RSS ARENA MiB | RSS recomputed MiB | step ms | step ms recomputed | time ratio |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+} >> "$out"
+
+step_ms() {  # net [budget] -> forward + backward ms per iteration
+  "$build/tools/time" --model="$1" --stage=dummy --iterations=2 ${2:+--memory_budget=$2} 2>&1 |
+    sed -n 's/.*Average Forward-Backward: \([0-9.]*\) ms.*/\1/p'
+}
+
+run_recompute() {  # name model-file batch
+  local name=$1 model=$2 batch=$3
+  with_batch "$model" "$batch" "$work/net.prototxt"
+  local json
+  json=$("$build/tools/memory" --model="$work/net.prototxt" --stage=dummy --phase=TRAIN --json \
+         --memory_budget=smallest)
+  read -r none arena recomputed extra < <(python3 -c "
+import json, sys
+r = json.loads(sys.argv[1])
+print(r['naive_bytes'], r['arena_bytes'], r['recompute_arena_bytes'],
+      100 * r['recompute_extra_flops'] / r['forward_flops'])" "$json")
+  solver_for "$work/net.prototxt" ARENA > "$work/solver.prototxt"
+  local rss_arena rss_recomputed
+  rss_arena=$(peak_rss_mib "$build/tools/train" --solver="$work/solver.prototxt" --stage=dummy)
+  rss_recomputed=$(peak_rss_mib "$build/tools/train" --solver="$work/solver.prototxt" \
+                   --stage=dummy --memory_budget="$recomputed")
+  local ms ms_recomputed
+  ms=$(step_ms "$work/net.prototxt")
+  ms_recomputed=$(step_ms "$work/net.prototxt" "$recomputed")
+  echo "| $name | $batch | $(mib "$arena") | $(mib "$recomputed") |" \
+       "$(python3 -c "print(f'{$recomputed/$arena:.3f}')") | $(python3 -c "print(f'{$recomputed/$none:.3f}')") |" \
+       "$(python3 -c "print(f'{$extra:.0f}')") | $rss_arena | $rss_recomputed | $ms | $ms_recomputed |" \
+       "$(python3 -c "print(f'{$ms_recomputed/$ms:.2f}')") |" >> "$out"
+  echo "$name batch $batch recomputation done" >&2
+}
+
+run_recompute GoogLeNet models/googlenet/train_val.prototxt 32
+run_recompute ResNet-50 models/resnet50/train_val.prototxt 32
+run_recompute ResNet-50 models/resnet50/train_val.prototxt 64
+run_recompute VGG-16 models/vgg16/train_val.prototxt 32
+run_recompute DenseNet-121 models/densenet121/train_val.prototxt 32
+
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   line=$(/usr/bin/python3 bench/torch_runner.py models/resnet50/train_val.prototxt --stage dummy \
          --batch 32 --threads "$(nproc)" --iters 1 --warmup 0 | grep '^RESULT')

@@ -24,6 +24,10 @@ struct ZooModel {
   // The train_val runs: small enough to keep the suite quick on two cores.
   int64_t batch = 2;
   int steps = 5;
+  /// Whether dropping activations lowers the plan at this batch: not where
+  /// the peak falls in the forward pass (CIFAR-10 quick at batch 2 peaks at
+  /// conv1 with its im2col columns, before anything could be dropped).
+  bool recomputation_helps = true;
 };
 
 std::ostream& operator<<(std::ostream& out, const ZooModel& model) { return out << model.name; }
@@ -82,8 +86,12 @@ TEST_P(ModelZooTest, ArenaAndRecomputedTrainBitIdenticallyToNone) {
   NetParameter budgeted = LoadModel(model.name, "train_val.prototxt", TRAIN, ARENA, model.batch);
   budgeted.set_memory_budget(SmallestRecomputedArena(budgeted));
   Net recomputed(budgeted);
-  EXPECT_FALSE(recomputed.recomputation().dropped.empty());
-  EXPECT_LT(recomputed.memory_plan().arena_bytes, arena.memory_plan().arena_bytes);
+  if (model.recomputation_helps) {
+    EXPECT_FALSE(recomputed.recomputation().dropped.empty());
+    EXPECT_LT(recomputed.memory_plan().arena_bytes, arena.memory_plan().arena_bytes);
+  } else {
+    EXPECT_EQ(recomputed.memory_plan().arena_bytes, arena.memory_plan().arena_bytes);
+  }
   EXPECT_EQ(Train(&recomputed, model.steps), expected);
   for (size_t p = 0; p < none.params().size(); ++p) {
     ASSERT_EQ(DataOf(*recomputed.params()[p]), DataOf(*none.params()[p])) << "param " << p;
@@ -110,7 +118,7 @@ TEST_P(ModelZooTest, ArenaTestForwardBitIdenticalToNone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelZooTest,
-                         ::testing::Values(ZooModel{"cifar10_quick", 145578, {1, 10}},
+                         ::testing::Values(ZooModel{"cifar10_quick", 145578, {1, 10}, 2, 5, false},
                                            ZooModel{"alexnet", 60965224, {1, 1000}},
                                            ZooModel{"caffenet", 60965224, {1, 1000}},
                                            ZooModel{"googlenet", 6998552, {1, 1000}},

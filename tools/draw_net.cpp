@@ -16,6 +16,7 @@
 #include <iostream>
 
 #include "demi/net.hpp"
+#include "demi/tools/common_flags.hpp"
 #include "demi/util/batch_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/io.hpp"
@@ -24,13 +25,11 @@
 
 extern char** environ;
 
-DEFINE_string(model, "", "Net prototxt to draw (or the first positional argument).");
+// --model (or the first positional argument), --phase (TRAIN when empty),
+// --batch, --level and --stage are the commands' shared flags (the library
+// defines them once).
 DEFINE_string(output, "", "net.png, net.svg, net.pdf or net.dot (or the second positional).");
-DEFINE_string(phase, "TRAIN", "TRAIN or TEST: which layers are drawn and which plan.");
 DEFINE_string(rankdir, "LR", "Graph direction: LR (left to right), TB, RL or BT.");
-DEFINE_int64(batch, 0, "Override the batch size of every input layer (0: as written).");
-DEFINE_int32(level, 0, "Net state level.");
-DEFINE_string(stage, "", "Comma-separated net state stages.");
 
 namespace {
 
@@ -49,13 +48,14 @@ demi::PlanStrategy StrategyOf(demi::MemoryOptimization optimization) {
 std::string DrawModel(const std::string& model) {
   demi::NetParameter param;
   demi::ReadNetParamsFromTextFile(model, &param);
-  DEMI_CHECK(FLAGS_phase == "TRAIN" || FLAGS_phase == "TEST",
-             "--phase must be TRAIN or TEST, not '", FLAGS_phase, "'");
+  const std::string phase = FLAGS_phase.empty() ? "TRAIN" : FLAGS_phase;
+  DEMI_CHECK(phase == "TRAIN" || phase == "TEST", "--phase must be TRAIN or TEST, not '",
+             FLAGS_phase, "'");
   DEMI_CHECK(FLAGS_rankdir == "LR" || FLAGS_rankdir == "TB" || FLAGS_rankdir == "RL" ||
                  FLAGS_rankdir == "BT",
              "--rankdir must be LR, TB, RL or BT, not '", FLAGS_rankdir, "'");
   demi::NetState* state = param.mutable_state();
-  state->set_phase(FLAGS_phase == "TRAIN" ? demi::TRAIN : demi::TEST);
+  state->set_phase(phase == "TRAIN" ? demi::TRAIN : demi::TEST);
   state->set_level(FLAGS_level);
   for (const std::string& stage : demi::SplitList(FLAGS_stage)) state->add_stage(stage);
   if (FLAGS_batch > 0) demi::SetBatchSize(&param, FLAGS_batch);

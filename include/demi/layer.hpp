@@ -72,6 +72,7 @@ class Layer {
 
   /// Learnable (or computed) parameter blobs, in Caffe's order.
   std::vector<std::shared_ptr<Blob>>& blobs() { return blobs_; }
+  const std::vector<std::shared_ptr<Blob>>& blobs() const { return blobs_; }
   const LayerParameter& layer_param() const { return layer_param_; }
   /// Writes the layer's parameter and blobs, as a .caffemodel stores them.
   virtual void ToProto(LayerParameter* param, bool write_diff = false) const;

@@ -556,8 +556,8 @@ void Net::LogRecomputation(const Schedule& schedule) const {
             << names << ") after forward and recomputes them during backward with "
             << r.replayed_layers << " layer forwards, " << r.extra_flops / 1e9
             << " GFLOP more per iteration (" << 100.0 * r.extra_flops / r.forward_flops
-            << " % of a forward pass); planned " << r.plan.arena_bytes / mib << " MiB (without: "
-            << r.unplanned_arena_bytes / mib << " MiB)";
+            << " % of a forward pass); planned " << r.plan.arena_bytes / mib
+            << " MiB (without: " << r.unplanned_arena_bytes / mib << " MiB)";
 }
 
 void Net::BindToArena(const NetLiveness& liveness) {

@@ -15,6 +15,7 @@ class Net;
 
 /// A net's schedule with the SyncedMemory behind each of its memories.
 struct NetSchedule {
+  std::string net_name;  ///< for messages
   Schedule schedule;
   std::vector<SyncedMemory*> memories;  ///< parallel to schedule.memories
   /// Per-call scratch buffers: only one layer runs at a time, so the layers

@@ -14,12 +14,12 @@ namespace demi {
 /// backward to fit a memory budget (Chen et al. 2016, "Training Deep Nets
 /// with Sublinear Memory Cost"), and what that costs.
 struct Recomputation {
-  std::vector<int> dropped;  ///< memory indices, in the order chosen
-  Replays replays;           ///< per layer; empty when nothing is dropped
-  int replayed_layers = 0;   ///< forward steps run again per iteration
-  double forward_flops = 0;  ///< of one forward pass (estimated)
-  double extra_flops = 0;    ///< of the replays (estimated)
-  Plan plan;                 ///< the arena plan with the replays
+  std::vector<int> dropped;          ///< memory indices, in the order chosen
+  Replays replays;                   ///< per layer; empty when nothing is dropped
+  int replayed_layers = 0;           ///< forward steps run again per iteration
+  double forward_flops = 0;          ///< of one forward pass (estimated)
+  double extra_flops = 0;            ///< of the replays (estimated)
+  Plan plan;                         ///< the arena plan with the replays
   size_t unplanned_arena_bytes = 0;  ///< the arena without recomputation
   /// Whether `plan` fits the budget; if not, it is the smallest arena the
   /// choice reached.

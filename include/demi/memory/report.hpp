@@ -25,9 +25,23 @@ struct NetMemoryReport {
   std::vector<TensorRequest> largest_at_peak;  ///< up to ten, largest first
   /// Live bytes at every step of the schedule.
   std::vector<size_t> live_bytes;
+
+  /// Recomputation (TRAIN nets, when asked for): the arena under `budget`
+  /// (1: the smallest the planner reaches), what is dropped and its cost.
+  bool recomputed = false;
+  size_t recompute_budget = 0;
+  bool recompute_fits = true;
+  size_t recompute_arena_bytes = 0;
+  size_t recompute_bound_bytes = 0;
+  std::vector<std::string> dropped;
+  int replayed_layers = 0;
+  double forward_flops = 0;
+  double extra_flops = 0;
 };
 
-NetMemoryReport ReportNetMemory(const Net& net, int64_t batch);
+/// `budget` > 0 adds the recomputation a TRAIN net chooses under it (1 byte:
+/// the smallest arena it reaches).
+NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget = 0);
 
 /// One line for a net training on GPU `device`: the arena the plan needs,
 /// the bytes Demitasse holds on the device now and at its peak (its own

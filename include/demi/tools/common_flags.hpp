@@ -18,5 +18,6 @@ DECLARE_string(engine);
 DECLARE_int32(threads);
 DECLARE_int32(level);
 DECLARE_string(stage);
+DECLARE_string(memory_budget);
 
 #endif  // DEMI_TOOLS_COMMON_FLAGS_HPP_

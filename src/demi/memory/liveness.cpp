@@ -57,6 +57,7 @@ double EstimateForwardFlops(const Layer& layer, const std::vector<Blob*>& bottom
 NetSchedule DescribeSchedule(const Net& net, bool backward, const std::set<std::string>& keep) {
   const auto& layers = net.layers();
   NetSchedule result;
+  result.net_name = net.name();
   result.schedule.backward = backward;
   MemoryIndex index(&result);
 
@@ -166,7 +167,8 @@ NetLiveness AnalyzeLiveness(const NetSchedule& net_schedule, const Replays& repl
   for (int memory : scheduled.persistent_memories) {
     const ScheduledMemory& described = net_schedule.schedule.memories[memory];
     result.persistent_bytes = CheckedAdd(result.persistent_bytes, described.bytes, [&] {
-      return StrCat("the persistent bytes with '", described.name, "'");
+      return StrCat("net '", net_schedule.net_name, "': the persistent bytes with '",
+                    described.name, "'");
     });
     result.persistent_memories.push_back(net_schedule.memories[memory]);
   }

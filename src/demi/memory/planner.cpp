@@ -253,8 +253,8 @@ Plan SolvePlan(const Problem& problem, PlanStrategy strategy) {
   for (const TensorRequest& tensor : problem.tensors) {
     DEMI_CHECK(tensor.first_step <= tensor.last_step, "tensor '", tensor.name,
                "' has an empty live interval [", tensor.first_step, ", ", tensor.last_step, "]");
-    DEMI_CHECK(!tensor.has_gap() || (tensor.first_step < tensor.gap_first &&
-                                     tensor.gap_last < tensor.last_step),
+    DEMI_CHECK(!tensor.has_gap() ||
+                   (tensor.first_step < tensor.gap_first && tensor.gap_last < tensor.last_step),
                "tensor '", tensor.name, "' has a gap [", tensor.gap_first, ", ", tensor.gap_last,
                "] not strictly inside its interval [", tensor.first_step, ", ", tensor.last_step,
                "]");

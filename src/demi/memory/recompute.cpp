@@ -151,8 +151,9 @@ Recomputation ChooseRecomputation(const Schedule& schedule, size_t budget) {
     if (!changed) break;
   }
   result.replays = ReplaysFor(schedule, dropped);
-  if (!fits) result.plan = SolvePlan(LivenessProblem(schedule, result.replays).problem,
-                                     PlanStrategy::kArena);
+  if (!fits)
+    result.plan =
+        SolvePlan(LivenessProblem(schedule, result.replays).problem, PlanStrategy::kArena);
   for (const std::vector<int>& replays : result.replays) {
     for (int layer : replays) {
       ++result.replayed_layers;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "demi/memory/recompute.hpp"
 #include "demi/net.hpp"
 #include "demi/util/checked_math.hpp"
 #include "demi/util/device.hpp"
@@ -44,8 +45,9 @@ std::string XmlEscaped(const std::string& text) {
 
 }  // namespace
 
-NetMemoryReport ReportNetMemory(const Net& net, int64_t batch) {
-  NetLiveness liveness = AnalyzeLiveness(net, net.phase() == TRAIN, {});
+NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
+  const NetSchedule schedule = DescribeSchedule(net, net.phase() == TRAIN, {});
+  NetLiveness liveness = AnalyzeLiveness(schedule);
   const Problem& problem = liveness.problem;
   NetMemoryReport report;
   report.net = net.name();
@@ -78,6 +80,19 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch) {
   std::sort(report.largest_at_peak.begin(), report.largest_at_peak.end(),
             [](const TensorRequest& a, const TensorRequest& b) { return a.bytes > b.bytes; });
   if (report.largest_at_peak.size() > 10) report.largest_at_peak.resize(10);
+  if (budget > 0 && net.phase() == TRAIN) {
+    const Recomputation recomputation = ChooseRecomputation(schedule.schedule, budget);
+    report.recomputed = true;
+    report.recompute_budget = budget;
+    report.recompute_fits = recomputation.fits;
+    report.recompute_arena_bytes = recomputation.plan.arena_bytes;
+    report.recompute_bound_bytes = recomputation.plan.lower_bound_bytes;
+    for (int m : recomputation.dropped)
+      report.dropped.push_back(schedule.schedule.memories[m].name);
+    report.replayed_layers = recomputation.replayed_layers;
+    report.forward_flops = recomputation.forward_flops;
+    report.extra_flops = recomputation.extra_flops;
+  }
   return report;
 }
 
@@ -101,6 +116,24 @@ std::string FormatMemoryReport(const NetMemoryReport& r) {
   row("lower bound", r.lower_bound_bytes);
   out << "  persistent (params, gradients, inputs, outputs): " << MiB(r.persistent_bytes)
       << " MiB\n";
+  if (r.recomputed) {
+    out << "  recomputation "
+        << (r.recompute_budget == 1 ? std::string("(smallest reachable)")
+                                    : StrCat("under a budget of ", MiB(r.recompute_budget), " MiB"))
+        << (r.recompute_fits || r.recompute_budget == 1 ? "" : ", NOT MET") << ":\n";
+    row("ARENA", r.recompute_arena_bytes);
+    row("lower bound", r.recompute_bound_bytes);
+    out << "    drops " << r.dropped.size() << " activations, recomputed by " << r.replayed_layers
+        << " layer forwards: " << r.extra_flops / 1e9 << " GFLOP more per iteration ("
+        << (r.forward_flops > 0 ? 100.0 * r.extra_flops / r.forward_flops : 0.0)
+        << " % of a forward pass)\n";
+    if (!r.dropped.empty()) {
+      out << "    dropped:";
+      for (size_t i = 0; i < r.dropped.size() && i < 12; ++i) out << " " << r.dropped[i];
+      if (r.dropped.size() > 12) out << " ... (" << r.dropped.size() - 12 << " more)";
+      out << "\n";
+    }
+  }
   out << "  largest tensors live at the peak (step " << r.peak_step << "):\n";
   for (const TensorRequest& tensor : r.largest_at_peak) {
     out << "    " << std::setw(10) << MiB(tensor.bytes) << " MiB  " << tensor.name << " [steps "
@@ -121,6 +154,16 @@ std::string MemoryReportJson(const NetMemoryReport& r) {
   json["lower_bound_bytes"] = r.lower_bound_bytes;
   json["persistent_bytes"] = r.persistent_bytes;
   json["peak_step"] = r.peak_step;
+  if (r.recomputed) {
+    json["recompute_budget_bytes"] = r.recompute_budget;
+    json["recompute_fits"] = r.recompute_fits;
+    json["recompute_arena_bytes"] = r.recompute_arena_bytes;
+    json["recompute_lower_bound_bytes"] = r.recompute_bound_bytes;
+    json["recompute_dropped"] = r.dropped;
+    json["recompute_replayed_layers"] = r.replayed_layers;
+    json["forward_flops"] = r.forward_flops;
+    json["recompute_extra_flops"] = r.extra_flops;
+  }
   // A net name that is not valid UTF-8 is written with U+FFFD, not refused.
   return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

@@ -14,9 +14,9 @@ struct MemoryUses {
   int first_step = -1;
   int last_step = -1;
   bool first_use_writes = false;
-  int last_forward_step = -1;     ///< its last use in the forward pass
-  int first_backward_step = -1;   ///< its first use after the forward pass
-  bool rewritten_first = false;   ///< that use is a replay writing it
+  int last_forward_step = -1;    ///< its last use in the forward pass
+  int first_backward_step = -1;  ///< its first use after the forward pass
+  bool rewritten_first = false;  ///< that use is a replay writing it
 };
 
 class UseRecorder {

@@ -22,3 +22,7 @@ DEFINE_int32(threads, 0,
              "cores).");
 DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
+DEFINE_string(memory_budget, "",
+              "Bytes the train net's arena (activations, gradients, layer buffers) may take, e.g. "
+              "1.5GiB: activations are dropped after forward and recomputed in backward to fit. "
+              "memory also takes 'smallest' (the least recomputation reaches).");

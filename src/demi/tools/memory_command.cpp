@@ -16,6 +16,7 @@
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/batch_size.hpp"
+#include "demi/util/byte_size.hpp"
 #include "demi/util/checked_math.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
@@ -39,28 +40,12 @@ struct NetSpec {
   std::string source;  ///< its prototxt, when it comes from one
 };
 
-size_t ParseBytes(const std::string& text) {
-  size_t end = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &end);
-  } catch (const std::exception&) {
-    ThrowError(StrCat("--fit: cannot read a size from '", text, "'"));
-  }
-  const std::string unit = text.substr(end);
-  double scale = 1;
-  if (unit == "KiB" || unit == "K" || unit == "KB")
-    scale = 1024.0;
-  else if (unit == "MiB" || unit == "M" || unit == "MB")
-    scale = 1024.0 * 1024;
-  else if (unit == "GiB" || unit == "G" || unit == "GB")
-    scale = 1024.0 * 1024 * 1024;
-  else
-    DEMI_CHECK(unit.empty() || unit == "B", "--fit: unknown unit '", unit, "' in '", text, "'");
-  const double bytes = value * scale;
-  DEMI_CHECK(bytes >= 0 && bytes < 0x1p64, "--fit: '", text,
-             "' is not a size between 0 and 16 EiB");
-  return static_cast<size_t>(bytes);
+/// --memory_budget as `memory` reads it: 0 (none), 1 ("smallest": the least
+/// recomputation reaches) or bytes.
+size_t RecomputeBudget() {
+  if (FLAGS_memory_budget.empty()) return 0;
+  if (FLAGS_memory_budget == "smallest") return 1;
+  return ParseByteSize(FLAGS_memory_budget, "--memory_budget");
 }
 
 NetState StateFor(Phase phase, const NetState* base) {
@@ -74,11 +59,12 @@ NetState StateFor(Phase phase, const NetState* base) {
   return state;
 }
 
-/// The nets to report on, each with its state, and the number of history
-/// blobs per param the solver keeps (for --fit).
-std::vector<NetSpec> CollectNets(int* history_per_param) {
+/// The nets to report on, each with its state, the number of history blobs
+/// per param the solver keeps and its iter_size (for --fit).
+std::vector<NetSpec> CollectNets(int* history_per_param, int* iter_size) {
   std::vector<NetSpec> nets;
   *history_per_param = 1;  // SGD with momentum, unless a solver says otherwise
+  *iter_size = 1;
   if (!FLAGS_model.empty()) {
     NetParameter param;
     ReadNetParamsFromTextFile(FLAGS_model, &param);
@@ -98,6 +84,7 @@ std::vector<NetSpec> CollectNets(int* history_per_param) {
   ReadProtoFromTextFile(FLAGS_solver, &solver);
   const std::string type = solver.type();
   *history_per_param = (type == "Adam" || type == "AdaDelta") ? 2 : 1;
+  *iter_size = std::max(1, solver.iter_size());
   NetParameter param;
   std::string path;
   if (solver.has_net_param()) {
@@ -123,7 +110,7 @@ std::vector<NetSpec> CollectNets(int* history_per_param) {
   return nets;
 }
 
-NetMemoryReport Report(const NetSpec& spec, int64_t batch) {
+NetMemoryReport Report(const NetSpec& spec, int64_t batch, size_t budget = 0) {
   NetParameter param = spec.param;
   param.set_memory_optimization(NONE);  // measure only: bind nothing
   if (batch > 0) SetBatchSize(&param, batch);
@@ -131,11 +118,12 @@ NetMemoryReport Report(const NetSpec& spec, int64_t batch) {
   // The batch as written: the first axis of the first blob (an input).
   const bool has_batch_axis = !net.blobs().empty() && net.blobs()[0]->num_axes() > 0;
   const int64_t actual = batch > 0 ? batch : (has_batch_axis ? net.blobs()[0]->shape(0) : 0);
-  return ReportNetMemory(net, actual);
+  return ReportNetMemory(net, actual, budget);
 }
 
 size_t Needed(const NetMemoryReport& report, size_t param_bytes, int history) {
-  const size_t planned = FLAGS_strategy == "NONE"    ? report.none_bytes
+  const size_t planned = report.recomputed           ? report.recompute_arena_bytes
+                         : FLAGS_strategy == "NONE"  ? report.none_bytes
                          : FLAGS_strategy == "SLOTS" ? report.slots_bytes
                                                      : report.arena_bytes;
   // persistent already holds params and their gradients; add solver history.
@@ -156,25 +144,59 @@ size_t ParamBytes(const NetSpec& spec) {
   return bytes;
 }
 
-int FitBatch(const NetSpec& train, int history) {
-  const size_t budget = ParseBytes(FLAGS_fit);
-  const size_t param_bytes = ParamBytes(train);
+/// The largest batch whose bytes fit `budget` (0 when not even 1 does);
+/// `recompute`: with the least recomputation reaches.
+int64_t LargestFittingBatch(const NetSpec& train, int history, size_t param_bytes, size_t budget,
+                            bool recompute) {
   auto fits = [&](int64_t batch) {
-    return Needed(Report(train, batch), param_bytes, history) <= budget;
+    return Needed(Report(train, batch, recompute ? 1 : 0), param_bytes, history) <= budget;
   };
-  DEMI_CHECK(fits(1), "not even batch 1 fits in ", FLAGS_fit, " (needs ",
-             Needed(Report(train, 1), param_bytes, history), " bytes)");
+  if (!fits(1)) return 0;
   int64_t lo = 1, hi = 2;
   while (fits(hi) && hi < (int64_t{1} << 20)) lo = hi, hi *= 2;
   while (hi - lo > 1) {
     const int64_t mid = (lo + hi) / 2;
     (fits(mid) ? lo : hi) = mid;
   }
-  const NetMemoryReport best = Report(train, lo);
-  std::cout << "Largest batch that fits " << FLAGS_fit << " with " << FLAGS_strategy << ": " << lo
-            << " (" << Needed(best, param_bytes, history) / (1024.0 * 1024.0)
-            << " MiB: planned activations and gradients, params, gradients and " << history
-            << " history blob(s) per param)\n";
+  return lo;
+}
+
+/// How `batch` keeps the prototxt's global batch (batch as written times the
+/// solver's iter_size): the largest divisor of it that fits, and its iter_size.
+std::string GlobalBatchAdvice(int64_t batch, int64_t global) {
+  if (batch >= global) return StrCat("the global batch ", global, " fits at iter_size 1");
+  int64_t divisor = batch;
+  while (global % divisor != 0) --divisor;
+  return StrCat("keep the global batch ", global, " with batch ", divisor, " and iter_size ",
+                global / divisor);
+}
+
+int FitBatch(const NetSpec& train, int history, int iter_size) {
+  const size_t budget = ParseByteSize(FLAGS_fit, "--fit");
+  const size_t param_bytes = ParamBytes(train);
+  const NetMemoryReport written = Report(train, 0);
+  const int64_t global = std::max<int64_t>(written.batch, 1) * iter_size;
+  const int64_t stored = LargestFittingBatch(train, history, param_bytes, budget, false);
+  const bool trains = train.param.state().phase() == TRAIN;
+  const int64_t recomputed =
+      trains ? LargestFittingBatch(train, history, param_bytes, budget, true) : stored;
+  DEMI_CHECK(std::max(stored, recomputed) > 0, "not even batch 1 fits in ", FLAGS_fit, " (needs ",
+             Needed(Report(train, 1, trains ? 1 : 0), param_bytes, history),
+             " bytes with params, gradients and ", history, " history blob(s) per param)");
+  auto describe = [&](int64_t batch, bool recompute) {
+    if (batch == 0) return std::string("none");
+    const NetMemoryReport best = Report(train, batch, recompute ? 1 : 0);
+    return StrCat(batch, " (", Needed(best, param_bytes, history) / (1024.0 * 1024.0), " MiB; ",
+                  GlobalBatchAdvice(batch, global), ")");
+  };
+  std::cout << "Largest batch that fits " << FLAGS_fit << " with " << FLAGS_strategy
+            << " (planned activations and gradients, params, gradients and " << history
+            << " history blob(s) per param):\n";
+  std::cout << "  without recomputation: " << describe(stored, false) << "\n";
+  if (trains) {
+    std::cout << "  with recomputation:    " << describe(recomputed, true)
+              << " (train --memory_budget=" << FLAGS_fit << ")\n";
+  }
   return 0;
 }
 
@@ -195,15 +217,16 @@ int ReportMemory() {
   // A bad --gpu fails before any net is built.
   const Context context = ContextForGpuFlag(FLAGS_gpu);
   ApplyThreadsFlag(FLAGS_threads);
-  int history = 1;
-  std::vector<NetSpec> nets = CollectNets(&history);
+  int history = 1, iter_size = 1;
+  std::vector<NetSpec> nets = CollectNets(&history, &iter_size);
   Engine engine;
   if (ParseEngineFlag(FLAGS_engine, &engine)) {
     for (NetSpec& spec : nets) spec.param.set_engine(engine);
   }
-  if (!FLAGS_fit.empty()) return FitBatch(nets.front(), history);
+  if (!FLAGS_fit.empty()) return FitBatch(nets.front(), history, iter_size);
+  const size_t budget = RecomputeBudget();
   std::vector<NetMemoryReport> reports;
-  for (const NetSpec& spec : nets) reports.push_back(Report(spec, FLAGS_batch));
+  for (const NetSpec& spec : nets) reports.push_back(Report(spec, FLAGS_batch, budget));
   for (const auto& report : reports) {
     std::cout << (FLAGS_json ? MemoryReportJson(report) : FormatMemoryReport(report)) << "\n";
   }
@@ -225,7 +248,7 @@ Command MemoryCommand() {
       "--model=net.prototxt | --solver=solver.prototxt [--phase=TRAIN|TEST] [--batch=N] "
       "[--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0]";
   command.flags = {"model", "solver", "phase",  "batch",   "fit",   "strategy", "timeline",
-                   "json",  "gpu",    "engine", "threads", "level", "stage"};
+                   "json",  "gpu",    "engine", "threads", "level", "stage",    "memory_budget"};
   command.quiet = true;
   command.run = [](const std::vector<std::string>&) { return ReportMemory(); };
   return command;

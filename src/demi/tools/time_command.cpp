@@ -10,6 +10,7 @@
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/batch_size.hpp"
+#include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/engine.hpp"
 #include "demi/util/upgrade_proto.hpp"
@@ -50,6 +51,9 @@ int TimeNet() {
   Engine engine;
   if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
   if (FLAGS_batch > 0) SetBatchSize(&param, FLAGS_batch);
+  if (!FLAGS_memory_budget.empty()) {
+    param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
+  }
   Net net(param, context, nullptr, FLAGS_model);
   const bool backward = phase == TRAIN;
 
@@ -120,8 +124,9 @@ Command TimeCommand() {
   command.usage =
       "--model=net.prototxt [--iterations=50] [--phase=TRAIN|TEST] [--batch=N] [--gpu=0] "
       "[--memory_optimization=NONE|SLOTS|ARENA]";
-  command.flags = {"model", "iterations",          "phase",  "level",   "stage",
-                   "gpu",   "memory_optimization", "engine", "threads", "batch"};
+  command.flags = {"model",        "iterations",          "phase",  "level",   "stage",
+                   "gpu",          "memory_optimization", "engine", "threads", "batch",
+                   "memory_budget"};
   command.run = [](const std::vector<std::string>&) { return TimeNet(); };
   return command;
 }

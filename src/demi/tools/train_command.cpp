@@ -19,6 +19,7 @@
 #include "demi/solver_registry.hpp"
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
+#include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/engine.hpp"
@@ -118,6 +119,9 @@ int Train() {
   ReadSolverParamsFromTextFile(FLAGS_solver, &param);
   Engine engine;
   if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
+  if (!FLAGS_memory_budget.empty()) {
+    param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
+  }
   // --level and --stage set the state of every net the solver builds (Caffe's
   // train sets the train net's only), so that --stage=dummy runs a model zoo
   // solver, test nets included, without a dataset.
@@ -161,11 +165,11 @@ Command TrainCommand() {
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
       "[--world_size=W --rank=R --rendezvous=file:///dir|redis://host:port] [--level=N] "
       "[--stage=a,b]";
-  command.flags = {"solver",          "weights",       "snapshot",     "gpu",
-                   "cpu_replicas",    "world_size",    "rank",         "rendezvous",
-                   "rendezvous_host", "run_id",        "comm_timeout", "engine",
-                   "threads",         "level",         "stage",        "sigint_effect",
-                   "sighup_effect",   "sigterm_effect"};
+  command.flags = {"solver",          "weights",       "snapshot",      "gpu",
+                   "cpu_replicas",    "world_size",    "rank",          "rendezvous",
+                   "rendezvous_host", "run_id",        "comm_timeout",  "engine",
+                   "memory_budget",   "threads",       "level",         "stage",
+                   "sigint_effect",   "sighup_effect", "sigterm_effect"};
   command.run = [](const std::vector<std::string>&) { return Train(); };
   return command;
 }
