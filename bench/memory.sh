@@ -91,7 +91,8 @@ run_model DenseNet-121 models/densenet121/train_val.prototxt 32
 
 # Recomputation (issue 15): the smallest arena recomputation reaches, and a
 # real training step under that budget against one without, side by side:
-# peak RSS and step time (build/tools/time, forward + backward, ms).
+# peak RSS and step time (build/tools/train's Speed line over iterations 3
+# and 4, after oneDNN's first-use set-up).
 {
   echo
   echo "Recomputation under a memory_budget: the smallest ARENA the planner reaches by dropping"
@@ -101,9 +102,19 @@ run_model DenseNet-121 models/densenet121/train_val.prototxt 32
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >> "$out"
 
-step_ms() {  # net [budget] -> forward + backward ms per iteration
-  "$build/tools/time" --model="$1" --stage=dummy --iterations=2 ${2:+--memory_budget=$2} 2>&1 |
-    sed -n 's/.*Average Forward-Backward: \([0-9.]*\) ms.*/\1/p'
+step_ms() {  # net [budget] -> ms per training iteration (train's Speed line, iterations 3-4)
+  cat > "$work/timed_solver.prototxt" <<SOLVER
+net: "$1"
+base_lr: 0.0001
+momentum: 0.9
+lr_policy: "fixed"
+max_iter: 4
+display: 2
+random_seed: 1
+snapshot_after_train: false
+SOLVER
+  "$build/tools/train" --solver="$work/timed_solver.prototxt" --stage=dummy ${2:+--memory_budget=$2} 2>&1 |
+    sed -n 's/.*Speed: .* iter\/s (\([0-9.]*\) ms\/iter).*/\1/p' | tail -1
 }
 
 run_recompute() {  # name model-file batch

@@ -194,8 +194,13 @@ int FitBatch(const NetSpec& train, int history, int iter_size) {
             << " history blob(s) per param):\n";
   std::cout << "  without recomputation: " << describe(stored, false) << "\n";
   if (trains) {
-    std::cout << "  with recomputation:    " << describe(recomputed, true)
-              << " (train --memory_budget=" << FLAGS_fit << ")\n";
+    std::cout << "  with recomputation:    " << describe(recomputed, true);
+    // The budget train takes is the arena's alone (params and history apart).
+    if (recomputed > 0) {
+      std::cout << " (train at that batch with --memory_budget="
+                << Report(train, recomputed, 1).recompute_arena_bytes << ")";
+    }
+    std::cout << "\n";
   }
   return 0;
 }
