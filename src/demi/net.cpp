@@ -555,7 +555,8 @@ void Net::LogRecomputation(const Schedule& schedule) const {
             << memory_budget_ / mib << " MiB: drops " << r.dropped.size() << " activations ("
             << names << ") after forward and recomputes them during backward with "
             << r.replayed_layers << " layer forwards, " << r.extra_flops / 1e9
-            << " GFLOP more per iteration (" << 100.0 * r.extra_flops / r.forward_flops
+            << " GFLOP more per iteration ("
+            << (r.forward_flops > 0 ? 100.0 * r.extra_flops / r.forward_flops : 0.0)
             << " % of a forward pass); planned " << r.plan.arena_bytes / mib
             << " MiB (without: " << r.unplanned_arena_bytes / mib << " MiB)";
 }
