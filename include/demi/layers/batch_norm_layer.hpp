@@ -80,6 +80,7 @@ class BatchNormLayer : public Layer {
 #endif
 
  private:
+  std::vector<std::vector<float>> replay_running_;  ///< running sums kept across a Replay
 #ifdef USE_CUDNN
   /// The cuDNN path (batch_norm_layer_cudnn.cpp).
   struct CudnnState;

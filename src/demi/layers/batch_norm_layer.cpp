@@ -139,14 +139,14 @@ void BatchNormLayer::Replay(const std::vector<Blob*>& bottom, const std::vector<
   }
   // Forward adds the batch's statistics to the running sums once per
   // iteration: a replay restores them afterwards, bit for bit.
-  std::vector<std::vector<float>> running(blobs_.size());
+  replay_running_.resize(blobs_.size());  // kept: no allocation per iteration
   for (size_t i = 0; i < blobs_.size(); ++i) {
     const float* data = blobs_[i]->cpu_data();
-    running[i].assign(data, data + blobs_[i]->count());
+    replay_running_[i].assign(data, data + blobs_[i]->count());
   }
   Layer::Replay(bottom, top);
   for (size_t i = 0; i < blobs_.size(); ++i) {
-    std::copy(running[i].begin(), running[i].end(), blobs_[i]->mutable_cpu_data());
+    std::copy(replay_running_[i].begin(), replay_running_[i].end(), blobs_[i]->mutable_cpu_data());
   }
 }
 

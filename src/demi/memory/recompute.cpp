@@ -35,12 +35,10 @@ double HeldByteSteps(const Problem& problem) {
   return total;
 }
 
-}  // namespace
-
-bool CanDrop(const Schedule& schedule, int m) {
+/// CanDrop with the writers of every memory already known.
+bool CanDrop(const Schedule& schedule, const std::vector<std::vector<int>>& writers, int m) {
   const ScheduledMemory& memory = schedule.memories[m];
   if (memory.persistent || memory.saved_buffer) return false;
-  const auto writers = WritersOf(schedule);
   if (writers[m].empty()) return false;
   for (int layer : writers[m]) {
     const ScheduledLayer& scheduled = schedule.layers[layer];
@@ -54,6 +52,10 @@ bool CanDrop(const Schedule& schedule, int m) {
   }
   return true;
 }
+
+}  // namespace
+
+bool CanDrop(const Schedule& schedule, int m) { return CanDrop(schedule, WritersOf(schedule), m); }
 
 Replays ReplaysFor(const Schedule& schedule, const std::vector<bool>& dropped) {
   const int num_layers = static_cast<int>(schedule.layers.size());
@@ -108,7 +110,7 @@ Recomputation ChooseRecomputation(const Schedule& schedule, size_t budget) {
   std::vector<int> candidates;
   std::vector<double> cost(schedule.memories.size(), 0);
   for (int m = 0; m < static_cast<int>(schedule.memories.size()); ++m) {
-    if (!CanDrop(schedule, m) || schedule.memories[m].bytes == 0) continue;
+    if (!CanDrop(schedule, writers, m) || schedule.memories[m].bytes == 0) continue;
     for (int layer : writers[m]) cost[m] += schedule.layers[layer].forward_flops;
     cost[m] /= static_cast<double>(schedule.memories[m].bytes);
     candidates.push_back(m);
