@@ -149,6 +149,21 @@ TEST(TrainToolTest, ResumesAndFineTunes) {
   EXPECT_EQ(Numbers(tuned.output, R"(Iteration (\d+), loss = )").front(), 0);
 }
 
+TEST(TrainToolTest, AutoMemoryBudgetTrainsTheGlobalBatchThatFits) {
+  ScratchDir dir;
+  // Batch 16 with iter_size 2: with room to spare, one batch of 32.
+  const Result run = Tool(
+      "train", "--solver=" + WriteSolver(dir, "SGD", "iter_size: 2") + " --memory_budget=auto");
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(Contains(run.output,
+                       "batch 32 x iter_size 1 (global batch 32, written 16 x 2), "
+                       "no recomputation needed"))
+      << run.output;
+  EXPECT_TRUE(Contains(run.output, "Top shape: 32 4 (128)"));  // the train net
+  EXPECT_TRUE(Contains(run.output, "Top shape: 16 4 (64)"));   // the test net, as written
+  EXPECT_TRUE(Contains(run.output, "Optimization Done."));
+}
+
 TEST(TrainToolTest, SignalsSnapshotAndStop) {
   ScratchDir dir;
   const std::string solver = WriteSolver(dir, "SGD", "");

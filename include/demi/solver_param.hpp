@@ -42,6 +42,10 @@ bool UpgradeSolverAsNeeded(const std::string& source, SolverParameter* param);
 /// snapshot_prefix naming a directory gets the file's stem appended.
 void ReadSolverParamsFromTextFile(const std::string& path, SolverParameter* param);
 
+/// The net-wide settings a solver gives every net it builds: memory
+/// optimization, cuDNN workspace and engine when set, and more kept blobs.
+void ApplySolverOverrides(const SolverParameter& solver, NetParameter* net);
+
 }  // namespace demi
 
 #endif  // DEMI_SOLVER_PARAM_HPP_

@@ -63,15 +63,6 @@ std::string FormatDuration(double seconds) {
   return out.str();
 }
 
-/// The net-wide settings a solver gives every net it builds: memory
-/// optimization, cuDNN workspace and engine when set, and more kept blobs.
-void ApplySolverOverrides(const SolverParameter& solver, NetParameter* net) {
-  if (solver.has_memory_optimization()) net->set_memory_optimization(solver.memory_optimization());
-  if (solver.has_cudnn_workspace_mb()) net->set_cudnn_workspace_mb(solver.cudnn_workspace_mb());
-  if (solver.has_engine()) net->set_engine(solver.engine());
-  for (const std::string& blob : solver.keep_blob()) net->add_keep_blob(blob);
-}
-
 /// Index of the first top of `layer_id` holding a NaN or an infinity, or -1.
 int FirstNonFiniteTop(const Net& net, int layer_id) {
   const auto& tops = net.top_vecs()[layer_id];

@@ -115,4 +115,11 @@ void ReadSolverParamsFromTextFile(const std::string& path, SolverParameter* para
   }
 }
 
+void ApplySolverOverrides(const SolverParameter& solver, NetParameter* net) {
+  if (solver.has_memory_optimization()) net->set_memory_optimization(solver.memory_optimization());
+  if (solver.has_cudnn_workspace_mb()) net->set_cudnn_workspace_mb(solver.cudnn_workspace_mb());
+  if (solver.has_engine()) net->set_engine(solver.engine());
+  for (const std::string& blob : solver.keep_blob()) net->add_keep_blob(blob);
+}
+
 }  // namespace demi

@@ -25,4 +25,6 @@ DEFINE_string(stage, "", "Comma-separated net state stages.");
 DEFINE_string(memory_budget, "",
               "Bytes the train net's arena (activations, gradients, layer buffers) may take, e.g. "
               "1.5GiB: activations are dropped after forward and recomputed in backward to fit. "
-              "memory also takes 'smallest' (the least recomputation reaches).");
+              "train also takes 'auto' (the largest batch that fits the machine's free memory, "
+              "the global batch kept through iter_size); memory takes 'smallest' (the least "
+              "recomputation reaches).");

@@ -13,6 +13,7 @@
 
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
+#include "demi/tools/batch_fit.hpp"
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/batch_size.hpp"
@@ -35,11 +36,6 @@ namespace demi {
 
 namespace {
 
-struct NetSpec {
-  NetParameter param;  ///< with its state set
-  std::string source;  ///< its prototxt, when it comes from one
-};
-
 /// --memory_budget as `memory` reads it: 0 (none), 1 ("smallest": the least
 /// recomputation reaches) or bytes.
 size_t RecomputeBudget() {
@@ -59,12 +55,11 @@ NetState StateFor(Phase phase, const NetState* base) {
   return state;
 }
 
-/// The nets to report on, each with its state, the number of history blobs
-/// per param the solver keeps and its iter_size (for --fit).
-std::vector<NetSpec> CollectNets(int* history_per_param, int* iter_size) {
-  std::vector<NetSpec> nets;
-  *history_per_param = 1;  // SGD with momentum, unless a solver says otherwise
-  *iter_size = 1;
+/// The nets to report on, each with its state: the --model's, or the
+/// solver's train net (sized with its history and iter_size, for --fit) and
+/// test nets.
+std::vector<FitSpec> CollectNets() {
+  std::vector<FitSpec> nets;
   if (!FLAGS_model.empty()) {
     NetParameter param;
     ReadNetParamsFromTextFile(FLAGS_model, &param);
@@ -73,7 +68,9 @@ std::vector<NetSpec> CollectNets(int* history_per_param, int* iter_size) {
     if (FLAGS_phase.empty() || FLAGS_phase == "TEST") phases.push_back(TEST);
     DEMI_CHECK(!phases.empty(), "--phase must be TRAIN or TEST");
     for (Phase phase : phases) {
-      NetSpec spec{param, FLAGS_model};
+      FitSpec spec;
+      spec.param = param;
+      spec.source = FLAGS_model;
       *spec.param.mutable_state() = StateFor(phase, nullptr);
       nets.push_back(spec);
     }
@@ -82,83 +79,16 @@ std::vector<NetSpec> CollectNets(int* history_per_param, int* iter_size) {
   DEMI_CHECK(!FLAGS_solver.empty(), "give --model or --solver");
   SolverParameter solver;
   ReadProtoFromTextFile(FLAGS_solver, &solver);
-  const std::string type = solver.type();
-  *history_per_param = (type == "Adam" || type == "AdaDelta") ? 2 : 1;
-  *iter_size = std::max(1, solver.iter_size());
-  NetParameter param;
-  std::string path;
-  if (solver.has_net_param()) {
-    param = solver.net_param();
-  } else if (solver.has_train_net_param()) {
-    param = solver.train_net_param();
-  } else {
-    path = solver.has_net() ? solver.net() : solver.train_net();
-    DEMI_CHECK(!path.empty(), FLAGS_solver, " names no net (net, net_param, train_net)");
-    ReadNetParamsFromTextFile(path, &param);
-  }
-  NetSpec train{param, path};
-  *train.param.mutable_state() =
-      StateFor(TRAIN, solver.has_train_state() ? &solver.train_state() : nullptr);
-  nets.push_back(train);
+  if (!solver.has_train_state()) *solver.mutable_train_state() = StateFor(TRAIN, nullptr);
+  nets.push_back(SolverTrainNet(solver, FLAGS_solver));
   const int num_tests = std::max(solver.test_iter_size(), solver.test_state_size());
   for (int i = 0; i < num_tests; ++i) {
-    NetSpec test{param, path};
+    FitSpec test = nets.front();
     *test.param.mutable_state() =
         StateFor(TEST, i < solver.test_state_size() ? &solver.test_state(i) : nullptr);
     nets.push_back(test);
   }
   return nets;
-}
-
-NetMemoryReport Report(const NetSpec& spec, int64_t batch, size_t budget = 0) {
-  NetParameter param = spec.param;
-  param.set_memory_optimization(NONE);  // measure only: bind nothing
-  if (batch > 0) SetBatchSize(&param, batch);
-  Net net(param, Context(), nullptr, spec.source);
-  // The batch as written: the first axis of the first blob (an input).
-  const bool has_batch_axis = !net.blobs().empty() && net.blobs()[0]->num_axes() > 0;
-  const int64_t actual = batch > 0 ? batch : (has_batch_axis ? net.blobs()[0]->shape(0) : 0);
-  return ReportNetMemory(net, actual, budget);
-}
-
-size_t Needed(const NetMemoryReport& report, size_t param_bytes, int history) {
-  const size_t planned = report.recomputed           ? report.recompute_arena_bytes
-                         : FLAGS_strategy == "NONE"  ? report.none_bytes
-                         : FLAGS_strategy == "SLOTS" ? report.slots_bytes
-                                                     : report.arena_bytes;
-  // persistent already holds params and their gradients; add solver history.
-  const char* what = "the bytes needed with params and solver history";
-  const size_t history_bytes = CheckedMul(param_bytes, static_cast<size_t>(history), what);
-  return CheckedAdd(CheckedAdd(planned, report.persistent_bytes, what), history_bytes, what);
-}
-
-size_t ParamBytes(const NetSpec& spec) {
-  NetParameter param = spec.param;
-  param.set_memory_optimization(NONE);
-  SetBatchSize(&param, 1);
-  Net net(param, Context(), nullptr, spec.source);
-  size_t bytes = 0;
-  for (const Blob* blob : net.learnable_params()) {
-    bytes = CheckedAdd(bytes, blob->data()->size(), "the bytes of the params");
-  }
-  return bytes;
-}
-
-/// The largest batch whose bytes fit `budget` (0 when not even 1 does);
-/// `recompute`: with the least recomputation reaches.
-int64_t LargestFittingBatch(const NetSpec& train, int history, size_t param_bytes, size_t budget,
-                            bool recompute) {
-  auto fits = [&](int64_t batch) {
-    return Needed(Report(train, batch, recompute ? 1 : 0), param_bytes, history) <= budget;
-  };
-  if (!fits(1)) return 0;
-  int64_t lo = 1, hi = 2;
-  while (fits(hi) && hi < (int64_t{1} << 20)) lo = hi, hi *= 2;
-  while (hi - lo > 1) {
-    const int64_t mid = (lo + hi) / 2;
-    (fits(mid) ? lo : hi) = mid;
-  }
-  return lo;
 }
 
 /// How `batch` keeps the prototxt's global batch (batch as written times the
@@ -171,22 +101,24 @@ std::string GlobalBatchAdvice(int64_t batch, int64_t global) {
                 global / divisor);
 }
 
-int FitBatch(const NetSpec& train, int history, int iter_size) {
+int FitBatch(FitSpec train) {
+  train.strategy = FLAGS_strategy;
+  const int history = train.history_per_param;
   const size_t budget = ParseByteSize(FLAGS_fit, "--fit");
   const size_t param_bytes = ParamBytes(train);
-  const NetMemoryReport written = Report(train, 0);
-  const int64_t global = std::max<int64_t>(written.batch, 1) * iter_size;
-  const int64_t stored = LargestFittingBatch(train, history, param_bytes, budget, false);
+  const NetMemoryReport written = ReportAtBatch(train, 0);
+  const int64_t global = std::max<int64_t>(written.batch, 1) * train.iter_size;
+  const int64_t stored = LargestFittingBatch(train, param_bytes, budget, false);
   const bool trains = train.param.state().phase() == TRAIN;
   const int64_t recomputed =
-      trains ? LargestFittingBatch(train, history, param_bytes, budget, true) : stored;
+      trains ? LargestFittingBatch(train, param_bytes, budget, true) : stored;
   DEMI_CHECK(std::max(stored, recomputed) > 0, "not even batch 1 fits in ", FLAGS_fit, " (needs ",
-             Needed(Report(train, 1, trains ? 1 : 0), param_bytes, history),
+             NeededBytes(train, ReportAtBatch(train, 1, trains ? 1 : 0), param_bytes),
              " bytes with params, gradients and ", history, " history blob(s) per param)");
   auto describe = [&](int64_t batch, bool recompute) {
     if (batch == 0) return std::string("none");
-    const NetMemoryReport best = Report(train, batch, recompute ? 1 : 0);
-    return StrCat(batch, " (", Needed(best, param_bytes, history) / (1024.0 * 1024.0), " MiB; ",
+    const NetMemoryReport best = ReportAtBatch(train, batch, recompute ? 1 : 0);
+    return StrCat(batch, " (", NeededBytes(train, best, param_bytes) / (1024.0 * 1024.0), " MiB; ",
                   GlobalBatchAdvice(batch, global), ")");
   };
   std::cout << "Largest batch that fits " << FLAGS_fit << " with " << FLAGS_strategy
@@ -198,7 +130,7 @@ int FitBatch(const NetSpec& train, int history, int iter_size) {
     // The budget train takes is the arena's alone (params and history apart).
     if (recomputed > 0) {
       std::cout << " (train at that batch with --memory_budget="
-                << Report(train, recomputed, 1).recompute_arena_bytes << ")";
+                << ReportAtBatch(train, recomputed, 1).recompute_arena_bytes << ")";
     }
     std::cout << "\n";
   }
@@ -208,7 +140,7 @@ int FitBatch(const NetSpec& train, int history, int iter_size) {
 /// Device bytes of `spec` built on the --gpu device with its own strategy,
 /// after one training (or scoring) step: what the planner promised against
 /// what the device holds.
-void ReportDeviceMemory(const NetSpec& spec, const Context& context) {
+void ReportDeviceMemory(const FitSpec& spec, const Context& context) {
   NetParameter param = spec.param;
   if (FLAGS_batch > 0) SetBatchSize(&param, FLAGS_batch);
   Net net(param, context, nullptr, spec.source);
@@ -222,16 +154,15 @@ int ReportMemory() {
   // A bad --gpu fails before any net is built.
   const Context context = ContextForGpuFlag(FLAGS_gpu);
   ApplyThreadsFlag(FLAGS_threads);
-  int history = 1, iter_size = 1;
-  std::vector<NetSpec> nets = CollectNets(&history, &iter_size);
+  std::vector<FitSpec> nets = CollectNets();
   Engine engine;
   if (ParseEngineFlag(FLAGS_engine, &engine)) {
-    for (NetSpec& spec : nets) spec.param.set_engine(engine);
+    for (FitSpec& spec : nets) spec.param.set_engine(engine);
   }
-  if (!FLAGS_fit.empty()) return FitBatch(nets.front(), history, iter_size);
+  if (!FLAGS_fit.empty()) return FitBatch(nets.front());
   const size_t budget = RecomputeBudget();
   std::vector<NetMemoryReport> reports;
-  for (const NetSpec& spec : nets) reports.push_back(Report(spec, FLAGS_batch, budget));
+  for (const FitSpec& spec : nets) reports.push_back(ReportAtBatch(spec, FLAGS_batch, budget));
   for (const auto& report : reports) {
     std::cout << (FLAGS_json ? MemoryReportJson(report) : FormatMemoryReport(report)) << "\n";
   }

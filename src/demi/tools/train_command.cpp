@@ -17,12 +17,14 @@
 #include "demi/parallel/replicas.hpp"
 #include "demi/solver.hpp"
 #include "demi/solver_registry.hpp"
+#include "demi/tools/batch_fit.hpp"
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/engine.hpp"
+#include "demi/util/host_memory.hpp"
 #include "demi/util/signal.hpp"
 
 DEFINE_string(snapshot, "", "A .solverstate to resume training from.");
@@ -78,6 +80,51 @@ Context ChooseContext(const SolverParameter& param) {
   return context;
 }
 
+/// --memory_budget=auto: the train net at the largest batch that fits what
+/// the machine has free (a share of it per replica of this process), the
+/// global batch kept through iter_size.
+void FitToMemory(const std::vector<int>& gpus, SolverParameter* param) {
+  size_t available = 0;
+  std::string limit;
+  if (!gpus.empty() || (param->solver_mode() == SolverParameter::GPU && DeviceCount() > 0)) {
+    // Every GPU holds one replica; the one with the least free memory decides.
+    const std::vector<int> devices = gpus.empty() ? std::vector<int>{param->device_id()} : gpus;
+    available = static_cast<size_t>(-1);
+    for (int device : devices) {
+      available = std::min(available, GetDeviceInfo(device).free_bytes);
+    }
+    limit = "free memory of the GPU with the least";
+  } else {
+    const HostMemory host = AvailableHostMemory();
+    available = host.bytes / static_cast<size_t>(FLAGS_cpu_replicas);
+    limit = FLAGS_cpu_replicas > 1
+                ? StrCat(host.limit, ", shared by ", FLAGS_cpu_replicas, " replicas")
+                : host.limit;
+  }
+  DEMI_CHECK(available != static_cast<size_t>(-1),
+             "--memory_budget=auto: no limit on this machine's memory could be read (cgroup, "
+             "/proc/meminfo, ulimit -v); give --memory_budget in bytes");
+  // A tenth and 256 MiB stay free for what the plan does not hold: the
+  // data layers' prefetch, the test nets' inputs and outputs, the threads'
+  // stacks and allocator arenas, the BLAS and oneDNN buffers.
+  const size_t reserve = available / 10 + (size_t{256} << 20);
+  DEMI_CHECK(available > reserve, "--memory_budget=auto: only ", available >> 20,
+             " MiB are available (", limit, "), less than the ", reserve >> 20,
+             " MiB kept free for the runtime");
+  const size_t usable = available - reserve;
+  const FitSpec train = SolverTrainNet(*param, FLAGS_solver);
+  const AutoFit fit = ChooseAutoFit(train, usable, limit);
+  LOG(INFO) << "--memory_budget=auto: " << (usable >> 20) << " MiB usable (of " << (available >> 20)
+            << " MiB, " << limit << "): batch " << fit.batch << " x iter_size " << fit.iter_size
+            << " (global batch " << fit.global_batch << ", written " << fit.written_batch << " x "
+            << train.iter_size << "), "
+            << (fit.memory_budget > 0 ? StrCat("recomputing under an arena budget of ",
+                                               fit.memory_budget >> 20, " MiB")
+                                      : std::string("no recomputation needed"))
+            << "; needs " << (fit.needed_bytes >> 20) << " MiB";
+  ApplyAutoFit(fit, param);
+}
+
 int TrainReplicated(const SolverParameter& param, const std::vector<int>& gpus,
                     std::function<SolverAction()> action) {
   ReplicationOptions options;
@@ -119,9 +166,6 @@ int Train() {
   ReadSolverParamsFromTextFile(FLAGS_solver, &param);
   Engine engine;
   if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
-  if (!FLAGS_memory_budget.empty()) {
-    param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
-  }
   // --level and --stage set the state of every net the solver builds (Caffe's
   // train sets the train net's only), so that --stage=dummy runs a model zoo
   // solver, test nets included, without a dataset.
@@ -134,10 +178,15 @@ int Train() {
   const int num_test_nets = std::max(param.test_iter_size(), param.test_state_size());
   while (param.test_state_size() < num_test_nets) param.add_test_state()->set_phase(TEST);
   for (NetState& state : *param.mutable_test_state()) apply_flags(&state);
-  SignalHandler signals(sigint_effect, sighup_effect, sigterm_effect);
   const std::vector<int> gpus = ParseGpuFlag(FLAGS_gpu);
   DEMI_CHECK(FLAGS_cpu_replicas >= 1, "--cpu_replicas must be at least 1, got ",
              FLAGS_cpu_replicas);
+  if (FLAGS_memory_budget == "auto") {
+    FitToMemory(gpus, &param);
+  } else if (!FLAGS_memory_budget.empty()) {
+    param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
+  }
+  SignalHandler signals(sigint_effect, sighup_effect, sigterm_effect);
   DEMI_CHECK(gpus.empty() || FLAGS_cpu_replicas == 1, "give --gpu or --cpu_replicas, not both");
   DEMI_CHECK(FLAGS_world_size >= 1, "--world_size must be at least 1, got ", FLAGS_world_size);
   DEMI_CHECK(FLAGS_rank >= 0 && FLAGS_rank < FLAGS_world_size, "--rank=", FLAGS_rank,
