@@ -108,6 +108,20 @@ class Transformer {
   void Finish(const Pixel* pixels, int64_t channels, int64_t height, int64_t width,
               int64_t channel_stride, int64_t row_stride, int64_t column_stride,
               const std::vector<int64_t>& shape, RandomEngine* engine, float* out) const;
+  /// The part of an image the output takes: its crop offsets (random in
+  /// TRAIN, centred in TEST) and size, and whether it is mirrored.
+  struct Window {
+    int64_t top = 0, left = 0, height = 0, width = 0;
+    bool mirror = false;
+  };
+  Window ChooseWindow(int64_t height, int64_t width, const std::vector<int64_t>& shape,
+                      RandomEngine* engine) const;
+  /// TRAIN's random brightness, contrast and saturation, on C x `spatial`.
+  void JitterColours(int channels, int64_t spatial, RandomEngine* engine, float* out) const;
+  /// mean_file (over the window of an image of height x width), else
+  /// mean_value, then scale.
+  void SubtractMeanAndScale(int64_t channels, int64_t height, int64_t width, const Window& window,
+                            float* out) const;
 
   TransformationParameter param_;
   Phase phase_;

@@ -370,73 +370,85 @@ void Transformer::Transform(const cv::Mat& image, const std::vector<int64_t>& sh
   }
 }
 
+Transformer::Window Transformer::ChooseWindow(int64_t height, int64_t width,
+                                              const std::vector<int64_t>& shape,
+                                              RandomEngine* engine) const {
+  Window window;
+  window.height = shape[1];
+  window.width = shape[2];
+  const int64_t crop = param_.crop_size();
+  if (crop > 0) {
+    if (phase_ == TRAIN) {
+      window.top = RandomIndex(engine, static_cast<uint32_t>(height - crop + 1));
+      window.left = RandomIndex(engine, static_cast<uint32_t>(width - crop + 1));
+    } else {
+      window.top = (height - crop) / 2;
+      window.left = (width - crop) / 2;
+    }
+  }
+  window.mirror = param_.mirror() && RandomIndex(engine, 2) == 1;
+  return window;
+}
+
 template <typename Pixel>
 void Transformer::Finish(const Pixel* pixels, int64_t channels, int64_t height, int64_t width,
                          int64_t channel_stride, int64_t row_stride, int64_t column_stride,
                          const std::vector<int64_t>& shape, RandomEngine* engine,
                          float* out) const {
   CHECK(engine != nullptr);
-  const int64_t crop = param_.crop_size();
   CheckShape(CroppedShape(channels, height, width), shape);
-  const int64_t out_h = shape[1], out_w = shape[2];
-  int64_t h_off = 0, w_off = 0;
-  if (crop > 0) {
-    if (phase_ == TRAIN) {
-      h_off = RandomIndex(engine, static_cast<uint32_t>(height - crop + 1));
-      w_off = RandomIndex(engine, static_cast<uint32_t>(width - crop + 1));
-    } else {
-      h_off = (height - crop) / 2;
-      w_off = (width - crop) / 2;
-    }
-  }
-  const bool mirror = param_.mirror() && RandomIndex(engine, 2) == 1;
-
+  const Window window = ChooseWindow(height, width, shape, engine);
   // Pixels of the window, mirrored if drawn so.
+  const int64_t out_h = window.height, out_w = window.width;
   for (int64_t c = 0; c < channels; ++c) {
     for (int64_t h = 0; h < out_h; ++h) {
       const Pixel* row =
-          pixels + c * channel_stride + (h_off + h) * row_stride + w_off * column_stride;
+          pixels + c * channel_stride + (window.top + h) * row_stride + window.left * column_stride;
       float* out_row = out + (c * out_h + h) * out_w;
-      if (mirror) {
+      if (window.mirror) {
         for (int64_t w = 0; w < out_w; ++w) out_row[out_w - 1 - w] = row[w * column_stride];
       } else {
         for (int64_t w = 0; w < out_w; ++w) out_row[w] = row[w * column_stride];
       }
     }
   }
+  if (phase_ == TRAIN) JitterColours(static_cast<int>(channels), out_h * out_w, engine, out);
+  SubtractMeanAndScale(channels, height, width, window, out);
+}
 
-  const int64_t spatial = out_h * out_w;
-  const int num_channels = static_cast<int>(channels);
-  if (phase_ == TRAIN) {
-    if (param_.brightness() > 0) {
-      const float b = param_.brightness();
-      AdjustBrightness(RandomUniform(engine, std::max(0.0f, 1 - b), 1 + b), num_channels, spatial,
-                       out);
-    }
-    if (param_.contrast() > 0) {
-      const float x = param_.contrast();
-      AdjustContrast(RandomUniform(engine, std::max(0.0f, 1 - x), 1 + x), num_channels, spatial,
-                     out);
-    }
-    if (param_.saturation() > 0) {
-      const float s = param_.saturation();
-      AdjustSaturation(RandomUniform(engine, std::max(0.0f, 1 - s), 1 + s), num_channels, spatial,
-                       out);
-    }
+void Transformer::JitterColours(int channels, int64_t spatial, RandomEngine* engine,
+                                float* out) const {
+  // Drawn in this order (brightness, contrast, saturation) for every record.
+  if (param_.brightness() > 0) {
+    const float b = param_.brightness();
+    AdjustBrightness(RandomUniform(engine, std::max(0.0f, 1 - b), 1 + b), channels, spatial, out);
   }
+  if (param_.contrast() > 0) {
+    const float x = param_.contrast();
+    AdjustContrast(RandomUniform(engine, std::max(0.0f, 1 - x), 1 + x), channels, spatial, out);
+  }
+  if (param_.saturation() > 0) {
+    const float s = param_.saturation();
+    AdjustSaturation(RandomUniform(engine, std::max(0.0f, 1 - s), 1 + s), channels, spatial, out);
+  }
+}
 
+void Transformer::SubtractMeanAndScale(int64_t channels, int64_t height, int64_t width,
+                                       const Window& window, float* out) const {
+  const int64_t out_h = window.height, out_w = window.width, spatial = out_h * out_w;
   const float scale = param_.scale();
   if (!mean_.empty()) {
     DEMI_CHECK(mean_shape_ == std::vector<int64_t>({channels, height, width}), owner_,
                ": mean_file '", param_.mean_file(), "' is ",
                Dims(mean_shape_[0], mean_shape_[1], mean_shape_[2]),
                " but the image it applies to is ", Dims(channels, height, width));
+    // The mean of the window's pixels, mirrored as they were.
     for (int64_t c = 0; c < channels; ++c) {
       for (int64_t h = 0; h < out_h; ++h) {
-        const float* mean_row = mean_.data() + (c * height + h_off + h) * width + w_off;
+        const float* mean_row = mean_.data() + (c * height + window.top + h) * width + window.left;
         float* out_row = out + (c * out_h + h) * out_w;
         for (int64_t w = 0; w < out_w; ++w) {
-          float& value = out_row[mirror ? out_w - 1 - w : w];
+          float& value = out_row[window.mirror ? out_w - 1 - w : w];
           value = (value - mean_row[w]) * scale;
         }
       }
