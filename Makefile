@@ -118,6 +118,13 @@ ifneq ($(SANITIZE),)
   ifneq ($(findstring thread,$(SANITIZE)),)
     # util/math's per-ISA clones resolve before TSan starts (see there).
     CPPFLAGS += -DDEMI_NO_TARGET_CLONES
+    # runtest runs the suites whose code has threads of its own: replication
+    # (threads, processes, Gloo), the data layers' prefetch and worker pools,
+    # signals. One OpenMP thread: libgomp is not instrumented, so TSan cannot
+    # see its barriers and would report every parallel loop.
+    GTEST_FILTER ?= Replication*:ReplicaEquivalence*:ThreadCommunicator*:GlooCommunicator*:HierarchicalCommunicator*:Prefetcher*:WorkerPool*:DataLayer*:ImageDataLayer*:DBReader*:Signal*:TrainToolTest.SignalsSnapshotAndStop
+    export OMP_NUM_THREADS := 1
+    export TSAN_OPTIONS ?= suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1
   endif
 endif
 LDFLAGS += -pthread -fopenmp -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
