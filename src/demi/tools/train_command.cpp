@@ -68,21 +68,25 @@ namespace demi {
 
 namespace {
 
+/// Whether the command line set flag `name`. gflags also counts a flag the
+/// program changed to a value other than its default: ask before changing.
 bool FlagGiven(const char* name) { return !gflags::GetCommandLineFlagInfoOrDie(name).is_default; }
 
 /// The launcher that started this process (mpirun, srun, ...), when --rank
 /// or --world_size is left to it: fills in the flags not given (those given
 /// win) and, unless --run_id is given, names the run after the job.
 std::optional<LaunchEnv> TakeRanksFromLauncher() {
-  if (FlagGiven("rank") && FlagGiven("world_size")) return std::nullopt;
+  const bool rank_given = FlagGiven("rank");
+  const bool size_given = FlagGiven("world_size");
+  if (rank_given && size_given) return std::nullopt;
   std::optional<LaunchEnv> launch = ReadLaunchEnv(ProcessEnvironment());
   if (!launch) return launch;
-  if (!FlagGiven("rank")) FLAGS_rank = launch->rank;
-  if (!FlagGiven("world_size")) FLAGS_world_size = launch->world_size;
+  if (!rank_given) FLAGS_rank = launch->rank;
+  if (!size_given) FLAGS_world_size = launch->world_size;
   if (!FlagGiven("run_id") && !launch->job_id.empty()) FLAGS_run_id = "job-" + launch->job_id;
   LOG(INFO) << "Rank " << FLAGS_rank << " of " << FLAGS_world_size << " (rank from "
-            << (FlagGiven("rank") ? "--rank" : launch->rank_variable) << ", world size from "
-            << (FlagGiven("world_size") ? "--world_size" : launch->size_variable) << "; launcher "
+            << (rank_given ? "--rank" : launch->rank_variable) << ", world size from "
+            << (size_given ? "--world_size" : launch->size_variable) << "; launcher "
             << launch->source << "), local rank " << launch->local_rank
             << (launch->local_size > 0 ? StrCat(" of ", launch->local_size, " on this host")
                                        : std::string())
