@@ -1,10 +1,9 @@
 // Reading rank, world size and local rank from the variables launchers set
 // (mpirun, srun, torchrun, mpiexec), and what a rank takes of its host.
-#include "demi/parallel/launch_env.hpp"
-
 #include <gtest/gtest.h>
 
 #include "demi/common.hpp"
+#include "demi/parallel/launch_env.hpp"
 
 namespace demi {
 namespace {
@@ -53,9 +52,12 @@ TEST(LaunchEnvTest, OpenMpi5NamesItsJobByPmixNamespace) {
 }
 
 TEST(LaunchEnvTest, SlurmCountsTheTasksOnItsNode) {
-  Environment env = {{"SLURM_PROCID", "6"},     {"SLURM_NTASKS", "7"},
-                     {"SLURM_LOCALID", "0"},    {"SLURM_NODEID", "3"},
-                     {"SLURM_JOB_ID", "1234"},  {"SLURM_STEP_ID", "2"},
+  Environment env = {{"SLURM_PROCID", "6"},
+                     {"SLURM_NTASKS", "7"},
+                     {"SLURM_LOCALID", "0"},
+                     {"SLURM_NODEID", "3"},
+                     {"SLURM_JOB_ID", "1234"},
+                     {"SLURM_STEP_ID", "2"},
                      {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"}};
   std::optional<LaunchEnv> launch = ReadLaunchEnv(env);
   ASSERT_TRUE(launch.has_value());
@@ -104,10 +106,8 @@ TEST(LaunchEnvTest, Torchrun) {
 }
 
 TEST(LaunchEnvTest, Mpich) {
-  const std::optional<LaunchEnv> launch = ReadLaunchEnv({{"PMI_RANK", "2"},
-                                                         {"PMI_SIZE", "3"},
-                                                         {"MPI_LOCALRANKID", "0"},
-                                                         {"MPI_LOCALNRANKS", "1"}});
+  const std::optional<LaunchEnv> launch = ReadLaunchEnv(
+      {{"PMI_RANK", "2"}, {"PMI_SIZE", "3"}, {"MPI_LOCALRANKID", "0"}, {"MPI_LOCALNRANKS", "1"}});
   ASSERT_TRUE(launch.has_value());
   EXPECT_EQ(launch->rank, 2);
   EXPECT_EQ(launch->world_size, 3);
@@ -117,10 +117,14 @@ TEST(LaunchEnvTest, Mpich) {
 
 TEST(LaunchEnvTest, FirstLauncherInOrderWins) {
   // mpirun inside a Slurm allocation: Open MPI's ranks, not Slurm's.
-  Environment env = {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
-                     {"SLURM_PROCID", "0"},         {"SLURM_NTASKS", "1"},
-                     {"RANK", "3"},                 {"WORLD_SIZE", "5"},
-                     {"PMI_RANK", "4"},             {"PMI_SIZE", "6"}};
+  Environment env = {{"OMPI_COMM_WORLD_RANK", "1"},
+                     {"OMPI_COMM_WORLD_SIZE", "2"},
+                     {"SLURM_PROCID", "0"},
+                     {"SLURM_NTASKS", "1"},
+                     {"RANK", "3"},
+                     {"WORLD_SIZE", "5"},
+                     {"PMI_RANK", "4"},
+                     {"PMI_SIZE", "6"}};
   std::optional<LaunchEnv> launch = ReadLaunchEnv(env);
   ASSERT_TRUE(launch.has_value());
   EXPECT_EQ(launch->source, "Open MPI");
@@ -158,9 +162,10 @@ TEST(LaunchEnvTest, BadValuesNameTheVariable) {
   EXPECT_EQ(ReadError({{"RANK", "0"}}),
             "RANK is set (by torchrun) but WORLD_SIZE is not: set both, or give --rank and "
             "--world_size");
-  EXPECT_EQ(ReadError({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"},
-                       {"LOCAL_WORLD_SIZE", "2"}}),
-            "LOCAL_RANK=2 (set by torchrun) is not below the 2 rank(s) it says share this host");
+  EXPECT_EQ(
+      ReadError(
+          {{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"}, {"LOCAL_WORLD_SIZE", "2"}}),
+      "LOCAL_RANK=2 (set by torchrun) is not below the 2 rank(s) it says share this host");
   const Environment slurm = {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_NODEID", "2"}};
   Environment env = slurm;
   env["SLURM_TASKS_PER_NODE"] = "2(x2";
