@@ -15,12 +15,12 @@ using Environment = std::map<std::string, std::string>;
 struct LaunchEnv {
   int rank = 0;
   int world_size = 1;
-  int local_rank = 0;  ///< among the ranks on this host (0 when the launcher does not say)
-  int local_size = 0;  ///< ranks on this host; 0 when the launcher does not say
+  int local_rank = 0;         ///< among the ranks on this host (0 when the launcher does not say)
+  int local_size = 0;         ///< ranks on this host; 0 when the launcher does not say
   std::string source;         ///< the launcher: "Open MPI", "Slurm", "torchrun" or "MPICH"
   std::string rank_variable;  ///< where rank came from, e.g. "OMPI_COMM_WORLD_RANK"
   std::string size_variable;  ///< where world_size came from
-  std::string job_id;  ///< the launcher's id of this job (or job step); "" when none
+  std::string job_id;         ///< the launcher's id of this job (or job step); "" when none
 };
 
 /// The launcher that started this process, read from its variables; the

@@ -79,8 +79,7 @@ int LocalSize(const Launcher& launcher, const Environment& env) {
   for (const char* name : {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}) {
     const std::string* list = Find(env, name);
     if (node != nullptr && list != nullptr) {
-      return SlurmTasksOnNode(launcher, name, *list,
-                              ParseNumber(launcher, "SLURM_NODEID", *node));
+      return SlurmTasksOnNode(launcher, name, *list, ParseNumber(launcher, "SLURM_NODEID", *node));
     }
   }
   return 0;
@@ -125,16 +124,15 @@ std::optional<LaunchEnv> ReadLaunchEnv(const Environment& env) {
     launch.world_size = ParseNumber(launcher, launcher.size, *size);
     DEMI_CHECK(launch.world_size >= 1, launcher.size, "=0 (set by ", launcher.name,
                "): there must be at least one rank");
-    DEMI_CHECK(launch.rank < launch.world_size, launcher.rank, "=", launch.rank,
-               " (set by ", launcher.name, ") is not below ", launcher.size, "=",
-               launch.world_size);
+    DEMI_CHECK(launch.rank < launch.world_size, launcher.rank, "=", launch.rank, " (set by ",
+               launcher.name, ") is not below ", launcher.size, "=", launch.world_size);
     if (const std::string* local_rank = Find(env, launcher.local_rank)) {
       launch.local_rank = ParseNumber(launcher, launcher.local_rank, *local_rank);
     }
     launch.local_size = LocalSize(launcher, env);
-    DEMI_CHECK(launch.local_size == 0 || launch.local_rank < launch.local_size,
-               launcher.local_rank, "=", launch.local_rank, " (set by ", launcher.name,
-               ") is not below the ", launch.local_size, " rank(s) it says share this host");
+    DEMI_CHECK(launch.local_size == 0 || launch.local_rank < launch.local_size, launcher.local_rank,
+               "=", launch.local_rank, " (set by ", launcher.name, ") is not below the ",
+               launch.local_size, " rank(s) it says share this host");
     launch.source = launcher.name;
     launch.rank_variable = launcher.rank;
     launch.size_variable = launcher.size;
