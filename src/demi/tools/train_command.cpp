@@ -234,7 +234,8 @@ Command TrainCommand() {
   command.usage =
       "--solver=solver.prototxt [--snapshot=x.solverstate | "
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
-      "[--world_size=W --rank=R --rendezvous=file:///dir|redis://host:port] [--level=N] "
+      "[[--world_size=W --rank=R] --rendezvous=file:///dir|redis://host:port] (rank and world "
+      "size default to mpirun's, srun's or torchrun's) [--level=N] "
       "[--stage=a,b]";
   command.flags = {"solver",          "weights",       "snapshot",      "gpu",
                    "cpu_replicas",    "world_size",    "rank",          "rendezvous",
