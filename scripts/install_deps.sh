@@ -20,6 +20,9 @@ packages=(
   # Replication across processes and hosts: Gloo (TCP), its Redis store, and a
   # Redis server that tests and examples start on loopback.
   libgloo-dev libhiredis-dev redis-server
+  # Launching ranks as cluster users do: mpirun (Open MPI) sets the rank
+  # variables train reads; tests start 2 ranks with it on loopback.
+  openmpi-bin
   clang-format
   # Python bindings (make python): pybind11's headers, Python's headers,
   # NumPy for the zero-copy blob views, pytest for tests/python.

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "demi/common.hpp"
+#include "demi/parallel/launch_env.hpp"
 #include "demi/util/device.hpp"
 
 int main(int argc, char** argv) {
@@ -15,6 +17,9 @@ int main(int argc, char** argv) {
   // Nets log every layer at INFO; tests show warnings and errors only.
   FLAGS_minloglevel = google::WARNING;
   FLAGS_logtostderr = true;
+  // The tools tests start are single processes unless a test says otherwise,
+  // also when the suite itself runs inside an mpirun or Slurm job.
+  for (const std::string& name : demi::LauncherRankVariables()) unsetenv(name.c_str());
   // GPU suites (Gpu*Test) need a device: without one they are left out with
   // this single line instead of one skip per case.
   if (demi::DeviceCount() == 0) {

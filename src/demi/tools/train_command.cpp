@@ -5,15 +5,21 @@
 //   train --solver=... --gpu=all | --gpu=0,1 | --cpu_replicas=4  (data parallel)
 //   train --solver=... --world_size=2 --rank=0 --rendezvous=file:///shared/dir
 //                                        (one process per rank, on any hosts)
+//   mpirun -np 2 train --solver=... --rendezvous=file:///shared/dir
+//                                        (rank and world size from the launcher)
+#include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "demi/parallel/launch_env.hpp"
 #include "demi/parallel/replicas.hpp"
 #include "demi/solver.hpp"
 #include "demi/solver_registry.hpp"
@@ -26,20 +32,28 @@
 #include "demi/util/engine.hpp"
 #include "demi/util/host_memory.hpp"
 #include "demi/util/signal.hpp"
+#include "demi/util/threads.hpp"
 
 DEFINE_string(snapshot, "", "A .solverstate to resume training from.");
 DEFINE_int32(cpu_replicas, 1,
              "Data-parallel replicas on the CPU in this process, each on its own thread "
              "and its own shard of the data (batch_size is per replica).");
-DEFINE_int32(world_size, 1, "Processes training together (each with the same replicas).");
-DEFINE_int32(rank, 0, "This process's rank in [0, world_size); rank 0 logs and snapshots.");
+DEFINE_int32(world_size, 1,
+             "Processes training together (each with the same replicas). Default: from the "
+             "launcher (mpirun, srun, torchrun, mpiexec), else 1; this flag, when given, wins.");
+DEFINE_int32(rank, 0,
+             "This process's rank in [0, world_size); rank 0 logs and snapshots. Default: from "
+             "the launcher (mpirun, srun, torchrun, mpiexec), else 0; this flag, when given, "
+             "wins.");
 DEFINE_string(rendezvous, "",
               "Where the processes meet: file:///dir (a directory every rank can reach, "
-              "e.g. on NFS) or redis://host:port.");
+              "e.g. on NFS) or redis://host:port. Required with more than one rank, also under "
+              "a launcher.");
 DEFINE_string(rendezvous_host, "",
               "Address other ranks reach this process at (default: this machine's hostname).");
 DEFINE_string(run_id, "demi",
-              "Distinguishes runs that share a rendezvous store; give each run its own.");
+              "Distinguishes runs that share a rendezvous store; give each run its own. "
+              "Under mpirun, srun or torchrun the default is the launcher's job id.");
 DEFINE_double(comm_timeout, 1800,
               "Seconds a rank waits for the others to join or to take part in a collective "
               "before it fails.");
@@ -56,10 +70,63 @@ namespace demi {
 
 namespace {
 
-/// The device to train on: --gpu, else the solver's solver_mode: GPU when a
-/// device exists.
-Context ChooseContext(const SolverParameter& param) {
-  std::vector<int> gpus = ParseGpuFlag(FLAGS_gpu);
+/// Whether the command line set flag `name`. gflags also counts a flag the
+/// program changed to a value other than its default: ask before changing.
+bool FlagGiven(const char* name) { return !gflags::GetCommandLineFlagInfoOrDie(name).is_default; }
+
+/// The launcher that started this process (mpirun, srun, ...), when --rank
+/// or --world_size is left to it: fills in the flags not given (those given
+/// win) and, unless --run_id is given, names the run after the job.
+std::optional<LaunchEnv> TakeRanksFromLauncher() {
+  const bool rank_given = FlagGiven("rank");
+  const bool size_given = FlagGiven("world_size");
+  if (rank_given && size_given) return std::nullopt;
+  std::optional<LaunchEnv> launch = ReadLaunchEnv(ProcessEnvironment());
+  if (!launch) return launch;
+  if (!rank_given) FLAGS_rank = launch->rank;
+  if (!size_given) FLAGS_world_size = launch->world_size;
+  if (!FlagGiven("run_id") && !launch->job_id.empty()) FLAGS_run_id = "job-" + launch->job_id;
+  LOG(INFO) << "Rank " << FLAGS_rank << " of " << FLAGS_world_size << " (rank from "
+            << (rank_given ? "--rank" : launch->rank_variable) << ", world size from "
+            << (size_given ? "--world_size" : launch->size_variable) << "; launcher "
+            << launch->source << "), local rank " << launch->local_rank
+            << (launch->local_size > 0 ? StrCat(" of ", launch->local_size, " on this host")
+                                       : std::string())
+            << ", run id " << FLAGS_run_id;
+  return launch;
+}
+
+/// --threads, else OMP_NUM_THREADS, else the cores shared out among the
+/// ranks a launcher put on this host.
+int ChooseThreads(const std::optional<LaunchEnv>& launch) {
+  if (FLAGS_threads != 0 || !launch || std::getenv("OMP_NUM_THREADS") != nullptr) {
+    return FLAGS_threads;
+  }
+  const int threads =
+      ThreadsOfRank(DefaultThreads(), static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), *launch);
+  if (threads > 0) {
+    LOG(INFO) << launch->local_size << " ranks share this host's cores: " << threads
+              << " thread(s) each";
+  }
+  return threads;
+}
+
+/// --gpu's devices; under a launcher with several ranks on this host,
+/// --gpu=all gives each rank one of them.
+std::vector<int> ChooseGpus(const std::optional<LaunchEnv>& launch) {
+  const std::vector<int> gpus = ParseGpuFlag(FLAGS_gpu);
+  if (FLAGS_gpu != "all" || !launch) return gpus;
+  const std::vector<int> mine = GpusOfRank(gpus, *launch);
+  if (mine.size() < gpus.size()) {
+    LOG(INFO) << "--gpu=all: local rank " << launch->local_rank << " takes GPU " << mine[0]
+              << " of " << gpus.size();
+  }
+  return mine;
+}
+
+/// The device to train on: the one of `gpus`, else the solver's solver_mode:
+/// GPU when a device exists.
+Context ChooseContext(const SolverParameter& param, std::vector<int> gpus) {
   if (gpus.empty() && param.has_solver_mode() && param.solver_mode() == SolverParameter::GPU) {
     if (DeviceCount() > 0) {
       gpus.push_back(param.device_id());
@@ -81,9 +148,11 @@ Context ChooseContext(const SolverParameter& param) {
 }
 
 /// --memory_budget=auto: the train net at the largest batch that fits what
-/// the machine has free (a share of it per replica of this process), the
-/// global batch kept through iter_size.
-void FitToMemory(const std::vector<int>& gpus, SolverParameter* param) {
+/// the machine has free (a share of it per replica of this process, and per
+/// rank on this host when a launcher says how many), the global batch kept
+/// through iter_size.
+void FitToMemory(const std::vector<int>& gpus, const std::optional<LaunchEnv>& launch,
+                 SolverParameter* param) {
   size_t available = 0;
   std::string limit;
   if (!gpus.empty() || (param->solver_mode() == SolverParameter::GPU && DeviceCount() > 0)) {
@@ -96,10 +165,12 @@ void FitToMemory(const std::vector<int>& gpus, SolverParameter* param) {
     limit = "free memory of the GPU with the least";
   } else {
     const HostMemory host = AvailableHostMemory();
-    available = host.bytes / static_cast<size_t>(FLAGS_cpu_replicas);
-    limit = FLAGS_cpu_replicas > 1
-                ? StrCat(host.limit, ", shared by ", FLAGS_cpu_replicas, " replicas")
-                : host.limit;
+    const int ranks_here = launch && launch->local_size > 1 ? launch->local_size : 1;
+    const int sharers = FLAGS_cpu_replicas * ranks_here;
+    available = host.bytes / static_cast<size_t>(sharers);
+    limit = sharers > 1 ? StrCat(host.limit, ", shared by ", FLAGS_cpu_replicas, " replica(s) of ",
+                                 ranks_here, " rank(s) on this host")
+                        : host.limit;
   }
   DEMI_CHECK(available != static_cast<size_t>(-1),
              "--memory_budget=auto: no limit on this machine's memory could be read (cgroup, "
@@ -161,7 +232,8 @@ int Train() {
   const SolverAction sigint_effect = ParseSolverAction(FLAGS_sigint_effect);
   const SolverAction sighup_effect = ParseSolverAction(FLAGS_sighup_effect);
   const SolverAction sigterm_effect = ParseSolverAction(FLAGS_sigterm_effect);
-  ApplyThreadsFlag(FLAGS_threads);
+  const std::optional<LaunchEnv> launch = TakeRanksFromLauncher();
+  ApplyThreadsFlag(ChooseThreads(launch));
   SolverParameter param;
   ReadSolverParamsFromTextFile(FLAGS_solver, &param);
   Engine engine;
@@ -178,11 +250,11 @@ int Train() {
   const int num_test_nets = std::max(param.test_iter_size(), param.test_state_size());
   while (param.test_state_size() < num_test_nets) param.add_test_state()->set_phase(TEST);
   for (NetState& state : *param.mutable_test_state()) apply_flags(&state);
-  const std::vector<int> gpus = ParseGpuFlag(FLAGS_gpu);
+  const std::vector<int> gpus = ChooseGpus(launch);
   DEMI_CHECK(FLAGS_cpu_replicas >= 1, "--cpu_replicas must be at least 1, got ",
              FLAGS_cpu_replicas);
   if (FLAGS_memory_budget == "auto") {
-    FitToMemory(gpus, &param);
+    FitToMemory(gpus, launch, &param);
   } else if (!FLAGS_memory_budget.empty()) {
     param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
   }
@@ -191,10 +263,13 @@ int Train() {
   DEMI_CHECK(FLAGS_world_size >= 1, "--world_size must be at least 1, got ", FLAGS_world_size);
   DEMI_CHECK(FLAGS_rank >= 0 && FLAGS_rank < FLAGS_world_size, "--rank=", FLAGS_rank,
              " is outside [0, ", FLAGS_world_size, ") for --world_size=", FLAGS_world_size);
+  DEMI_CHECK(FLAGS_world_size == 1 || !FLAGS_rendezvous.empty(), "--rendezvous is required with ",
+             FLAGS_world_size, " ranks", launch ? StrCat(" (started by ", launch->source, ")") : "",
+             ": give file:///dir (a directory every rank can reach) or redis://host:port");
   if (gpus.size() > 1 || FLAGS_cpu_replicas > 1 || FLAGS_world_size > 1) {
     return TrainReplicated(param, gpus, signals.GetActionFunction());
   }
-  const Context context = ChooseContext(param);
+  const Context context = ChooseContext(param, gpus);
   std::unique_ptr<Solver> solver = SolverRegistry::Create(param, context);
   solver->SetActionFunction(signals.GetActionFunction());
   if (!FLAGS_weights.empty()) solver->CopyWeights(FLAGS_weights);
@@ -212,7 +287,8 @@ Command TrainCommand() {
   command.usage =
       "--solver=solver.prototxt [--snapshot=x.solverstate | "
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
-      "[--world_size=W --rank=R --rendezvous=file:///dir|redis://host:port] [--level=N] "
+      "[[--world_size=W --rank=R] --rendezvous=file:///dir|redis://host:port] (rank and world "
+      "size default to mpirun's, srun's or torchrun's) [--level=N] "
       "[--stage=a,b]";
   command.flags = {"solver",          "weights",       "snapshot",      "gpu",
                    "cpu_replicas",    "world_size",    "rank",          "rendezvous",
