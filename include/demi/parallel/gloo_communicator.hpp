@@ -77,6 +77,14 @@ class GlooCommunicator : public Communicator {
 
  private:
   struct State;
+  // The constructor's steps: open the rendezvous store, join (refusing a
+  // stale key of this rank), connect Gloo's full mesh, wait for every rank.
+  void OpenStore();
+  void Join();
+  void ConnectMesh();
+  void WaitUntilEveryRankIsConnected();
+  /// Throws if a peer left a refusal in the store (its key was stale).
+  void StopIfAPeerWasRefused();
 
   /// Runs `op` (a Gloo call), turning any exception into a CommError that
   /// names `what` and marking the communicator broken.

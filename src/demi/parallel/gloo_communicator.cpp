@@ -167,6 +167,8 @@ void WaitForEveryRank(TimedStore& store, const std::string& prefix, int world, M
 
 struct GlooCommunicator::State {
   std::string where;  // the rendezvous URL, for messages
+  std::string who;    // "gloo rendezvous through URL: rank R of W", for messages
+  std::string host;   // the address other ranks reach this one at
   Millis timeout{0};
   std::unique_ptr<gloo::rendezvous::Store> base;
   std::unique_ptr<TimedStore> store;       // run_id/...: joins and user keys
@@ -174,6 +176,25 @@ struct GlooCommunicator::State {
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
 };
+
+namespace {
+
+/// Runs `step`, a use of the store: CommErrors pass, any other failure
+/// becomes one naming the store.
+template <typename Step>
+void WithStore(const std::string& who, Step step) {
+  try {
+    step();
+  } catch (const CommError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CommError(StrCat(who, ": the store failed: ", e.what()));
+  }
+}
+
+const char* const kFreshRunHint = "give each run its own --run_id or a fresh directory";
+
+}  // namespace
 
 GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     : options_(options), state_(std::make_unique<State>()) {
@@ -185,20 +206,33 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
   DEMI_CHECK(options.timeout_seconds > 0 && std::isfinite(options.timeout_seconds),
              "gloo: timeout must be a positive number of seconds, not ", options.timeout_seconds);
   DEMI_CHECK(!options.run_id.empty(), "gloo: run_id must not be empty");
-  const Rendezvous rendezvous = ParseRendezvous(options.rendezvous);
   State& s = *state_;
   s.where = options.rendezvous;
+  s.who = StrCat("gloo rendezvous through ", s.where, ": rank ", rank, " of ", world);
+  s.host = options.host.empty() ? Hostname() : options.host;
   s.timeout = Millis(std::max<int64_t>(1, std::llround(options.timeout_seconds * 1000)));
-  const std::string who =
-      StrCat("gloo rendezvous through ", s.where, ": rank ", rank, " of ", world);
-
   IgnoreSigpipe();
+  OpenStore();
+  // While the ranks meet, a peer refused for a stale key ends every wait.
+  auto stop_if_refused = [this] { StopIfAPeerWasRefused(); };
+  s.store->set_poll_hook(stop_if_refused);
+  s.mesh_store->set_poll_hook(stop_if_refused);
+  Join();
+  ConnectMesh();
+  WaitUntilEveryRankIsConnected();
+  // Met: from now on a late twin's refusal concerns no wait of this run.
+  s.store->set_poll_hook(nullptr);
+  s.mesh_store->set_poll_hook(nullptr);
+}
 
+void GlooCommunicator::OpenStore() {
+  State& s = *state_;
+  const Rendezvous rendezvous = ParseRendezvous(options_.rendezvous);
   TimedStore::Check check;
   if (rendezvous.kind == Rendezvous::kFile) {
     std::error_code error;
     std::filesystem::create_directories(rendezvous.path, error);
-    DEMI_CHECK(std::filesystem::is_directory(rendezvous.path), who,
+    DEMI_CHECK(std::filesystem::is_directory(rendezvous.path), s.who,
                ": cannot create the rendezvous directory '", rendezvous.path,
                "': ", error.message());
     try {
@@ -207,7 +241,7 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
       check = [raw](const Keys& keys) { return raw->check(keys); };
       s.base = std::move(file_store);
     } catch (const std::exception& e) {
-      ThrowError(StrCat(who, ": cannot use the directory '", rendezvous.path, "': ", e.what()));
+      ThrowError(StrCat(s.who, ": cannot use the directory '", rendezvous.path, "': ", e.what()));
     }
   } else {
     try {
@@ -218,90 +252,89 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
       check = [raw](const Keys& keys) { return raw->check(keys); };
       s.base = std::move(redis_store);
     } catch (const std::exception& e) {
-      throw CommError(StrCat(who, ": cannot reach Redis at ", rendezvous.host, ":", rendezvous.port,
-                             ": ", e.what()));
+      throw CommError(StrCat(s.who, ": cannot reach Redis at ", rendezvous.host, ":",
+                             rendezvous.port, ": ", e.what()));
     }
   }
-  s.store = std::make_unique<TimedStore>(*s.base, check, options.run_id + "/", s.timeout);
-  s.mesh_store = std::make_unique<TimedStore>(*s.base, check, options.run_id + "/mesh/", s.timeout);
+  s.store = std::make_unique<TimedStore>(*s.base, check, options_.run_id + "/", s.timeout);
+  s.mesh_store =
+      std::make_unique<TimedStore>(*s.base, check, options_.run_id + "/mesh/", s.timeout);
+}
 
-  // Join: a key of ours that exists already was left by an earlier run with
-  // this run_id (or by a twin started with our rank); meshing through it
-  // would pick up stale addresses.
-  const std::string host = options.host.empty() ? Hostname() : options.host;
-  const std::string fix = "give each run its own --run_id or a fresh directory";
-  // While the ranks meet, a peer refused for a stale key ends every wait.
-  auto stop_if_refused = [&s, &who, &options, &fix, world] {
-    for (int peer = 0; peer < world; ++peer) {
-      if (!s.store->Has(RefusedKey(peer))) continue;
-      throw CommError(StrCat(who, ": rank ", peer, " was refused: the store holds its key for ",
-                             "run_id '", options.run_id, "' from an earlier run, so keys of this ",
-                             "run cannot be told from stale ones; ", fix));
-    }
-  };
-  s.store->set_poll_hook(stop_if_refused);
-  s.mesh_store->set_poll_hook(stop_if_refused);
-  try {
+void GlooCommunicator::StopIfAPeerWasRefused() {
+  const State& s = *state_;
+  for (int peer = 0; peer < options_.world_size; ++peer) {
+    if (!s.store->Has(RefusedKey(peer))) continue;
+    throw CommError(StrCat(s.who, ": rank ", peer, " was refused: the store holds its key for ",
+                           "run_id '", options_.run_id, "' from an earlier run, so keys of this ",
+                           "run cannot be told from stale ones; ", kFreshRunHint));
+  }
+}
+
+void GlooCommunicator::Join() {
+  State& s = *state_;
+  const int rank = options_.rank;
+  // A key of ours that exists already was left by an earlier run with this
+  // run_id (or by a twin started with our rank); meshing through it would
+  // pick up stale addresses.
+  WithStore(s.who, [&] {
+    const std::string me = StrCat(s.host, " pid ", getpid());
     if (s.store->Has(JoinedKey(rank))) {
-      const std::string me = StrCat(host, " pid ", getpid());
       s.store->set(RefusedKey(rank), std::vector<char>(me.begin(), me.end()));
-      throw CommError(StrCat(who, ": the store already holds rank ", rank, "'s key for run_id '",
-                             options.run_id,
+      throw CommError(StrCat(s.who, ": the store already holds rank ", rank, "'s key for run_id '",
+                             options_.run_id,
                              "', left by an earlier run or by another process started with "
                              "this rank; ",
-                             fix));
+                             kFreshRunHint));
     }
-    const std::string me = StrCat(host, " pid ", getpid());
     s.store->set(JoinedKey(rank), std::vector<char>(me.begin(), me.end()));
-    WaitForEveryRank(*s.store, "joined/", world, s.timeout, [&](const std::string& ranks) {
-      return StrCat(who, " waited ", options.timeout_seconds, " s for rank(s) ", ranks,
-                    " to join; check that every rank was started with the same "
-                    "--rendezvous, --run_id and --world_size ",
-                    kTimeoutHint);
-    });
-    stop_if_refused();  // a stale key let the wait pass without a poll
-  } catch (const CommError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw CommError(StrCat(who, ": the store failed: ", e.what()));
-  }
+    WaitForEveryRank(
+        *s.store, "joined/", options_.world_size, s.timeout, [&](const std::string& ranks) {
+          return StrCat(s.who, " waited ", options_.timeout_seconds, " s for rank(s) ", ranks,
+                        " to join; check that every rank was started with the same "
+                        "--rendezvous, --run_id and --world_size ",
+                        kTimeoutHint);
+        });
+    StopIfAPeerWasRefused();  // a stale key let the wait pass without a poll
+  });
+}
 
+void GlooCommunicator::ConnectMesh() {
+  State& s = *state_;
   try {
     gloo::transport::tcp::attr attr;
-    attr.hostname = host;
+    attr.hostname = s.host;
     s.device = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception& e) {
-    throw CommError(StrCat(who, ": cannot listen on host '", host, "': ", e.what()));
+    throw CommError(StrCat(s.who, ": cannot listen on host '", s.host, "': ", e.what()));
   }
   try {
-    s.context = std::make_shared<gloo::rendezvous::Context>(rank, world);
+    s.context = std::make_shared<gloo::rendezvous::Context>(options_.rank, options_.world_size);
     s.context->setTimeout(s.timeout);
     s.context->connectFullMesh(*s.mesh_store, s.device);
   } catch (const CommError&) {
     throw;  // a peer was refused: the reason says it all
   } catch (const std::exception& e) {
     throw CommError(
-        StrCat(who, ": connecting to the other ranks failed: ", e.what(),
+        StrCat(s.who, ": connecting to the other ranks failed: ", e.what(),
                "; a peer may have exited, or its --rendezvous_host may not be reachable from here ",
                kTimeoutHint));
   }
+}
+
+void GlooCommunicator::WaitUntilEveryRankIsConnected() {
   // A rank's side of the mesh can be complete while a peer is still
   // handshaking; returning (and maybe exiting) then would close the peer's
   // half-made pair under it. So every rank waits until all are connected.
-  try {
-    s.store->set(ConnectedKey(rank), std::vector<char>{1});
-    WaitForEveryRank(*s.store, "connected/", world, s.timeout, [&](const std::string& ranks) {
-      return StrCat(who, " waited ", options.timeout_seconds, " s for rank(s) ", ranks,
-                    " to finish connecting ", kTimeoutHint);
-    });
-  } catch (const CommError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw CommError(StrCat(who, ": the store failed: ", e.what()));
-  }
-  // Met: from now on a late twin's refusal concerns no wait of this run.
-  s.store->set_poll_hook(nullptr);
-  s.mesh_store->set_poll_hook(nullptr);
+  State& s = *state_;
+  WithStore(s.who, [&] {
+    s.store->set(ConnectedKey(options_.rank), std::vector<char>{1});
+    WaitForEveryRank(*s.store, "connected/", options_.world_size, s.timeout,
+                     [&](const std::string& ranks) {
+                       return StrCat(s.who, " waited ", options_.timeout_seconds, " s for rank(s) ",
+                                     ranks, " to finish connecting ", kTimeoutHint);
+                     });
+  });
 }
 
 GlooCommunicator::~GlooCommunicator() = default;
