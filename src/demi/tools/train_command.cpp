@@ -122,6 +122,8 @@ int Train() {
   if (!FLAGS_memory_budget.empty()) {
     param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
   }
+  ScheduleOrder schedule;
+  if (ParseScheduleFlag(&schedule)) param.set_schedule(schedule);
   // --level and --stage set the state of every net the solver builds (Caffe's
   // train sets the train net's only), so that --stage=dummy runs a model zoo
   // solver, test nets included, without a dataset.
@@ -164,12 +166,12 @@ Command TrainCommand() {
       "--solver=solver.prototxt [--snapshot=x.solverstate | "
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
       "[--world_size=W --rank=R --rendezvous=file:///dir|redis://host:port] [--level=N] "
-      "[--stage=a,b]";
+      "[--stage=a,b] [--schedule=search|prototxt]";
   command.flags = {"solver",          "weights",       "snapshot",      "gpu",
                    "cpu_replicas",    "world_size",    "rank",          "rendezvous",
                    "rendezvous_host", "run_id",        "comm_timeout",  "engine",
                    "memory_budget",   "threads",       "level",         "stage",
-                   "sigint_effect",   "sighup_effect", "sigterm_effect"};
+                   "sigint_effect",   "sighup_effect", "sigterm_effect", "schedule"};
   command.run = [](const std::vector<std::string>&) { return Train(); };
   return command;
 }
