@@ -52,30 +52,38 @@ const char* kInception = R"(
   layer { name: "loss" type: "SoftmaxWithLoss" bottom: "y" bottom: "label" top: "loss" }
 )";
 
-// A ResNet-like shortcut whose projection is written first: its big output
-// waits over the whole residual branch unless it runs just before the sum.
+// A ResNet-like shortcut whose projection starts first: its big 1x1
+// convolution output waits over the whole residual branch (BatchNorm,
+// Scale, ReLU in place) unless the pooling that shrinks it runs next.
 const char* kShortcut = R"(
   name: "shortcut"
   layer { name: "data" type: "DummyData" top: "x" top: "label"
           dummy_data_param { shape { dim: 2 dim: 4 dim: 12 dim: 12 } shape { dim: 2 }
                              data_filler { type: "gaussian" }
                              data_filler { type: "constant" value: 2 } } }
-  layer { name: "proj" type: "Convolution" bottom: "x" top: "p"
-          convolution_param { num_output: 48 kernel_size: 1
+  layer { name: "proj" type: "Convolution" bottom: "x" top: "p1"
+          convolution_param { num_output: 64 kernel_size: 1
                               weight_filler { type: "gaussian" std: 0.2 } } }
-  layer { name: "conv1" type: "Convolution" bottom: "x" top: "r1"
+  layer { name: "res_pool" type: "Pooling" bottom: "x" top: "xr"
+          pooling_param { pool: AVE kernel_size: 2 stride: 2 } }
+  layer { name: "res_conv" type: "Convolution" bottom: "xr" top: "r1"
           convolution_param { num_output: 4 kernel_size: 3 pad: 1
                               weight_filler { type: "gaussian" std: 0.2 } } }
-  layer { name: "bn1" type: "BatchNorm" bottom: "r1" top: "r1" }
-  layer { name: "scale1" type: "Scale" bottom: "r1" top: "r1" scale_param { bias_term: true } }
-  layer { name: "relu1" type: "ReLU" bottom: "r1" top: "r1" }
-  layer { name: "conv2" type: "Convolution" bottom: "r1" top: "r2"
-          convolution_param { num_output: 48 kernel_size: 3 pad: 1
+  layer { name: "res_bn" type: "BatchNorm" bottom: "r1" top: "r1" }
+  layer { name: "res_scale" type: "Scale" bottom: "r1" top: "r1" scale_param { bias_term: true } }
+  layer { name: "res_relu" type: "ReLU" bottom: "r1" top: "r1" }
+  layer { name: "res_conv2" type: "Convolution" bottom: "r1" top: "r"
+          convolution_param { num_output: 8 kernel_size: 3 pad: 1
                               weight_filler { type: "gaussian" std: 0.2 } } }
-  layer { name: "sum" type: "Eltwise" bottom: "p" bottom: "r2" top: "e" }
+  layer { name: "proj_pool" type: "Pooling" bottom: "p1" top: "p0"
+          pooling_param { pool: AVE kernel_size: 2 stride: 2 } }
+  layer { name: "proj_conv" type: "Convolution" bottom: "p0" top: "p"
+          convolution_param { num_output: 8 kernel_size: 1
+                              weight_filler { type: "gaussian" std: 0.2 } } }
+  layer { name: "sum" type: "Eltwise" bottom: "p" bottom: "r" top: "e" }
   layer { name: "relu" type: "ReLU" bottom: "e" top: "e" }
   layer { name: "pool" type: "Pooling" bottom: "e" top: "g"
-          pooling_param { pool: AVE kernel_size: 12 stride: 12 } }
+          pooling_param { pool: AVE kernel_size: 6 stride: 6 } }
   layer { name: "ip" type: "InnerProduct" bottom: "g" top: "y"
           inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
   layer { name: "loss" type: "SoftmaxWithLoss" bottom: "y" bottom: "label" top: "loss" }

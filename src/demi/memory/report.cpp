@@ -133,11 +133,14 @@ std::string FormatMemoryReport(const NetMemoryReport& r) {
       << " MiB\n";
   if (r.searched_order) {
     out << "  schedule: bound " << MiB(r.prototxt_bound_bytes) << " MiB in prototxt order, "
-        << MiB(r.lower_bound_bytes) << " MiB in the chosen order ("
-        << (r.moved_layers ? StrCat(r.moved_layers, " layers moved; ARENA ",
-                                    MiB(r.prototxt_arena_bytes), " MiB in prototxt order")
-                           : std::string("prototxt order kept"))
-        << "); no order goes below " << MiB(r.order_free_bound_bytes) << " MiB\n";
+        << MiB(r.lower_bound_bytes) << " MiB in the chosen order (";
+    if (r.moved_layers > 0) {
+      out << r.moved_layers << " layers moved; planned " << MiB(r.prototxt_arena_bytes)
+          << " MiB in prototxt order";
+    } else {
+      out << "prototxt order kept";
+    }
+    out << "); no order goes below " << MiB(r.order_free_bound_bytes) << " MiB\n";
   }
   if (r.recomputed) {
     out << "  recomputation "
