@@ -5,8 +5,8 @@
 
 #include <numeric>
 
-#include "demi/memory/schedule_order.hpp"
 #include "demi/memory/liveness.hpp"
+#include "demi/memory/schedule_order.hpp"
 #include "demi/net.hpp"
 #include "net_test_util.hpp"
 #include "test_util.hpp"
@@ -89,8 +89,8 @@ const char* kShortcut = R"(
   layer { name: "loss" type: "SoftmaxWithLoss" bottom: "y" bottom: "label" top: "loss" }
 )";
 
-std::unique_ptr<Net> MakeNet(const char* text, MemoryOptimization strategy,
-                             ScheduleOrder order, size_t budget = 0) {
+std::unique_ptr<Net> MakeNet(const char* text, MemoryOptimization strategy, ScheduleOrder order,
+                             size_t budget = 0) {
   NetParameter param = ParseText<NetParameter>(text);
   param.mutable_state()->set_phase(TRAIN);
   param.set_memory_optimization(strategy);

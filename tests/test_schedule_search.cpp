@@ -28,7 +28,7 @@ ScheduledLayer Layer(std::string name, std::vector<int> reads, std::vector<int> 
 /// the small branch first, b stays live over the big one's peak.
 Schedule Diamond() {
   Schedule s;
-  s.memories = {{"input", 1024, true}, {"x", 4096},   {"b", 4096},
+  s.memories = {{"input", 1024, true}, {"x", 4096},  {"b", 4096},
                 {"a", 16384},          {"a2", 1024}, {"out", 64, true}};
   s.layers = {Layer("src", {0}, {1}), Layer("b1", {1}, {2}), Layer("a1", {1}, {3}),
               Layer("a2", {3}, {4}), Layer("join", {2, 4}, {5})};

@@ -244,10 +244,12 @@ TEST(MemoryToolTest, ReportsEveryStrategyForBothPhases) {
 }
 
 TEST(MemoryToolTest, ReportsTheBoundInPrototxtAndChosenOrder) {
-  const std::string model = "--model=models/squeezenet1.1/train_val.prototxt --stage=dummy --batch=2";
+  const std::string model =
+      "--model=models/squeezenet1.1/train_val.prototxt --stage=dummy --batch=2";
   const Result run = Tool("memory", model);
   ASSERT_EQ(run.status, 0) << run.output;
-  const std::vector<double> prototxt = Numbers(run.output, R"(bound ([\d.]+) MiB in prototxt order)");
+  const std::vector<double> prototxt =
+      Numbers(run.output, R"(bound ([\d.]+) MiB in prototxt order)");
   const std::vector<double> chosen = Numbers(run.output, R"(([\d.]+) MiB in the chosen order)");
   const std::vector<double> floor = Numbers(run.output, R"(no order goes below ([\d.]+) MiB)");
   ASSERT_EQ(prototxt.size(), 2u) << run.output;  // TRAIN and TEST

@@ -10,15 +10,15 @@ namespace demi {
 
 /// The execution order the planner chose for a schedule, and what it buys.
 struct ScheduleChoice {
-  std::vector<int> order;  ///< layer indices in the order they run forward
+  std::vector<int> order;       ///< layer indices in the order they run forward
   size_t prototxt_bound = 0;    ///< lower bound of the schedule in prototxt order
   size_t bound = 0;             ///< lower bound in the chosen order
   size_t prototxt_planned = 0;  ///< arena bytes planned in prototxt order
   size_t planned = 0;           ///< arena bytes planned in the chosen order
   /// No allowed order's bound is lower (OrderFreeBound).
   size_t order_free_bound = 0;
-  int moved_layers = 0;         ///< layers that run at another step than in prototxt order
-  int evaluations = 0;          ///< orders whose bound was computed
+  int moved_layers = 0;  ///< layers that run at another step than in prototxt order
+  int evaluations = 0;   ///< orders whose bound was computed
 
   bool changed() const { return moved_layers > 0; }
 };

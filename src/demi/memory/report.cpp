@@ -51,9 +51,8 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
   NetSchedule schedule = DescribeSchedule(net, net.phase() == TRAIN, {});
   // The order the net would run in as planned with ARENA (the report's
   // strategies all plan that order's schedule).
-  const ScheduleChoice choice = net.schedule_order() == SEARCH
-                                    ? ChooseOrder(schedule.schedule)
-                                    : ScheduleChoice{};
+  const ScheduleChoice choice =
+      net.schedule_order() == SEARCH ? ChooseOrder(schedule.schedule) : ScheduleChoice{};
   if (net.schedule_order() == SEARCH) {
     schedule.schedule = Reordered(schedule.schedule, choice.order);
   }
@@ -70,7 +69,8 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
   report.lower_bound_bytes = arena.lower_bound_bytes;
   report.persistent_bytes = liveness.persistent_bytes;
   report.searched_order = net.schedule_order() == SEARCH;
-  report.prototxt_bound_bytes = report.searched_order ? choice.prototxt_bound : arena.lower_bound_bytes;
+  report.prototxt_bound_bytes =
+      report.searched_order ? choice.prototxt_bound : arena.lower_bound_bytes;
   report.prototxt_arena_bytes = report.searched_order ? choice.prototxt_planned : arena.arena_bytes;
   report.order_free_bound_bytes = choice.order_free_bound;
   report.moved_layers = choice.moved_layers;

@@ -124,8 +124,8 @@ std::string CheckOrder(const OrderConstraints& constraints, const std::vector<in
   for (size_t layer = 0; layer < num_layers; ++layer) {
     for (int before : constraints.predecessors[layer]) {
       if (position[before] > position[layer]) {
-        return StrCat("layer ", layer, " runs at step ", position[layer], " before layer ",
-                      before, " (step ", position[before], "), which it must follow");
+        return StrCat("layer ", layer, " runs at step ", position[layer], " before layer ", before,
+                      " (step ", position[before], "), which it must follow");
       }
     }
   }

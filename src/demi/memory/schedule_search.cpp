@@ -180,7 +180,8 @@ class OrderSearch {
 
   static std::vector<int> Positions(const std::vector<int>& order) {
     std::vector<int> position(order.size());
-    for (size_t step = 0; step < order.size(); ++step) position[order[step]] = static_cast<int>(step);
+    for (size_t step = 0; step < order.size(); ++step)
+      position[order[step]] = static_cast<int>(step);
     return position;
   }
 

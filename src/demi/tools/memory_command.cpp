@@ -256,8 +256,9 @@ Command MemoryCommand() {
   command.usage =
       "--model=net.prototxt | --solver=solver.prototxt [--phase=TRAIN|TEST] [--batch=N] "
       "[--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0] [--schedule=search|prototxt]";
-  command.flags = {"model", "solver", "phase",  "batch",   "fit",   "strategy", "timeline",
-                   "json",  "gpu",    "engine", "threads", "level", "stage",    "memory_budget", "schedule"};
+  command.flags = {"model",    "solver",   "phase", "batch",         "fit",
+                   "strategy", "timeline", "json",  "gpu",           "engine",
+                   "threads",  "level",    "stage", "memory_budget", "schedule"};
   command.quiet = true;
   command.run = [](const std::vector<std::string>&) { return ReportMemory(); };
   return command;

@@ -130,9 +130,9 @@ Command TimeCommand() {
   command.usage =
       "--model=net.prototxt [--iterations=50] [--phase=TRAIN|TEST] [--batch=N] [--gpu=0] "
       "[--memory_optimization=NONE|SLOTS|ARENA] [--schedule=search|prototxt]";
-  command.flags = {"model",        "iterations",          "phase",  "level",   "stage",
-                   "gpu",          "memory_optimization", "engine", "threads", "batch",
-                   "memory_budget", "schedule"};
+  command.flags = {
+      "model",  "iterations", "phase", "level",         "stage",   "gpu", "memory_optimization",
+      "engine", "threads",    "batch", "memory_budget", "schedule"};
   command.run = [](const std::vector<std::string>&) { return TimeNet(); };
   return command;
 }

@@ -167,10 +167,10 @@ Command TrainCommand() {
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
       "[--world_size=W --rank=R --rendezvous=file:///dir|redis://host:port] [--level=N] "
       "[--stage=a,b] [--schedule=search|prototxt]";
-  command.flags = {"solver",          "weights",       "snapshot",      "gpu",
-                   "cpu_replicas",    "world_size",    "rank",          "rendezvous",
-                   "rendezvous_host", "run_id",        "comm_timeout",  "engine",
-                   "memory_budget",   "threads",       "level",         "stage",
+  command.flags = {"solver",          "weights",       "snapshot",       "gpu",
+                   "cpu_replicas",    "world_size",    "rank",           "rendezvous",
+                   "rendezvous_host", "run_id",        "comm_timeout",   "engine",
+                   "memory_budget",   "threads",       "level",          "stage",
                    "sigint_effect",   "sighup_effect", "sigterm_effect", "schedule"};
   command.run = [](const std::vector<std::string>&) { return Train(); };
   return command;
