@@ -7,6 +7,9 @@
 #     with NONE and with ARENA, side by side in this run (build/tools/train);
 #   - the same step in PyTorch for ResNet-50 (bench/torch_runner.py), when
 #     python3-torch is installed (scripts/install_deps.sh --bench).
+#   - the liveness bound in prototxt order and in the order the planner
+#     chooses (issue 15), with the floor no order goes below, training and
+#     test; `bash bench/memory.sh schedule` prints only that table (seconds).
 # Writes bench/results/memory.md. Run after `make tools`; BUILD_DIR picks the
 # build (default build).
 set -euo pipefail
@@ -49,6 +52,39 @@ peak_rss_mib() {  # command... -> peak RSS in MiB
 }
 
 mib() { python3 -c "print(f'{$1 / 2**20:.1f}')"; }
+
+# The schedule the planner chooses (issue 15): the bound in prototxt order,
+# in the chosen order, and the floor under every order the layers' reads,
+# writes and order groups allow (prototxt order meeting it is optimal).
+schedule_table() {
+  echo "| model | batch | phase | bound, prototxt order MiB | bound, chosen order MiB | floor, any order MiB | layers moved | ARENA, prototxt order MiB | ARENA, chosen order MiB |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  local name model batch phase json
+  while read -r name model batch; do
+    with_batch "$model" "$batch" "$work/net.prototxt"
+    for phase in TRAIN TEST; do
+      json=$("$build/tools/memory" --model="$work/net.prototxt" --stage=dummy --phase=$phase --json)
+      python3 -c "
+import json, sys
+r = json.loads(sys.argv[1])
+m = lambda b: f'{b / 2**20:.1f}'
+print(f'| $name | $batch | $phase | {m(r[\"prototxt_lower_bound_bytes\"])} | {m(r[\"lower_bound_bytes\"])} |'
+      f' {m(r[\"order_free_bound_bytes\"])} | {r[\"moved_layers\"]} | {m(r[\"prototxt_arena_bytes\"])} | {m(r[\"arena_bytes\"])} |')" "$json"
+    done
+  done <<MODELS
+GoogLeNet models/googlenet/train_val.prototxt 32
+SqueezeNet-1.1 models/squeezenet1.1/train_val.prototxt 32
+ResNet-50 models/resnet50/train_val.prototxt 32
+ResNet-50 models/resnet50/train_val.prototxt 64
+VGG-16 models/vgg16/train_val.prototxt 32
+DenseNet-121 models/densenet121/train_val.prototxt 32
+MODELS
+}
+
+if [ "${1:-}" = schedule ]; then
+  schedule_table
+  exit 0
+fi
 
 {
   echo "# Memory planning benchmark"
@@ -148,6 +184,14 @@ run_recompute ResNet-50 models/resnet50/train_val.prototxt 32
 run_recompute ResNet-50 models/resnet50/train_val.prototxt 64
 run_recompute VGG-16 models/vgg16/train_val.prototxt 32
 run_recompute DenseNet-121 models/densenet121/train_val.prototxt 32
+
+{
+  echo
+  echo "The schedule the planner chooses: the liveness bound in prototxt order and in the chosen"
+  echo "order, and the floor no order the layers' dependencies allow goes below."
+  echo
+  schedule_table
+} >> "$out"
 
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   line=$(/usr/bin/python3 bench/torch_runner.py models/resnet50/train_val.prototxt --stage dummy \

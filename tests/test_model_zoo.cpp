@@ -76,6 +76,12 @@ TEST_P(ModelZooTest, ArenaAndRecomputedTrainBitIdenticallyToNone) {
   Net none(LoadModel(model.name, "train_val.prototxt", TRAIN, NONE, model.batch));
   Net arena(LoadModel(model.name, "train_val.prototxt", TRAIN, ARENA, model.batch));
   EXPECT_LT(arena.memory_plan().arena_bytes, none.memory_plan().naive_bytes);
+  // ARENA runs in the order the planner chose (prototxt order unless one
+  // is better): never a higher bound, never below the floor of all orders.
+  const ScheduleChoice& choice = arena.schedule_choice();
+  EXPECT_LE(choice.bound, choice.prototxt_bound);
+  EXPECT_LE(choice.order_free_bound, choice.bound);
+  EXPECT_EQ(arena.memory_plan().lower_bound_bytes, choice.bound);
   const std::vector<float> expected = Train(&none, model.steps);
   for (float loss : expected) EXPECT_TRUE(std::isfinite(loss));
   EXPECT_EQ(Train(&arena, model.steps), expected);

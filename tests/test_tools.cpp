@@ -258,6 +258,30 @@ TEST(MemoryToolTest, ReportsEveryStrategyForBothPhases) {
   }
 }
 
+TEST(MemoryToolTest, ReportsTheBoundInPrototxtAndChosenOrder) {
+  const std::string model =
+      "--model=models/squeezenet1.1/train_val.prototxt --stage=dummy --batch=2";
+  const Result run = Tool("memory", model);
+  ASSERT_EQ(run.status, 0) << run.output;
+  const std::vector<double> prototxt =
+      Numbers(run.output, R"(bound ([\d.]+) MiB in prototxt order)");
+  const std::vector<double> chosen = Numbers(run.output, R"(([\d.]+) MiB in the chosen order)");
+  const std::vector<double> floor = Numbers(run.output, R"(no order goes below ([\d.]+) MiB)");
+  ASSERT_EQ(prototxt.size(), 2u) << run.output;  // TRAIN and TEST
+  ASSERT_EQ(chosen.size(), 2u) << run.output;
+  ASSERT_EQ(floor.size(), 2u) << run.output;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_LE(chosen[i], prototxt[i]);
+    EXPECT_LE(floor[i], chosen[i]);
+  }
+  const Result as_written = Tool("memory", model + " --schedule=prototxt");
+  ASSERT_EQ(as_written.status, 0) << as_written.output;
+  EXPECT_FALSE(Contains(as_written.output, "chosen order")) << as_written.output;
+  const Result bad = Tool("memory", model + " --schedule=fastest");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_TRUE(Contains(bad.output, "--schedule must be search or prototxt")) << bad.output;
+}
+
 TEST(GpuMemoryToolTest, ReportsDeviceBytesAfterOneStep) {
   if (DeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   const Result run =

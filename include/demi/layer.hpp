@@ -112,6 +112,11 @@ class Layer {
   /// keeping its own copy; returns whether it took it. The net links them.
   virtual bool ShareSavedInput(Blob* saved) { return false; }
 
+  /// Whether Forward draws random numbers or advances a reader (Dropout,
+  /// data layers): an order the planner chooses keeps these layers in
+  /// their prototxt order among themselves.
+  virtual bool ForwardDraws() const { return false; }
+
   // ---- recomputation (a net's memory_budget) ----
   /// Whether Forward may run again during backward to recompute tops the
   /// net dropped: from the same bottoms and params it writes the same tops

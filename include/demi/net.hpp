@@ -14,6 +14,7 @@
 #include "demi/memory/arena.hpp"
 #include "demi/memory/planner.hpp"
 #include "demi/memory/recompute.hpp"
+#include "demi/memory/schedule_search.hpp"
 #include "demi/proto/demi.pb.h"
 
 namespace demi {
@@ -45,10 +46,13 @@ class Net {
 
   /// Runs every layer forward; returns the total weighted loss.
   float Forward();
-  /// Runs layers [start, end] forward; returns their loss.
+  /// Runs steps [start, end] of the execution order forward; returns their
+  /// loss. Step i runs layer execution_order()[i] (layer i unless the
+  /// planner chose another order).
   float ForwardFromTo(int start, int end);
-  /// Runs every layer that needs it backward, from the last to the first.
+  /// Runs every layer that needs it backward, in reverse execution order.
   void Backward();
+  /// Runs steps start down to end of the execution order backward.
   void BackwardFromTo(int start, int end);
   float ForwardBackward();
   /// Re-runs every layer's Reshape (after an input changed shape) and
@@ -144,10 +148,19 @@ class Net {
   const Plan& memory_plan() const { return plan_; }
   size_t persistent_bytes() const { return persistent_bytes_; }
   MemoryOptimization memory_optimization() const { return strategy_; }
+  /// NetParameter.schedule: whether ARENA plans search for an order.
+  ScheduleOrder schedule_order() const { return schedule_order_; }
   /// The arena bytes training may take (0: no budget), and what the planner
   /// drops and recomputes to fit it (nothing without a budget).
   size_t memory_budget() const { return memory_budget_; }
   const Recomputation& recomputation() const { return recomputation_; }
+  /// The layer each step of forward runs (backward runs them in reverse):
+  /// prototxt order, or the order the planner chose to lower the memory
+  /// bound (NetParameter.schedule: SEARCH, ARENA plans), which computes
+  /// the same bits.
+  const std::vector<int>& execution_order() const { return execution_order_; }
+  /// The search behind execution_order(): both orders' bounds and plans.
+  const ScheduleChoice& schedule_choice() const { return schedule_choice_; }
   const std::shared_ptr<Arena>& arena() const { return arena_; }
   bool debug_info() const { return debug_info_; }
   void set_debug_info(bool value) { debug_info_ = value; }
@@ -169,6 +182,10 @@ class Net {
   /// the strategy is NONE) when their sizes differ from the last plan.
   void PlanMemory();
   void LogRecomputation(const Schedule& schedule) const;
+  /// Sets execution_order_: prototxt order, or, for ARENA plans unless
+  /// the net asks for PROTOTXT, the order ChooseOrder finds for `schedule`
+  /// (in prototxt order); logs one line when it differs.
+  void ChooseExecutionOrder(const Schedule& schedule, PlanStrategy strategy);
   /// Before PlanMemory binds the arena: throws an Error with the figures
   /// (and a `memory --fit` hint) when the bytes the plan has yet to allocate
   /// exceed what the machine allows: the host's limits (util/host_memory)
@@ -231,7 +248,10 @@ class Net {
 
   MemoryOptimization strategy_ = ARENA;
   size_t memory_budget_ = 0;
-  Recomputation recomputation_;
+  Recomputation recomputation_;  ///< replays indexed by step
+  ScheduleOrder schedule_order_ = SEARCH;
+  std::vector<int> execution_order_;
+  ScheduleChoice schedule_choice_;
   std::set<std::string> keep_blobs_;
   std::shared_ptr<Arena> arena_;
   Plan plan_;

@@ -32,6 +32,8 @@ NetPtr LoadNet(const std::string& path, int phase, int level,
   param.mutable_state()->set_level(level);
   for (const std::string& stage : stages) param.mutable_state()->add_stage(stage);
   param.add_keep_blob("*");
+  // forward(start, end) and backward take layer indices: run them as written.
+  param.set_schedule(PROTOTXT);
   return std::make_shared<Net>(param, context, nullptr, path);
 }
 

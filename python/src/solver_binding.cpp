@@ -28,6 +28,8 @@ SolverPtr LoadSolver(const std::string& path, const std::string& type, bool gpu,
     param.clear_solver_type();
   }
   param.add_keep_blob("*");
+  // Its nets' forward(start, end) take layer indices: run them as written.
+  param.set_schedule(PROTOTXT);
   return SolverRegistry::Create(param, context);
 }
 

@@ -93,6 +93,7 @@ void Net::Init(const NetParameter& in_param) {
     }
   }
   memory_budget_ = param.memory_budget();
+  schedule_order_ = param.schedule();
   DEMI_CHECK(memory_budget_ == 0 || strategy_ == ARENA, "net '", name_,
              "': memory_budget needs memory_optimization ARENA, not ",
              MemoryOptimization_Name(strategy_));
@@ -427,7 +428,8 @@ float Net::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
   CHECK_LT(end, static_cast<int>(layers_.size()));
   float loss = 0;
-  for (int i = start; i <= end; ++i) {
+  for (int step = start; step <= end; ++step) {
+    const int i = execution_order_[step];
     loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) LogForwardDebugInfo(i);
   }
@@ -439,10 +441,12 @@ float Net::Forward() { return ForwardFromTo(0, static_cast<int>(layers_.size()) 
 void Net::BackwardFromTo(int start, int end) {
   CHECK_GE(end, 0);
   CHECK_LT(start, static_cast<int>(layers_.size()));
-  for (int i = start; i >= end; --i) {
+  for (int step = start; step >= end; --step) {
+    const int i = execution_order_[step];
     if (!layer_need_backward_[i]) continue;
     if (!recomputation_.replays.empty()) {
-      for (int replayed : recomputation_.replays[i]) {
+      for (int replayed_step : recomputation_.replays[step]) {
+        const int replayed = execution_order_[replayed_step];
         layers_[replayed]->Replay(bottom_vecs_[replayed], top_vecs_[replayed]);
       }
     }

@@ -1,14 +1,16 @@
-// Net's memory planning: the schedule's liveness, the recomputation a
-// memory_budget asks for, and binding the planned tensors to the arena.
+// Net's memory planning: the execution order, the schedule's liveness, the
+// recomputation a memory_budget asks for, and binding the planned tensors to the arena.
+#include <numeric>
 #include <string>
 
 #include "demi/memory/liveness.hpp"
+#include "demi/memory/schedule_order.hpp"
 #include "demi/net.hpp"
 
 namespace demi {
 
 void Net::PlanMemory() {
-  const NetSchedule schedule = DescribeSchedule(*this, phase_ == TRAIN, keep_blobs_);
+  NetSchedule schedule = DescribeSchedule(*this, phase_ == TRAIN, keep_blobs_);
   std::vector<size_t> sizes;
   for (const ScheduledMemory& memory : schedule.schedule.memories) sizes.push_back(memory.bytes);
   sizes.push_back(schedule.schedule.scratch_bytes);
@@ -16,9 +18,30 @@ void Net::PlanMemory() {
   const PlanStrategy strategy = strategy_ == NONE    ? PlanStrategy::kNone
                                 : strategy_ == SLOTS ? PlanStrategy::kSlots
                                                      : PlanStrategy::kArena;
+  const Schedule prototxt_order = schedule.schedule;
+  ChooseExecutionOrder(prototxt_order, strategy);
+  // From here on the schedule's steps are the execution order's.
+  schedule.schedule = Reordered(prototxt_order, execution_order_);
   recomputation_ = Recomputation();
   if (memory_budget_ > 0 && phase_ == TRAIN) {
     recomputation_ = ChooseRecomputation(schedule.schedule, memory_budget_);
+    // The order was chosen without replays: where prototxt order's
+    // recomputation reaches a smaller arena than the chosen one's (when
+    // that one misses the budget), run in prototxt order.
+    if (schedule_choice_.changed() && !recomputation_.fits) {
+      Recomputation in_prototxt_order = ChooseRecomputation(prototxt_order, memory_budget_);
+      if (in_prototxt_order.plan.arena_bytes < recomputation_.plan.arena_bytes) {
+        LOG(INFO) << "Schedule for net '" << name_
+                  << "': prototxt order, whose recomputation reaches a smaller arena";
+        std::iota(execution_order_.begin(), execution_order_.end(), 0);
+        schedule_choice_.order = execution_order_;
+        schedule_choice_.moved_layers = 0;
+        schedule_choice_.bound = schedule_choice_.prototxt_bound;
+        schedule_choice_.planned = schedule_choice_.prototxt_planned;
+        schedule.schedule = prototxt_order;
+        recomputation_ = std::move(in_prototxt_order);
+      }
+    }
     const double mib = 1024.0 * 1024.0;
     DEMI_CHECK(recomputation_.fits, "net '", name_, "': memory_budget of ", memory_budget_ / mib,
                " MiB cannot be met: recomputing ", recomputation_.dropped.size(),
@@ -41,6 +64,24 @@ void Net::PlanMemory() {
     BindToArena(liveness);
   }
   planned_sizes_ = sizes;  // only once the plan is in place
+}
+
+void Net::ChooseExecutionOrder(const Schedule& schedule, PlanStrategy strategy) {
+  execution_order_.resize(layers_.size());
+  std::iota(execution_order_.begin(), execution_order_.end(), 0);
+  schedule_choice_ = ScheduleChoice();
+  if (strategy != PlanStrategy::kArena || schedule_order_ == PROTOTXT) return;
+  schedule_choice_ = ChooseOrder(schedule);
+  execution_order_ = schedule_choice_.order;
+  if (!schedule_choice_.changed()) return;
+  const ScheduleChoice& c = schedule_choice_;
+  const double mib = 1024.0 * 1024.0;
+  LOG(INFO) << "Schedule for net '" << name_ << "': " << c.moved_layers
+            << " layers run at other steps than in prototxt order (same results), lowering the "
+               "bound from "
+            << c.prototxt_bound / mib << " to " << c.bound / mib << " MiB and the plan from "
+            << c.prototxt_planned / mib << " to " << c.planned / mib << " MiB (saves "
+            << (c.prototxt_planned - c.planned) / mib << " MiB)";
 }
 
 void Net::LogRecomputation(const Schedule& schedule) const {

@@ -380,8 +380,9 @@ float Solver::CheckedForwardBackward() {
     // Layer by layer, so that the first non-finite top is seen while it is
     // still valid (a planned net reuses activation memory).
     const int num_layers = static_cast<int>(net_->layers().size());
-    for (int i = 0; i < num_layers; ++i) {
-      loss += net_->ForwardFromTo(i, i);
+    for (int step = 0; step < num_layers; ++step) {
+      loss += net_->ForwardFromTo(step, step);
+      const int i = net_->execution_order()[step];
       const int top = where.empty() ? FirstNonFiniteTop(*net_, i) : -1;
       if (top >= 0) {
         where = StrCat("; the first non-finite value appeared in top '",

@@ -119,6 +119,7 @@ void ApplySolverOverrides(const SolverParameter& solver, NetParameter* net) {
   if (solver.has_memory_optimization()) net->set_memory_optimization(solver.memory_optimization());
   if (solver.has_cudnn_workspace_mb()) net->set_cudnn_workspace_mb(solver.cudnn_workspace_mb());
   if (solver.has_engine()) net->set_engine(solver.engine());
+  if (solver.has_schedule()) net->set_schedule(solver.schedule());
   for (const std::string& blob : solver.keep_blob()) net->add_keep_blob(blob);
 }
 

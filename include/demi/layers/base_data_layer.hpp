@@ -51,6 +51,7 @@ class BaseDataLayer : public Layer {
   int MaxTopBlobs() const override { return 2; }
   bool BackwardReadsTopData(int) const override { return false; }
   bool BackwardReadsBottomData(int) const override { return false; }
+  bool ForwardDraws() const override { return true; }
 
   /// Threads that decode and augment each batch; call before SetUp.
   void set_decode_threads(int threads);

@@ -22,6 +22,7 @@ class DropoutLayer : public NeuronLayer {
   const char* type() const override { return "Dropout"; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return false; }
+  bool ForwardDraws() const override { return true; }
   /// A replay applies the mask Forward drew: no second draw.
   bool ReplayReadsSavedBuffers() const override { return true; }
   void Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

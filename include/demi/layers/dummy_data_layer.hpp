@@ -24,6 +24,7 @@ class DummyDataLayer : public Layer {
   int ExactNumBottomBlobs() const override { return 0; }
   int MinTopBlobs() const override { return 1; }
   bool BackwardReadsTopData(int) const override { return false; }
+  bool ForwardDraws() const override { return true; }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

@@ -66,6 +66,10 @@ Plan SolvePlan(const Problem& problem, PlanStrategy strategy);
 /// Max over steps of the aligned bytes live at that step.
 size_t LowerBoundBytes(const Problem& problem);
 
+/// Aligned bytes times steps held, summed over tensors: what a schedule
+/// frees early even where its peak stays.
+double HeldByteSteps(const Problem& problem);
+
 /// Empty if no two tensors live at a common step overlap in bytes and every
 /// tensor lies inside the arena; otherwise a description of the first fault.
 std::string CheckPlan(const Problem& problem, const Plan& plan);

@@ -21,6 +21,13 @@ struct NetMemoryReport {
   size_t arena_bytes = 0;
   size_t lower_bound_bytes = 0;
   size_t persistent_bytes = 0;  ///< params, gradients, inputs, outputs, kept blobs
+  /// The strategies' figures are for the order the net runs in: the one
+  /// the planner chose (`searched_order`) or prototxt order.
+  bool searched_order = false;
+  size_t prototxt_bound_bytes = 0;    ///< the lower bound in prototxt order
+  size_t prototxt_arena_bytes = 0;    ///< ARENA in prototxt order
+  size_t order_free_bound_bytes = 0;  ///< no allowed order's bound is lower
+  int moved_layers = 0;               ///< layers the chosen order runs at other steps
   int peak_step = 0;
   std::vector<TensorRequest> largest_at_peak;  ///< up to ten, largest first
   /// Live bytes at every step of the schedule.

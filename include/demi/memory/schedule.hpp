@@ -36,6 +36,10 @@ struct ScheduledLayer {
   /// applies the mask it drew).
   bool replay_reads_saved = false;
   double forward_flops = 0;  ///< estimated, for choosing and reporting
+  /// Layers sharing a group keep their relative order in any schedule the
+  /// planner chooses: what reads and writes do not show changes bits there
+  /// (random draws, gradients summed into a shared param, summed losses).
+  std::vector<int> order_groups;
 };
 
 /// A net's schedule, neutral of Layer and Net: forward steps in layer order,

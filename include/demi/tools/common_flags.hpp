@@ -7,6 +7,8 @@
 // defined in that command's file.
 #include <gflags/gflags.h>
 
+#include "demi/proto/demi.pb.h"
+
 DECLARE_string(model);
 DECLARE_string(solver);
 DECLARE_string(weights);
@@ -19,5 +21,13 @@ DECLARE_int32(threads);
 DECLARE_int32(level);
 DECLARE_string(stage);
 DECLARE_string(memory_budget);
+DECLARE_string(schedule);
+
+namespace demi {
+
+/// --schedule into `order`; false when the flag is not given.
+bool ParseScheduleFlag(ScheduleOrder* order);
+
+}  // namespace demi
 
 #endif  // DEMI_TOOLS_COMMON_FLAGS_HPP_

@@ -52,6 +52,30 @@ double EstimateForwardFlops(const Layer& layer, const std::vector<Blob*>& bottom
   return outputs;
 }
 
+/// The order groups of layer `i` (ScheduledLayer::order_groups): 0 for
+/// layers that draw random numbers or read data, 1 for layers with a loss
+/// (the net sums their losses in order), 2 + p for those using shared
+/// param p (backward sums their gradients into one diff).
+std::vector<int> OrderGroups(const Net& net, size_t i) {
+  std::vector<int> groups;
+  const Layer& layer = *net.layers()[i];
+  if (layer.ForwardDraws()) groups.push_back(0);
+  for (size_t t = 0; t < net.top_vecs()[i].size(); ++t) {
+    if (layer.loss(static_cast<int>(t)) != 0.0f) {
+      groups.push_back(1);
+      break;
+    }
+  }
+  for (size_t p = 0; p < net.params().size(); ++p) {
+    if (net.param_layer_indices()[p].first != static_cast<int>(i)) continue;
+    const int owner = net.param_owners()[p] < 0 ? static_cast<int>(p) : net.param_owners()[p];
+    const bool shared = net.param_owners()[p] >= 0 ||
+                        std::count(net.param_owners().begin(), net.param_owners().end(), owner) > 0;
+    if (shared) groups.push_back(2 + owner);
+  }
+  return groups;
+}
+
 }  // namespace
 
 NetSchedule DescribeSchedule(const Net& net, bool backward, const std::set<std::string>& keep) {
@@ -104,6 +128,7 @@ NetSchedule DescribeSchedule(const Net& net, bool backward, const std::set<std::
     scheduled.replayable = layer.CanReplay();
     scheduled.replay_reads_saved = layer.ReplayReadsSavedBuffers();
     scheduled.forward_flops = EstimateForwardFlops(layer, bottoms, tops);
+    scheduled.order_groups = OrderGroups(net, i);
     for (size_t b = 0; b < bottoms.size(); ++b) {
       scheduled.forward_reads.push_back(index.Of(bottoms[b]->data().get(), bottom_name(b)));
     }

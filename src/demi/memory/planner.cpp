@@ -217,6 +217,16 @@ const char* PlanStrategyName(PlanStrategy strategy) {
   return "?";
 }
 
+double HeldByteSteps(const Problem& problem) {
+  double total = 0;
+  for (const TensorRequest& tensor : problem.tensors) {
+    for (const auto& [first, last] : tensor.LiveIntervals()) {
+      total += static_cast<double>(AlignedBytes(tensor.bytes)) * (last - first + 1);
+    }
+  }
+  return total;
+}
+
 size_t LowerBoundBytes(const Problem& problem) {
   // Sweep the interval endpoints: bytes start at first_step and end after
   // last_step. Ends are subtracted before starts are added, so the live

@@ -23,18 +23,6 @@ std::vector<std::vector<int>> WritersOf(const Schedule& schedule) {
   return writers;
 }
 
-/// Bytes times steps held: what a drop frees even where it does not lower
-/// the peak yet.
-double HeldByteSteps(const Problem& problem) {
-  double total = 0;
-  for (const TensorRequest& tensor : problem.tensors) {
-    for (const auto& [first, last] : tensor.LiveIntervals()) {
-      total += static_cast<double>(AlignedBytes(tensor.bytes)) * (last - first + 1);
-    }
-  }
-  return total;
-}
-
 /// CanDrop with the writers of every memory already known.
 bool CanDrop(const Schedule& schedule, const std::vector<std::vector<int>>& writers, int m) {
   const ScheduledMemory& memory = schedule.memories[m];

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "demi/memory/recompute.hpp"
+#include "demi/memory/schedule_order.hpp"
+#include "demi/memory/schedule_search.hpp"
 #include "demi/net.hpp"
 #include "demi/util/checked_math.hpp"
 #include "demi/util/device.hpp"
@@ -46,7 +48,14 @@ std::string XmlEscaped(const std::string& text) {
 }  // namespace
 
 NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
-  const NetSchedule schedule = DescribeSchedule(net, net.phase() == TRAIN, {});
+  NetSchedule schedule = DescribeSchedule(net, net.phase() == TRAIN, {});
+  // The order the net would run in as planned with ARENA (the report's
+  // strategies all plan that order's schedule).
+  const ScheduleChoice choice =
+      net.schedule_order() == SEARCH ? ChooseOrder(schedule.schedule) : ScheduleChoice{};
+  if (net.schedule_order() == SEARCH) {
+    schedule.schedule = Reordered(schedule.schedule, choice.order);
+  }
   NetLiveness liveness = AnalyzeLiveness(schedule);
   const Problem& problem = liveness.problem;
   NetMemoryReport report;
@@ -59,6 +68,12 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
   report.arena_bytes = arena.arena_bytes;
   report.lower_bound_bytes = arena.lower_bound_bytes;
   report.persistent_bytes = liveness.persistent_bytes;
+  report.searched_order = net.schedule_order() == SEARCH;
+  report.prototxt_bound_bytes =
+      report.searched_order ? choice.prototxt_bound : arena.lower_bound_bytes;
+  report.prototxt_arena_bytes = report.searched_order ? choice.prototxt_planned : arena.arena_bytes;
+  report.order_free_bound_bytes = choice.order_free_bound;
+  report.moved_layers = choice.moved_layers;
   report.live_bytes.assign(static_cast<size_t>(std::max(liveness.num_steps, 1)), 0);
   for (const TensorRequest& tensor : problem.tensors) {
     for (int step = tensor.first_step; step <= tensor.last_step; ++step) {
@@ -116,6 +131,17 @@ std::string FormatMemoryReport(const NetMemoryReport& r) {
   row("lower bound", r.lower_bound_bytes);
   out << "  persistent (params, gradients, inputs, outputs): " << MiB(r.persistent_bytes)
       << " MiB\n";
+  if (r.searched_order) {
+    out << "  schedule: bound " << MiB(r.prototxt_bound_bytes) << " MiB in prototxt order, "
+        << MiB(r.lower_bound_bytes) << " MiB in the chosen order (";
+    if (r.moved_layers > 0) {
+      out << r.moved_layers << " layers moved; planned " << MiB(r.prototxt_arena_bytes)
+          << " MiB in prototxt order";
+    } else {
+      out << "prototxt order kept";
+    }
+    out << "); no order goes below " << MiB(r.order_free_bound_bytes) << " MiB\n";
+  }
   if (r.recomputed) {
     out << "  recomputation "
         << (r.recompute_budget == 1 ? std::string("(smallest reachable)")
@@ -154,6 +180,12 @@ std::string MemoryReportJson(const NetMemoryReport& r) {
   json["lower_bound_bytes"] = r.lower_bound_bytes;
   json["persistent_bytes"] = r.persistent_bytes;
   json["peak_step"] = r.peak_step;
+  json["prototxt_lower_bound_bytes"] = r.prototxt_bound_bytes;
+  json["prototxt_arena_bytes"] = r.prototxt_arena_bytes;
+  if (r.searched_order) {
+    json["order_free_bound_bytes"] = r.order_free_bound_bytes;
+    json["moved_layers"] = r.moved_layers;
+  }
   if (r.recomputed) {
     json["recompute_budget_bytes"] = r.recompute_budget;
     json["recompute_fits"] = r.recompute_fits;

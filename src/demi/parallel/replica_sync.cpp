@@ -42,8 +42,9 @@ void ReplicaSync::PlanReductions() {
   const auto& learnable_ids = net.learnable_param_ids();
   for (size_t l = 0; l < learnable_ids.size(); ++l) {
     if (net.params_lr()[l] == 0.0f) continue;
-    // Backward runs from the last layer to the first: the gradient is final
-    // after the first layer (lowest index) that uses the param and runs.
+    // Backward runs the execution order in reverse, and layers sharing a
+    // param keep their prototxt order in it (an order group): the gradient
+    // is final after the first layer (lowest index) that uses it and runs.
     int final_layer = -1;
     for (size_t p = 0; p < owners.size(); ++p) {
       const int owner = owners[p] < 0 ? static_cast<int>(p) : owners[p];

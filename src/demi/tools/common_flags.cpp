@@ -1,5 +1,7 @@
 #include "demi/tools/common_flags.hpp"
 
+#include "demi/common.hpp"
+
 DEFINE_string(model, "", "The net prototxt.");
 DEFINE_string(solver, "", "The solver prototxt.");
 DEFINE_string(weights, "",
@@ -28,3 +30,18 @@ DEFINE_string(memory_budget, "",
               "train also takes 'auto' (the largest batch that fits the machine's free memory, "
               "the global batch kept through iter_size); memory takes 'smallest' (the least "
               "recomputation reaches).");
+DEFINE_string(schedule, "",
+              "The order layers run in: 'search' (the planner chooses an order with a lower "
+              "memory bound and the same results; the default for ARENA plans) or 'prototxt'.");
+
+namespace demi {
+
+bool ParseScheduleFlag(ScheduleOrder* order) {
+  if (FLAGS_schedule.empty()) return false;
+  DEMI_CHECK(FLAGS_schedule == "search" || FLAGS_schedule == "prototxt",
+             "--schedule must be search or prototxt, got '", FLAGS_schedule, "'");
+  *order = FLAGS_schedule == "search" ? SEARCH : PROTOTXT;
+  return true;
+}
+
+}  // namespace demi

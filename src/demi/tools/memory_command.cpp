@@ -159,6 +159,10 @@ int ReportMemory() {
   if (ParseEngineFlag(FLAGS_engine, &engine)) {
     for (FitSpec& spec : nets) spec.param.set_engine(engine);
   }
+  ScheduleOrder schedule;
+  if (ParseScheduleFlag(&schedule)) {
+    for (FitSpec& spec : nets) spec.param.set_schedule(schedule);
+  }
   if (!FLAGS_fit.empty()) return FitBatch(nets.front());
   const size_t budget = RecomputeBudget();
   std::vector<NetMemoryReport> reports;
@@ -182,9 +186,10 @@ Command MemoryCommand() {
   command.summary = "report a net's planned memory and the largest batch that fits";
   command.usage =
       "--model=net.prototxt | --solver=solver.prototxt [--phase=TRAIN|TEST] [--batch=N] "
-      "[--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0]";
-  command.flags = {"model", "solver", "phase",  "batch",   "fit",   "strategy", "timeline",
-                   "json",  "gpu",    "engine", "threads", "level", "stage",    "memory_budget"};
+      "[--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0] [--schedule=search|prototxt]";
+  command.flags = {"model",    "solver",   "phase", "batch",         "fit",
+                   "strategy", "timeline", "json",  "gpu",           "engine",
+                   "threads",  "level",    "stage", "memory_budget", "schedule"};
   command.quiet = true;
   command.run = [](const std::vector<std::string>&) { return ReportMemory(); };
   return command;

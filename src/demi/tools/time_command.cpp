@@ -54,6 +54,8 @@ int TimeNet() {
   if (!FLAGS_memory_budget.empty()) {
     param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
   }
+  ScheduleOrder schedule;
+  if (ParseScheduleFlag(&schedule)) param.set_schedule(schedule);
   Net net(param, context, nullptr, FLAGS_model);
   const bool backward = phase == TRAIN;
 
@@ -75,7 +77,8 @@ int TimeNet() {
   for (int iter = 0; iter < FLAGS_iterations; ++iter) {
     const auto iter_start = Clock::now();
     auto pass_start = Clock::now();
-    for (size_t i = 0; i < num_layers; ++i) {
+    // In the net's execution order: its plan shares memory on that order.
+    for (int i : net.execution_order()) {
       const auto start = Clock::now();
       layers[i]->Forward(net.bottom_vecs()[i], net.top_vecs()[i]);
       forward_ms[i] += MillisecondsSince(start);
@@ -83,12 +86,13 @@ int TimeNet() {
     total_forward += MillisecondsSince(pass_start);
     if (backward) {
       pass_start = Clock::now();
-      for (size_t i = num_layers; i-- > 0;) {
+      for (size_t step = num_layers; step-- > 0;) {
+        const int i = net.execution_order()[step];
         if (!net.layer_need_backward()[i]) continue;
         const auto start = Clock::now();
         // Through the net: under a memory_budget it first recomputes the
         // activations this layer's backward needs (counted in its time).
-        net.BackwardFromTo(static_cast<int>(i), static_cast<int>(i));
+        net.BackwardFromTo(static_cast<int>(step), static_cast<int>(step));
         backward_ms[i] += MillisecondsSince(start);
       }
       total_backward += MillisecondsSince(pass_start);
@@ -125,10 +129,10 @@ Command TimeCommand() {
   command.summary = "benchmark model execution time";
   command.usage =
       "--model=net.prototxt [--iterations=50] [--phase=TRAIN|TEST] [--batch=N] [--gpu=0] "
-      "[--memory_optimization=NONE|SLOTS|ARENA]";
-  command.flags = {"model",        "iterations",          "phase",  "level",   "stage",
-                   "gpu",          "memory_optimization", "engine", "threads", "batch",
-                   "memory_budget"};
+      "[--memory_optimization=NONE|SLOTS|ARENA] [--schedule=search|prototxt]";
+  command.flags = {
+      "model",  "iterations", "phase", "level",         "stage",   "gpu", "memory_optimization",
+      "engine", "threads",    "batch", "memory_budget", "schedule"};
   command.run = [](const std::vector<std::string>&) { return TimeNet(); };
   return command;
 }

@@ -238,6 +238,8 @@ int Train() {
   ReadSolverParamsFromTextFile(FLAGS_solver, &param);
   Engine engine;
   if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
+  ScheduleOrder schedule;
+  if (ParseScheduleFlag(&schedule)) param.set_schedule(schedule);
   // --level and --stage set the state of every net the solver builds (Caffe's
   // train sets the train net's only), so that --stage=dummy runs a model zoo
   // solver, test nets included, without a dataset.
@@ -289,12 +291,12 @@ Command TrainCommand() {
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
       "[[--world_size=W --rank=R] --rendezvous=file:///dir|redis://host:port] (rank and world "
       "size default to mpirun's, srun's or torchrun's) [--level=N] "
-      "[--stage=a,b]";
-  command.flags = {"solver",          "weights",       "snapshot",      "gpu",
-                   "cpu_replicas",    "world_size",    "rank",          "rendezvous",
-                   "rendezvous_host", "run_id",        "comm_timeout",  "engine",
-                   "memory_budget",   "threads",       "level",         "stage",
-                   "sigint_effect",   "sighup_effect", "sigterm_effect"};
+      "[--stage=a,b] [--schedule=search|prototxt]";
+  command.flags = {"solver",          "weights",       "snapshot",       "gpu",
+                   "cpu_replicas",    "world_size",    "rank",           "rendezvous",
+                   "rendezvous_host", "run_id",        "comm_timeout",   "engine",
+                   "memory_budget",   "threads",       "level",          "stage",
+                   "sigint_effect",   "sighup_effect", "sigterm_effect", "schedule"};
   command.run = [](const std::vector<std::string>&) { return Train(); };
   return command;
 }
