@@ -138,6 +138,12 @@ TEST(ParamBlockTest, TestNetsReadTheTrainNetsBlock) {
   EXPECT_EQ(test_net.param_block().data().floats(), 0);
   solver->Step(2);
   for (size_t p = 0; p < train.size(); ++p) EXPECT_EQ(test[p]->cpu_data(), train[p]->cpu_data());
+  // Without a data block of its own, the test net still updates the params
+  // it reads, blob by blob.
+  const float before = train[1]->cpu_data()[0];
+  for (Blob* param : test) Set(param->count(), 0.5f, param->mutable_cpu_diff());
+  test_net.Update();
+  EXPECT_EQ(train[1]->cpu_data()[0], before - 0.5f);
 }
 
 TEST(ParamBlockTest, AParamThatLeavesTheBlockIsOneClearError) {

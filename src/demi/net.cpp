@@ -515,6 +515,12 @@ void Net::ClearParamDiffs() {
 }
 
 void Net::Update() {
+  if (param_block_.data().floats() != param_block_.floats()) {
+    // The data block was released (this net reads another net's params):
+    // update blob by blob, in whatever memory each param now has.
+    for (Blob* param : learnable_params_) param->Update();
+    return;
+  }
   // The gaps between params are zeros in both blocks and stay zeros.
   const int64_t n = param_block_.floats();
 #ifndef CPU_ONLY
