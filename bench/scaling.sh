@@ -150,6 +150,9 @@ run() {
     'BEGIN {printf "%.1f", b * r * 1000 / ms}')
   wait=$(grep -oE 'of which [0-9.]+ ms \([0-9.]+%\)' "$log" |
     sed -E 's/of which ([0-9.]+) ms \(([0-9.]+%)\)/\1 ms (\2)/' || true)
+  local collectives
+  collectives=$(grep -oE '[0-9.]+ gradient all-reduces per step' "$log" |
+    sed -E 's/ gradient.*//' | tail -n 1 || true)
   if [ "$mode" = single ]; then
     if [ "$threads" = 1 ]; then baseline_one[$name]=$images; else baseline_all[$name]=$images; fi
   fi
@@ -158,7 +161,7 @@ run() {
   efficiency=$(awk -v a="$images" -v b="${baseline_one[$name]:-0}" -v r="$replicas" \
     'BEGIN {if (b > 0) printf "%.0f%%", 100 * a / (r * b); else printf "-"}')
   rows+=("| $name | $label | $replicas | $((batch * replicas)) | $threads | $ms | $images |\
- $speedup | $efficiency | ${wait:--} |")
+ $speedup | $efficiency | ${wait:--} | ${collectives:--} |")
   echo "${rows[-1]}" >&2
 }
 
@@ -185,8 +188,8 @@ run lenet "2 CPU replicas, OPENBLAS_NUM_THREADS unset (train's cap)" 2 unset thr
   echo
   echo "| net | configuration | replicas | global batch | OpenBLAS threads per replica |" \
     "ms/step | images/s | vs 1 replica on all cores | scaling efficiency |" \
-    "all-reduce wait per step |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+    "all-reduce wait per step | gradient all-reduces per step |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "- *vs 1 replica on all cores*: images/s over those of one replica with OpenBLAS on all"

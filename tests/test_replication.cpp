@@ -136,6 +136,41 @@ TEST_F(ReplicaEquivalenceTest, TwoReplicasOf32) { ExpectReplicasMatchReference(2
 
 TEST_F(ReplicaEquivalenceTest, FourReplicasOf16) { ExpectReplicasMatchReference(4); }
 
+/// LeNet over 2 replicas with all-reduce buckets of `bucket_bytes`.
+std::vector<float> TrainTwoReplicas(const std::string& db, size_t bucket_bytes,
+                                    double* collectives_per_step, int* buckets) {
+  ReplicationOptions options = CpuReplicas(2);
+  options.bucket_bytes = bucket_bytes;
+  SolverParameter param = ParseText<SolverParameter>(LeNetSolver(db, 32));
+  param.set_max_iter(6);
+  Replicas group(param, options);
+  group.Solve("");
+  *collectives_per_step = static_cast<double>(group.sync(0).collectives()) / group.sync(0).steps();
+  *buckets = group.sync(0).num_buckets();
+  EXPECT_EQ(AllParams(group.solver(1).net()), AllParams(group.solver(0).net()));
+  return AllParams(group.solver(0).net());
+}
+
+TEST(ReplicationBucketsTest, BucketSizeChangesTheCollectivesNotTheResult) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 100);
+  double per_param = 0, small = 0, whole = 0;
+  int per_param_buckets = 0, small_buckets = 0, whole_buckets = 0;
+  const std::vector<float> reference =
+      TrainTwoReplicas(dir.file("db"), 0, &per_param, &per_param_buckets);
+  // LeNet: 8 params (conv1, conv2, ip1, ip2: weights and biases), ip1's
+  // weights 1.6 MB, the rest under 100 KB.
+  EXPECT_EQ(per_param_buckets, 8);
+  EXPECT_EQ(per_param, 8.0);
+  EXPECT_EQ(TrainTwoReplicas(dir.file("db"), 64 << 10, &small, &small_buckets), reference);
+  EXPECT_GT(small_buckets, 1);
+  EXPECT_LT(small_buckets, 8);
+  EXPECT_EQ(small, small_buckets);
+  EXPECT_EQ(TrainTwoReplicas(dir.file("db"), size_t{25} << 20, &whole, &whole_buckets), reference);
+  EXPECT_EQ(whole_buckets, 1);
+  EXPECT_EQ(whole, 1.0);
+}
+
 std::string BatchNormSolver(const std::string& source, int batch, const std::string& prefix) {
   return StrCat(R"(
     base_lr: 0.05 momentum: 0.9 lr_policy: "fixed" max_iter: 100 display: 0

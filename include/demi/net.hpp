@@ -15,6 +15,7 @@
 #include "demi/memory/planner.hpp"
 #include "demi/memory/recompute.hpp"
 #include "demi/memory/schedule_search.hpp"
+#include "demi/param_block.hpp"
 #include "demi/proto/demi.pb.h"
 
 namespace demi {
@@ -72,6 +73,9 @@ class Net {
   }
   /// data -= diff for every learnable param (after the solver scaled diffs).
   void Update();
+  /// The learnable params' data and diffs as two contiguous blocks, in the
+  /// order of learnable_params() (param_block.hpp).
+  ParamBlock& param_block() { return param_block_; }
 
   /// Points this net's params at `other`'s (same-named layers, same shapes).
   void ShareTrainedLayersWith(const Net& other);
@@ -172,6 +176,8 @@ class Net {
   void AppendTop(const NetParameter& param, int layer_id, int top_id);
   void SetUpLayer(int layer_id);
   void AnalyzeBackward(const NetParameter& param);
+  /// Collects every layer's params, then binds the learnable ones into
+  /// the param block.
   void AppendParams();
   void AppendParam(const LayerParameter& layer_param, int layer_id, int param_id);
   void CollectOutputs();
@@ -245,6 +251,7 @@ class Net {
   std::vector<int> learnable_param_ids_;
   std::vector<float> params_lr_;
   std::vector<float> params_weight_decay_;
+  ParamBlock param_block_;
 
   MemoryOptimization strategy_ = ARENA;
   size_t memory_budget_ = 0;

@@ -12,6 +12,7 @@
 #include "demi/net.hpp"
 #include "demi/proto/demi.pb.h"
 #include "demi/solver_param.hpp"
+#include "demi/solvers/update_kernels.hpp"
 #include "demi/util/signal.hpp"
 
 namespace demi {
@@ -19,15 +20,22 @@ namespace demi {
 /// @brief Trains a net: the loop, testing, display, snapshots, signals,
 /// gradient accumulation (iter_size), clipping, regularization and learning
 /// rate policies live here; subclasses (solvers/*.hpp) only turn a param's
-/// regularized gradient into the step that Net::Update subtracts.
+/// regularized gradient into the step to subtract.
 ///
 /// One iteration: clear param diffs; test if due; iter_size times
 /// ForwardBackward; divide the diffs by iter_size; clip them to a global L2
 /// norm of clip_gradients (after the division, unlike Caffe, so that
 /// iter_size k at batch b matches batch k * b); add weight decay (L2:
 /// wd * decay_mult * w; L1: wd * decay_mult * sign(w)); ComputeUpdateValue
-/// (param, lr); Net::Update (data -= diff); poll for signals; snapshot if
-/// due.
+/// (param, lr); data -= diff; poll for signals; snapshot if due.
+///
+/// The update runs on the net's param block (param_block.hpp), history in
+/// the same layout: one memset clears the diffs, and one threaded pass over
+/// a table of rows (offset, count, rate, decay) regularizes, computes the
+/// steps and subtracts them; on a GPU one fused kernel per update rule does
+/// that pass, so params, gradients and history stay on the device. Every
+/// float goes through the same operations in the same order as a per-param
+/// update would, so results do not depend on the threads.
 ///
 /// A NaN or infinite loss stops training with an Error naming the iteration.
 /// With debug_info the forward pass runs layer by layer and the Error also
@@ -118,13 +126,23 @@ class Solver {
   /// the update rule keeps per learnable param (momentum; Adam's two moments).
   Solver(const SolverParameter& param, const Context& context, int history_sets);
 
-  /// Replaces the diff of learnable param `param_id` (already averaged,
-  /// clipped and regularized) with the step to subtract, at learning rate
-  /// `rate` (before the param's lr_mult).
-  virtual void ComputeUpdateValue(int param_id, float rate) = 0;
+  /// Replaces floats [begin, end) of the diff of `row`'s param (already
+  /// averaged, clipped and regularized) with the step to subtract, updating
+  /// the history. A piece of a row: pieces run on several threads, so
+  /// element-wise only. Indices are offsets into the blocks.
+  virtual void ComputeUpdateValue(const UpdateRow& row, int64_t begin, int64_t end,
+                                  const UpdateBlocks& blocks,
+                                  const UpdateConstants& constants) const = 0;
+#ifndef CPU_ONLY
+  /// The whole update on the GPU: one fused kernel over `rows` (device
+  /// memory) that regularizes, computes the step and subtracts it.
+  virtual void ComputeUpdateValue_gpu(const UpdateRow* rows, int num_rows, int64_t max_count,
+                                      const UpdateBlocks& blocks,
+                                      const UpdateConstants& constants) const = 0;
+#endif
+  /// This iteration's constants of the update rule.
+  virtual UpdateConstants Constants() const;
 
-  Blob& history(int set, int param_id);
-  Blob& learnable_param(int param_id) { return *net_->learnable_params()[param_id]; }
   /// rate * the param's lr_mult.
   float LocalRate(int param_id, float rate) const { return rate * net_->params_lr()[param_id]; }
 
@@ -138,9 +156,17 @@ class Solver {
   float ForwardBackwardAll();
   float CheckedForwardBackward();
   void ApplyUpdate();
-  void Normalize(int param_id);
-  void ClipGradients();
-  void Regularize(int param_id);
+  /// The table of this iteration's update: a row per learnable param.
+  void FillUpdateTable(float rate);
+  /// The factor that brings the gradients' global L2 norm down to
+  /// clip_gradients (1 when within it or clipping is off); `sumsq` gives a
+  /// row's sum of squares.
+  template <typename Sumsq>
+  float ClipScale(const Sumsq& sumsq) const;
+  void ApplyUpdateOnCpu();
+#ifndef CPU_ONLY
+  void ApplyUpdateOnGpu();
+#endif
   void UpdateSmoothedLoss(float loss, int start_iter);
   void DisplayTrainOutputs();
   void DisplayProgress();
@@ -156,6 +182,11 @@ class Solver {
   std::unique_ptr<Net> net_;
   std::vector<std::unique_ptr<Net>> test_nets_;
   std::vector<std::shared_ptr<Blob>> history_;
+  /// The history blobs' data: set s is the s-th copy of the param layout.
+  ViewBlock history_block_;
+  std::vector<UpdateRow> update_rows_;
+  int64_t max_row_count_ = 0;
+  SyncedMemory update_table_;  ///< update_rows_ for the GPU kernels
   int iter_ = 0;
   int current_step_ = 0;
   std::vector<float> losses_;

@@ -45,6 +45,8 @@ class SyncedMemory {
   size_t capacity() const { return capacity_; }
   Head head() const { return head_; }
   bool is_view() const { return arena_ != nullptr; }
+  /// The arena this memory is a view of (nullptr when it owns its bytes).
+  const Arena* arena() const { return arena_; }
   size_t arena_offset() const { return offset_; }
   /// Host bytes this object has allocated itself (0 for a view).
   size_t owned_host_bytes() const { return owns_host_ ? capacity_ : 0; }

@@ -2,14 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "demi/layer_registry.hpp"
 #include "demi/memory/liveness.hpp"
 #include "demi/util/checked_math.hpp"
+#include "demi/util/device.hpp"
 #include "demi/util/insert_splits.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
+#ifndef CPU_ONLY
+#include "demi/util/math_gpu.hpp"
+#endif
 #include "demi/util/upgrade_proto.hpp"
 
 namespace demi {
@@ -351,6 +356,7 @@ void Net::AppendParams() {
                   static_cast<int>(param_id));
     }
   }
+  param_block_.Bind(learnable_params_);
 }
 
 void Net::AppendParam(const LayerParameter& layer_param, int layer_id, int param_id) {
@@ -503,13 +509,31 @@ void Net::ReshapeLayers() {
 }
 
 void Net::ClearParamDiffs() {
-  for (Blob* param : learnable_params_) {
-    std::fill_n(param->mutable_cpu_diff(), param->count(), 0.0f);
+  ViewBlock& diff = param_block_.diff();
+  if (diff.bytes() == 0) return;
+  if (context_.device == Device::kGPU) {
+    DeviceMemset(diff.mutable_gpu(), 0, diff.bytes());
+    return;
   }
+  std::memset(diff.mutable_cpu(), 0, diff.bytes());
 }
 
 void Net::Update() {
-  for (Blob* param : learnable_params_) param->Update();
+  if (param_block_.data().floats() != param_block_.floats()) {
+    // The data block was released (this net reads another net's params):
+    // update blob by blob, in whatever memory each param now has.
+    for (Blob* param : learnable_params_) param->Update();
+    return;
+  }
+  // The gaps between params are zeros in both blocks and stay zeros.
+  const int64_t n = param_block_.floats();
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) {
+    GpuAxpy(n, -1.0f, param_block_.diff().gpu(), param_block_.data().mutable_gpu());
+    return;
+  }
+#endif
+  Axpy(n, -1.0f, param_block_.diff().cpu(), param_block_.data().mutable_cpu());
 }
 
 void Net::LogForwardDebugInfo(int layer_id) const {

@@ -22,6 +22,11 @@ void Net::ShareTrainedLayersWith(const Net& other) {
       target[j]->ShareData(*source[j]);
     }
   }
+  // Every param now reads the other net's data: this net's block is dead
+  // weight (a model's size per test net), so it goes.
+  if (param_block_.data().ReleaseIfUnused()) {
+    VLOG(1) << "net '" << name_ << "' shares all its params' data; released its own block";
+  }
 }
 
 std::vector<std::string> Net::CopyTrainedLayersFrom(const NetParameter& param) {

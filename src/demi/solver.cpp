@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -14,6 +15,9 @@
 #include "demi/util/cli.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
+#ifndef CPU_ONLY
+#include "demi/util/math_gpu.hpp"
+#endif
 #include "demi/util/temporary_files.hpp"
 #include "demi/util/threads.hpp"
 #include "demi/util/upgrade_proto.hpp"
@@ -81,6 +85,7 @@ int FirstNonFiniteTop(const Net& net, int layer_id) {
 
 Solver::Solver(const SolverParameter& param, const Context& context, int history_sets)
     : param_(param), context_(context), history_sets_(history_sets) {
+  CHECK(history_sets >= 0 && history_sets <= 2) << "UpdateBlocks holds two history sets";
   UpgradeSolverAsNeeded("solver parameters", &param_);
   LOG(INFO) << "Initializing solver from parameters:\n" << param_.DebugString();
   DEMI_CHECK(param_.iter_size() >= 1, "iter_size must be at least 1, got ", param_.iter_size());
@@ -110,6 +115,7 @@ Solver::Solver(const SolverParameter& param, const Context& context, int history
       history_.push_back(blob);
     }
   }
+  net_->param_block().BindCopies(history_, history_sets_, &history_block_);
   for (const std::string& weights : param_.weights()) CopyWeights(weights);
   LOG(INFO) << "Solver scaffolding done.";
 }
@@ -258,12 +264,6 @@ void Solver::CopyWeights(const std::string& paths) {
     fed.insert(copied.begin(), copied.end());
   }
   net_->WarnLayersWithoutWeights(fed);
-}
-
-Blob& Solver::history(int set, int param_id) {
-  const int num_params = static_cast<int>(net_->learnable_params().size());
-  CHECK(set >= 0 && set < history_sets_ && param_id >= 0 && param_id < num_params);
-  return *history_[static_cast<size_t>(set) * num_params + param_id];
 }
 
 // ---- the loop ----
@@ -452,51 +452,132 @@ void Solver::ApplyUpdate() {
   if (param_.display() && iter_ % param_.display() == 0 && is_root()) {
     LOG(INFO) << "Iteration " << iter_ << ", lr = " << rate;
   }
-  const int num_params = static_cast<int>(net_->learnable_params().size());
-  for (int p = 0; p < num_params; ++p) Normalize(p);
-  ClipGradients();
-  for (int p = 0; p < num_params; ++p) {
-    Regularize(p);
-    ComputeUpdateValue(p, rate);
+  FillUpdateTable(rate);
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) {
+    ApplyUpdateOnGpu();
+    return;
   }
-  net_->Update();
+#endif
+  ApplyUpdateOnCpu();
 }
 
-void Solver::Normalize(int param_id) {
-  if (param_.iter_size() == 1) return;
-  learnable_param(param_id).scale_diff(1.0f / param_.iter_size());
+void Solver::FillUpdateTable(float rate) {
+  const auto& segments = net_->param_block().segments();
+  update_rows_.resize(segments.size());
+  max_row_count_ = 0;
+  for (size_t p = 0; p < segments.size(); ++p) {
+    UpdateRow& row = update_rows_[p];
+    row.offset = segments[p].offset;
+    row.count = segments[p].count;
+    row.rate = LocalRate(static_cast<int>(p), rate);
+    row.decay = param_.weight_decay() * net_->params_weight_decay()[p];
+    max_row_count_ = std::max(max_row_count_, row.count);
+  }
 }
 
-void Solver::ClipGradients() {
+UpdateConstants Solver::Constants() const {
+  UpdateConstants constants;
+  constants.l1 = param_.regularization_type() == "L1";
+  constants.momentum = param_.momentum();
+  constants.momentum2 = param_.momentum2();
+  constants.decay = param_.rms_decay();
+  constants.delta = param_.delta();
+  return constants;
+}
+
+template <typename Sumsq>
+float Solver::ClipScale(const Sumsq& sumsq_of) const {
   const float clip = param_.clip_gradients();
-  if (clip < 0) return;
+  if (clip < 0) return 1.0f;
+  // Row by row in order: the same sum on every replica and every run.
   double sumsq = 0;
-  for (const Blob* param : net_->learnable_params()) sumsq += param->sumsq_diff();
+  for (const UpdateRow& row : update_rows_) sumsq += row.count ? sumsq_of(row) : 0.0;
   const double norm = std::sqrt(sumsq);
-  if (norm <= clip) return;
+  if (norm <= clip) return 1.0f;
   const float scale = static_cast<float>(clip / norm);
   LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > " << clip
             << ") by scale factor " << scale;
-  for (Blob* param : net_->learnable_params()) param->scale_diff(scale);
+  return scale;
 }
 
-void Solver::Regularize(int param_id) {
-  const float decay = param_.weight_decay() * net_->params_weight_decay()[param_id];
-  if (decay == 0) return;
-  Blob& param = learnable_param(param_id);
-  const float* data = param.cpu_data();
-  float* diff = param.mutable_cpu_diff();
-  if (param_.regularization_type() == "L2") {
-    Axpy(param.count(), decay, data, diff);
-  } else {
-    // Element-wise: threads take contiguous blocks.
-    ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        diff[i] += decay * static_cast<float>((data[i] > 0) - (data[i] < 0));
-      }
-    });
+namespace {
+
+/// Floats of a row one thread takes through all three steps before the
+/// next: small enough to stay in L1 between them.
+constexpr int64_t kUpdateChunk = 2048;
+
+void Regularize(float decay, bool l1, int64_t begin, int64_t end, const float* data, float* diff) {
+  if (l1) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+      diff[i] += decay * static_cast<float>((data[i] > 0) - (data[i] < 0));
+    }
+    return;
   }
+#pragma omp simd
+  for (int64_t i = begin; i < end; ++i) diff[i] += decay * data[i];
 }
+
+void Subtract(int64_t begin, int64_t end, const float* diff, float* data) {
+#pragma omp simd
+  for (int64_t i = begin; i < end; ++i) data[i] += -1.0f * diff[i];
+}
+
+}  // namespace
+
+void Solver::ApplyUpdateOnCpu() {
+  ParamBlock& block = net_->param_block();
+  const int64_t n = block.floats();
+  if (n == 0) return;
+  float* diff = block.diff().mutable_cpu();
+  if (param_.iter_size() > 1) Scal(n, 1.0f / param_.iter_size(), diff);
+  const float clip_scale =
+      ClipScale([&](const UpdateRow& row) { return Sumsq(row.count, diff + row.offset); });
+  if (clip_scale != 1.0f) Scal(n, clip_scale, diff);
+  UpdateBlocks blocks;
+  blocks.data = block.data().mutable_cpu();
+  blocks.diff = diff;
+  float* history = history_block_.mutable_cpu();
+  for (int set = 0; set < std::min(history_sets_, 2); ++set)
+    blocks.history[set] = history + set * n;
+  const UpdateConstants constants = Constants();
+  ParallelForSegments(update_rows_, n, [&](int r, int64_t begin, int64_t end) {
+    const UpdateRow& row = update_rows_[r];
+    for (int64_t from = begin; from < end; from += kUpdateChunk) {
+      const int64_t to = std::min(end, from + kUpdateChunk);
+      if (row.decay != 0) Regularize(row.decay, constants.l1, from, to, blocks.data, blocks.diff);
+      ComputeUpdateValue(row, from, to, blocks, constants);
+      Subtract(from, to, blocks.diff, blocks.data);
+    }
+  });
+}
+
+#ifndef CPU_ONLY
+void Solver::ApplyUpdateOnGpu() {
+  ParamBlock& block = net_->param_block();
+  const int64_t n = block.floats();
+  if (n == 0) return;
+  float* diff = block.diff().mutable_gpu();
+  if (param_.iter_size() > 1) GpuScal(n, 1.0f / param_.iter_size(), diff);
+  const float clip_scale =
+      ClipScale([&](const UpdateRow& row) { return GpuSumsq(row.count, diff + row.offset); });
+  if (clip_scale != 1.0f) GpuScal(n, clip_scale, diff);
+  UpdateBlocks blocks;
+  blocks.data = block.data().mutable_gpu();
+  blocks.diff = diff;
+  float* history = history_block_.mutable_gpu();
+  for (int set = 0; set < std::min(history_sets_, 2); ++set)
+    blocks.history[set] = history + set * n;
+  // The table changes with the learning rate: a few KiB to the device.
+  const size_t table_bytes = update_rows_.size() * sizeof(UpdateRow);
+  update_table_.Resize(table_bytes);
+  std::memcpy(update_table_.mutable_cpu_data(), update_rows_.data(), table_bytes);
+  const auto* rows = static_cast<const UpdateRow*>(update_table_.gpu_data());
+  ComputeUpdateValue_gpu(rows, static_cast<int>(update_rows_.size()), max_row_count_, blocks,
+                         Constants());
+}
+#endif
 
 SolverAction Solver::RequestedAction() {
   return action_function_ ? action_function_() : SolverAction::kNone;

@@ -15,6 +15,10 @@ namespace demi {
 class Arena {
  public:
   Arena() = default;
+  /// `zero_on_allocate`: every (re)allocated block starts as zeros, for
+  /// blocks swept whole (the params' ViewBlock), whose gaps between views
+  /// must hold no garbage. The planner's arena leaves pages untouched.
+  explicit Arena(bool zero_on_allocate) : zero_on_allocate_(zero_on_allocate) {}
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -33,6 +37,7 @@ class Arena {
   uint8_t* device_base();
 
  private:
+  bool zero_on_allocate_ = false;
   size_t capacity_ = 0;
   uint8_t* host_ = nullptr;
   size_t host_bytes_ = 0;

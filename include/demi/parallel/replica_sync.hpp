@@ -20,10 +20,16 @@ namespace demi {
 /// - Loss scaling: the net's loss is scaled by 1 / comm.size(), so summed
 ///   gradients are the gradient of the global batch's mean loss, and weight
 ///   decay, added after, is not scaled (the learning rate never is).
-/// - As backward finishes a layer, the learnable params whose gradients are
-///   then final (a shared param: after its first user) are queued, in that
-///   reverse layer order, to a worker thread that all-reduces them while
-///   backward goes on. OnGradientsReady waits for the rest.
+/// - Gradients are all-reduced in buckets: contiguous ranges of the net's
+///   diff block (param_block.hpp) of about `bucket_bytes`, cut from the last
+///   param backwards (the order backward finishes them). Once backward has
+///   finished every param of a bucket (a shared param: after its first
+///   user), the bucket is queued to a worker thread that all-reduces it
+///   while backward goes on; OnGradientsReady waits for the rest. Buckets
+///   are queued in the same order on every replica, so the collectives
+///   match (the in-process communicator sums each float in replica order,
+///   so its result does not depend on the buckets). bucket_bytes 0: one
+///   collective per param.
 /// - The displayed loss is the sum of the replicas' scaled losses (the
 ///   global batch's loss); stop and snapshot requests of any replica are
 ///   agreed on by all.
@@ -37,8 +43,12 @@ namespace demi {
 /// any other through host memory.
 class ReplicaSync : public Solver::Callback {
  public:
+  /// About 25 MiB, PyTorch DDP's default: few collectives, and the first
+  /// one starts early in backward.
+  static constexpr size_t kDefaultBucketBytes = size_t{25} << 20;
+
   /// Registers with `solver`; both must outlive this.
-  ReplicaSync(Solver* solver, Communicator* comm);
+  ReplicaSync(Solver* solver, Communicator* comm, size_t bucket_bytes = kDefaultBucketBytes);
   ~ReplicaSync() override;
   ReplicaSync(const ReplicaSync&) = delete;
   ReplicaSync& operator=(const ReplicaSync&) = delete;
@@ -54,6 +64,9 @@ class ReplicaSync : public Solver::Callback {
   double step_seconds() const { return step_seconds_; }
   double wait_seconds() const { return wait_seconds_; }
   int steps() const { return steps_; }
+  /// Gradient all-reduces issued over all steps, and the buckets planned.
+  int64_t collectives() const { return collectives_; }
+  int num_buckets() const { return static_cast<int>(buckets_.size()); }
 
   void OnStart() override;
   void OnLayerBackward(int layer_id) override;
@@ -63,18 +76,39 @@ class ReplicaSync : public Solver::Callback {
   void OnBeforeTestOrSnapshot() override { AverageComputedParams(); }
 
  private:
+  /// A range of the diff block reduced by one collective: the learnable
+  /// params in it, by index, and how many of them backward finishes.
+  struct Bucket {
+    int64_t offset = 0;
+    int64_t count = 0;
+    std::vector<int> params;
+    int reduced_params = 0;
+  };
+
   void PlanReductions();
+  /// For each learnable param, the layer after whose backward its gradient
+  /// is final, or -1 when it is not reduced (lr_mult 0, no backward).
+  std::vector<int> FinalLayers() const;
+  void PlanBuckets(const std::vector<int>& final_layer);
   /// What to hand the communicator: device memory when it takes it.
   float* DataFor(Blob* blob);
   float* DiffFor(Blob* blob);
-  void Enqueue(const std::vector<int>& params);
+  void Enqueue(const std::vector<int>& buckets);
+  /// All-reduces bucket `b` (on the worker thread).
+  void Reduce(int b);
   void WorkerLoop();
 
   Solver* solver_;
   Communicator* comm_;
+  size_t bucket_bytes_;
+  std::vector<Bucket> buckets_;
+  /// For each learnable param, its bucket (-1: not reduced).
+  std::vector<int> bucket_of_param_;
   /// Learnable params (indices into learnable_params) whose gradients are
   /// final once layer i's backward is done.
   std::vector<std::vector<int>> final_after_layer_;
+  /// Per bucket, its params backward has yet to finish this iteration.
+  std::vector<int> pending_;
   std::vector<Blob*> computed_params_;
   bool on_gpu_ = false;           ///< the solver trains on a GPU
   bool device_pointers_ = false;  ///< ... and the communicator reads its memory
@@ -91,6 +125,7 @@ class ReplicaSync : public Solver::Callback {
   double step_seconds_ = 0;
   double wait_seconds_ = 0;
   int steps_ = 0;
+  int64_t collectives_ = 0;  ///< written by the worker under mutex_
 };
 
 }  // namespace demi

@@ -27,6 +27,9 @@ struct ReplicationOptions {
   std::string host;               ///< address this process listens on; "" = its hostname
   std::string run_id = "demi";    ///< separates runs that share a rendezvous store
   double timeout_seconds = 1800;  ///< for joining and for every collective
+  /// Gradients are all-reduced in buckets of about this many bytes
+  /// (replica_sync.hpp); 0: one all-reduce per param.
+  size_t bucket_bytes = size_t{25} << 20;
 };
 
 /// @brief Data-parallel training: one solver per replica, replicas of this

@@ -15,7 +15,14 @@ class NesterovSolver : public Solver {
   const char* type() const override { return "Nesterov"; }
 
  protected:
-  void ComputeUpdateValue(int param_id, float rate) override;
+  void ComputeUpdateValue(const UpdateRow& row, int64_t begin, int64_t end,
+                          const UpdateBlocks& blocks,
+                          const UpdateConstants& constants) const override;
+#ifndef CPU_ONLY
+  void ComputeUpdateValue_gpu(const UpdateRow* rows, int num_rows, int64_t max_count,
+                              const UpdateBlocks& blocks,
+                              const UpdateConstants& constants) const override;
+#endif
 };
 
 }  // namespace demi

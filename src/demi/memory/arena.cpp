@@ -1,5 +1,7 @@
 #include "demi/memory/arena.hpp"
 
+#include <cstring>
+
 #include "demi/util/device.hpp"
 
 namespace demi {
@@ -19,6 +21,7 @@ uint8_t* Arena::host_base() {
     host_ = static_cast<uint8_t*>(HostMalloc(capacity_));
     host_bytes_ = capacity_;
     ++host_allocations_;
+    if (zero_on_allocate_) std::memset(host_, 0, host_bytes_);
   }
   return host_;
 }
@@ -28,6 +31,7 @@ uint8_t* Arena::device_base() {
     DeviceFree(device_);
     device_ = static_cast<uint8_t*>(DeviceMalloc(capacity_));
     device_bytes_ = capacity_;
+    if (zero_on_allocate_) DeviceMemset(device_, 0, device_bytes_);
   }
   return device_;
 }

@@ -14,7 +14,8 @@ bool HasComputedParams(const Layer& layer) { return std::string(layer.type()) ==
 
 }  // namespace
 
-ReplicaSync::ReplicaSync(Solver* solver, Communicator* comm) : solver_(solver), comm_(comm) {
+ReplicaSync::ReplicaSync(Solver* solver, Communicator* comm, size_t bucket_bytes)
+    : solver_(solver), comm_(comm), bucket_bytes_(bucket_bytes) {
   CHECK(solver_ && comm_);
   CHECK_EQ(solver_->context().replica, comm_->rank());
   on_gpu_ = solver_->context().device == Device::kGPU;
@@ -36,29 +37,63 @@ ReplicaSync::~ReplicaSync() {
 
 void ReplicaSync::PlanReductions() {
   const Net& net = solver_->net();
-  const int num_layers = static_cast<int>(net.layers().size());
-  final_after_layer_.assign(num_layers, {});
-  const auto& owners = net.param_owners();
-  const auto& learnable_ids = net.learnable_param_ids();
-  for (size_t l = 0; l < learnable_ids.size(); ++l) {
-    if (net.params_lr()[l] == 0.0f) continue;
-    // Backward runs the execution order in reverse, and layers sharing a
-    // param keep their prototxt order in it (an order group): the gradient
-    // is final after the first layer (lowest index) that uses it and runs.
-    int final_layer = -1;
-    for (size_t p = 0; p < owners.size(); ++p) {
-      const int owner = owners[p] < 0 ? static_cast<int>(p) : owners[p];
-      if (owner != learnable_ids[l]) continue;
-      const int layer_id = net.param_layer_indices()[p].first;
-      if (!net.layer_need_backward()[layer_id]) continue;
-      if (final_layer < 0 || layer_id < final_layer) final_layer = layer_id;
-    }
-    if (final_layer >= 0) final_after_layer_[final_layer].push_back(static_cast<int>(l));
+  const std::vector<int> final_layer = FinalLayers();
+  final_after_layer_.assign(net.layers().size(), {});
+  for (size_t l = 0; l < final_layer.size(); ++l) {
+    if (final_layer[l] >= 0) final_after_layer_[final_layer[l]].push_back(static_cast<int>(l));
   }
+  PlanBuckets(final_layer);
   for (const auto& layer : net.layers()) {
     if (!HasComputedParams(*layer)) continue;
     for (const auto& blob : layer->blobs()) computed_params_.push_back(blob.get());
   }
+}
+
+std::vector<int> ReplicaSync::FinalLayers() const {
+  const Net& net = solver_->net();
+  const auto& owners = net.param_owners();
+  const auto& learnable_ids = net.learnable_param_ids();
+  std::vector<int> final_layer(net.learnable_params().size(), -1);
+  for (size_t p = 0; p < owners.size(); ++p) {
+    const int owner = owners[p] < 0 ? static_cast<int>(p) : owners[p];
+    const int l = learnable_ids[owner];
+    if (net.params_lr()[l] == 0.0f) continue;
+    // Backward runs the execution order in reverse, and layers sharing a
+    // param keep their prototxt order in it (an order group): the gradient
+    // is final after the first layer (lowest index) that uses it and runs.
+    const int layer_id = net.param_layer_indices()[p].first;
+    if (!net.layer_need_backward()[layer_id]) continue;
+    if (final_layer[l] < 0 || layer_id < final_layer[l]) final_layer[l] = layer_id;
+  }
+  return final_layer;
+}
+
+void ReplicaSync::PlanBuckets(const std::vector<int>& final_layer) {
+  const auto& segments = solver_->net().param_block().segments();
+  bucket_of_param_.assign(segments.size(), -1);
+  // From the last param back: backward finishes them in about that order.
+  // A bucket spans its params' range of the block, gaps (zeros) and
+  // params that are not reduced (zero gradients) included.
+  for (int l = static_cast<int>(segments.size()) - 1; l >= 0; --l) {
+    if (final_layer[l] < 0) continue;
+    const int64_t end = segments[l].offset + segments[l].count;
+    const bool starts_new =
+        buckets_.empty() || buckets_.back().count * sizeof(float) >= bucket_bytes_;
+    // A new bucket starts as the empty range at its first param's end.
+    if (starts_new) buckets_.push_back(Bucket{end, 0, {}, 0});
+    Bucket& bucket = buckets_.back();
+    bucket.count += bucket.offset - segments[l].offset;
+    bucket.offset = segments[l].offset;
+    bucket.params.push_back(l);
+    bucket_of_param_[l] = static_cast<int>(buckets_.size()) - 1;
+  }
+  for (Bucket& bucket : buckets_) bucket.reduced_params = static_cast<int>(bucket.params.size());
+  pending_.assign(buckets_.size(), 0);
+  int64_t floats = 0;
+  for (const Bucket& bucket : buckets_) floats += bucket.count;
+  LOG_IF(INFO, solver_->is_root()) << "All-reduce: " << buckets_.size() << " bucket(s) of up to "
+                                   << bucket_bytes_ / (1024.0 * 1024.0) << " MiB for "
+                                   << floats * sizeof(float) / 1048576.0 << " MiB of gradients";
 }
 
 void ReplicaSync::BroadcastState() {
@@ -83,13 +118,20 @@ void ReplicaSync::AverageComputedParams() {
 
 // ---- the iteration ----
 
-void ReplicaSync::OnStart() { step_start_ = std::chrono::steady_clock::now(); }
+void ReplicaSync::OnStart() {
+  step_start_ = std::chrono::steady_clock::now();
+  for (size_t b = 0; b < buckets_.size(); ++b) pending_[b] = buckets_[b].reduced_params;
+}
 
 void ReplicaSync::OnLayerBackward(int layer_id) {
-  const std::vector<int>& params = final_after_layer_[layer_id];
+  std::vector<int> complete;
+  for (int param : final_after_layer_[layer_id]) {
+    const int b = bucket_of_param_[param];
+    if (--pending_[b] == 0) complete.push_back(b);
+  }
   // The worker thread reads the gradients: they must be finished, not queued.
-  if (on_gpu_ && !params.empty()) SynchronizeDevice();
-  Enqueue(params);
+  if (on_gpu_ && !complete.empty()) SynchronizeDevice();
+  Enqueue(complete);
 }
 
 float* ReplicaSync::DataFor(Blob* blob) {
@@ -100,13 +142,25 @@ float* ReplicaSync::DiffFor(Blob* blob) {
   return device_pointers_ ? blob->mutable_gpu_diff() : blob->mutable_cpu_diff();
 }
 
-void ReplicaSync::Enqueue(const std::vector<int>& params) {
-  if (params.empty()) return;
+void ReplicaSync::Enqueue(const std::vector<int>& buckets) {
+  if (buckets.empty()) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.insert(queue_.end(), params.begin(), params.end());
+    queue_.insert(queue_.end(), buckets.begin(), buckets.end());
   }
   changed_.notify_all();
+}
+
+void ReplicaSync::Reduce(int b) {
+  const Bucket& bucket = buckets_[b];
+  const auto& params = solver_->net().learnable_params();
+  // Every param of the bucket is final and no other thread touches it: make
+  // each current where the communicator reads (a GPU net reduced through
+  // host memory copies them there), then hand over the whole range.
+  // The last param added (the lowest offset) starts the range.
+  float* start = nullptr;
+  for (int param : bucket.params) start = DiffFor(params[param]);
+  comm_->AllReduceSum(start, static_cast<size_t>(bucket.count));
 }
 
 void ReplicaSync::OnGradientsReady() {
@@ -127,13 +181,13 @@ void ReplicaSync::WorkerLoop() {
   for (;;) {
     changed_.wait(lock, [&] { return shutdown_ || (!queue_.empty() && !error_); });
     if (shutdown_) return;
-    const int param = queue_.front();
+    const int bucket = queue_.front();
     queue_.pop_front();
     ++in_flight_;
+    ++collectives_;
     lock.unlock();
     try {
-      Blob* blob = solver_->net().learnable_params()[param];
-      comm_->AllReduceSum(DiffFor(blob), blob->count());
+      Reduce(bucket);
     } catch (...) {
       lock.lock();
       error_ = std::current_exception();

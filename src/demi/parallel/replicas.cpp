@@ -78,7 +78,10 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
     // each naming what differs, before anything else is exchanged.
     const std::string replicas =
         options_.gpus.empty() ? StrCat(local, " on the CPU") : StrCat(local, " GPU(s)");
-    AgreeOnFingerprint(global_.get(), RunFingerprint(param, replicas), "rank", kDisagreeHint);
+    Fingerprint run = RunFingerprint(param, replicas);
+    // The bucket size decides which collectives a rank issues: it must agree.
+    run.push_back({"all-reduce bucket bytes", StrCat(options_.bucket_bytes)});
+    AgreeOnFingerprint(global_.get(), run, "rank", kDisagreeHint);
   }
   // One seed for all, so that data augmentation (keyed by the seed and the
   // record) is the same whichever replica reads a record.
@@ -127,7 +130,8 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
     context.num_replicas = total;
     LOG(INFO) << "Creating replica " << context.replica << " of " << total;
     solvers_.push_back(SolverRegistry::Create(param, context));
-    syncs_.push_back(std::make_unique<ReplicaSync>(solvers_.back().get(), comms_.back().get()));
+    syncs_.push_back(std::make_unique<ReplicaSync>(solvers_.back().get(), comms_.back().get(),
+                                                   options_.bucket_bytes));
   }
   if (replica_threads_ > 0) omp_set_num_threads(threads_before);
   // The nets too, now that their shapes are known (sizes that differ would
@@ -220,17 +224,21 @@ void Replicas::Run(const std::function<void(int replica)>& fn) {
 std::string Replicas::WaitSummary() const {
   double step = 0, wait = 0;
   int steps = 0;
+  int64_t collectives = 0;
   for (const auto& sync : syncs_) {
     step += sync->step_seconds();
     wait += sync->wait_seconds();
     steps += sync->steps();
+    collectives += sync->collectives();
   }
   std::ostringstream out;
   out << std::fixed << std::setprecision(1) << "Replication: " << total() << " replicas (" << size()
       << " in this process, " << options_.world_size << " process(es)); "
       << (steps > 0 ? 1000.0 * step / steps : 0.0) << " ms/step, of which "
       << (steps > 0 ? 1000.0 * wait / steps : 0.0) << " ms ("
-      << (step > 0 ? 100.0 * wait / step : 0.0) << "%) waiting for all-reduce after backward";
+      << (step > 0 ? 100.0 * wait / step : 0.0) << "%) waiting for all-reduce after backward; "
+      << (steps > 0 ? static_cast<double>(collectives) / steps : 0.0)
+      << " gradient all-reduces per step";
   return out.str();
 }
 

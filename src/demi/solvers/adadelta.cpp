@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "demi/solver_registry.hpp"
-#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -13,24 +12,30 @@ AdaDeltaSolver::AdaDeltaSolver(const SolverParameter& param, const Context& cont
              "AdaDelta needs momentum (its decay rate) in [0, 1), got ", param_.momentum());
 }
 
-void AdaDeltaSolver::ComputeUpdateValue(int param_id, float rate) {
-  Blob& param = learnable_param(param_id);
-  const float local_rate = LocalRate(param_id, rate);
-  const float rho = param_.momentum();
-  const float delta = param_.delta();
-  float* grad_sq = history(0, param_id).mutable_cpu_data();
-  float* step_sq = history(1, param_id).mutable_cpu_data();
-  float* diff = param.mutable_cpu_diff();
-  // Element-wise: threads take contiguous blocks.
-  ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      grad_sq[i] = rho * grad_sq[i] + (1 - rho) * diff[i] * diff[i];
-      const float step = diff[i] * std::sqrt((step_sq[i] + delta) / (grad_sq[i] + delta));
-      step_sq[i] = rho * step_sq[i] + (1 - rho) * step * step;
-      diff[i] = local_rate * step;
-    }
-  });
+void AdaDeltaSolver::ComputeUpdateValue(const UpdateRow& row, int64_t begin, int64_t end,
+                                        const UpdateBlocks& blocks,
+                                        const UpdateConstants& constants) const {
+  const float rate = row.rate;
+  const float rho = constants.momentum;
+  const float delta = constants.delta;
+  float* grad_sq = blocks.history[0];
+  float* step_sq = blocks.history[1];
+  float* diff = blocks.diff;
+  for (int64_t i = begin; i < end; ++i) {
+    grad_sq[i] = rho * grad_sq[i] + (1 - rho) * diff[i] * diff[i];
+    const float step = diff[i] * std::sqrt((step_sq[i] + delta) / (grad_sq[i] + delta));
+    step_sq[i] = rho * step_sq[i] + (1 - rho) * step * step;
+    diff[i] = rate * step;
+  }
 }
+
+#ifndef CPU_ONLY
+void AdaDeltaSolver::ComputeUpdateValue_gpu(const UpdateRow* rows, int num_rows, int64_t max_count,
+                                            const UpdateBlocks& blocks,
+                                            const UpdateConstants& constants) const {
+  GpuAdaDeltaUpdate(rows, num_rows, max_count, blocks, constants);
+}
+#endif
 
 DEMI_REGISTER_SOLVER(AdaDelta);
 

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "demi/solver_registry.hpp"
-#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -13,20 +12,26 @@ AdaGradSolver::AdaGradSolver(const SolverParameter& param, const Context& contex
              param_.momentum(), ")");
 }
 
-void AdaGradSolver::ComputeUpdateValue(int param_id, float rate) {
-  Blob& param = learnable_param(param_id);
-  const float local_rate = LocalRate(param_id, rate);
-  const float delta = param_.delta();
-  float* sum_sq = history(0, param_id).mutable_cpu_data();
-  float* diff = param.mutable_cpu_diff();
-  // Element-wise: threads take contiguous blocks.
-  ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      sum_sq[i] += diff[i] * diff[i];
-      diff[i] = local_rate * diff[i] / (std::sqrt(sum_sq[i]) + delta);
-    }
-  });
+void AdaGradSolver::ComputeUpdateValue(const UpdateRow& row, int64_t begin, int64_t end,
+                                       const UpdateBlocks& blocks,
+                                       const UpdateConstants& constants) const {
+  const float rate = row.rate;
+  const float delta = constants.delta;
+  float* sum_sq = blocks.history[0];
+  float* diff = blocks.diff;
+  for (int64_t i = begin; i < end; ++i) {
+    sum_sq[i] += diff[i] * diff[i];
+    diff[i] = rate * diff[i] / (std::sqrt(sum_sq[i]) + delta);
+  }
 }
+
+#ifndef CPU_ONLY
+void AdaGradSolver::ComputeUpdateValue_gpu(const UpdateRow* rows, int num_rows, int64_t max_count,
+                                           const UpdateBlocks& blocks,
+                                           const UpdateConstants& constants) const {
+  GpuAdaGradUpdate(rows, num_rows, max_count, blocks, constants);
+}
+#endif
 
 DEMI_REGISTER_SOLVER(AdaGrad);
 

@@ -1,28 +1,34 @@
 #include "demi/solvers/nesterov.hpp"
 
 #include "demi/solver_registry.hpp"
-#include "demi/util/threads.hpp"
 
 namespace demi {
 
 NesterovSolver::NesterovSolver(const SolverParameter& param, const Context& context)
     : Solver(param, context, 1) {}
 
-void NesterovSolver::ComputeUpdateValue(int param_id, float rate) {
-  Blob& param = learnable_param(param_id);
-  const float local_rate = LocalRate(param_id, rate);
-  const float momentum = param_.momentum();
-  float* velocity = history(0, param_id).mutable_cpu_data();
-  float* diff = param.mutable_cpu_diff();
-  // Element-wise: threads take contiguous blocks.
-  ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const float previous = velocity[i];
-      velocity[i] = momentum * velocity[i] + local_rate * diff[i];
-      diff[i] = (1 + momentum) * velocity[i] - momentum * previous;
-    }
-  });
+void NesterovSolver::ComputeUpdateValue(const UpdateRow& row, int64_t begin, int64_t end,
+                                        const UpdateBlocks& blocks,
+                                        const UpdateConstants& constants) const {
+  const float rate = row.rate;
+  const float momentum = constants.momentum;
+  float* velocity = blocks.history[0];
+  float* diff = blocks.diff;
+#pragma omp simd
+  for (int64_t i = begin; i < end; ++i) {
+    const float previous = velocity[i];
+    velocity[i] = momentum * velocity[i] + rate * diff[i];
+    diff[i] = (1 + momentum) * velocity[i] - momentum * previous;
+  }
 }
+
+#ifndef CPU_ONLY
+void NesterovSolver::ComputeUpdateValue_gpu(const UpdateRow* rows, int num_rows, int64_t max_count,
+                                            const UpdateBlocks& blocks,
+                                            const UpdateConstants& constants) const {
+  GpuNesterovUpdate(rows, num_rows, max_count, blocks, constants);
+}
+#endif
 
 DEMI_REGISTER_SOLVER(Nesterov);
 

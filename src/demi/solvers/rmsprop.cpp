@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "demi/solver_registry.hpp"
-#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -15,21 +14,27 @@ RMSPropSolver::RMSPropSolver(const SolverParameter& param, const Context& contex
              "RMSProp needs rms_decay in [0, 1), got ", param_.rms_decay());
 }
 
-void RMSPropSolver::ComputeUpdateValue(int param_id, float rate) {
-  Blob& param = learnable_param(param_id);
-  const float local_rate = LocalRate(param_id, rate);
-  const float decay = param_.rms_decay();
-  const float delta = param_.delta();
-  float* mean_sq = history(0, param_id).mutable_cpu_data();
-  float* diff = param.mutable_cpu_diff();
-  // Element-wise: threads take contiguous blocks.
-  ParallelFor(param.count(), [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      mean_sq[i] = decay * mean_sq[i] + (1 - decay) * diff[i] * diff[i];
-      diff[i] = local_rate * diff[i] / (std::sqrt(mean_sq[i]) + delta);
-    }
-  });
+void RMSPropSolver::ComputeUpdateValue(const UpdateRow& row, int64_t begin, int64_t end,
+                                       const UpdateBlocks& blocks,
+                                       const UpdateConstants& constants) const {
+  const float rate = row.rate;
+  const float decay = constants.decay;
+  const float delta = constants.delta;
+  float* mean_sq = blocks.history[0];
+  float* diff = blocks.diff;
+  for (int64_t i = begin; i < end; ++i) {
+    mean_sq[i] = decay * mean_sq[i] + (1 - decay) * diff[i] * diff[i];
+    diff[i] = rate * diff[i] / (std::sqrt(mean_sq[i]) + delta);
+  }
 }
+
+#ifndef CPU_ONLY
+void RMSPropSolver::ComputeUpdateValue_gpu(const UpdateRow* rows, int num_rows, int64_t max_count,
+                                           const UpdateBlocks& blocks,
+                                           const UpdateConstants& constants) const {
+  GpuRMSPropUpdate(rows, num_rows, max_count, blocks, constants);
+}
+#endif
 
 DEMI_REGISTER_SOLVER(RMSProp);
 

@@ -57,6 +57,9 @@ DEFINE_string(run_id, "demi",
 DEFINE_double(comm_timeout, 1800,
               "Seconds a rank waits for the others to join or to take part in a collective "
               "before it fails.");
+DEFINE_double(allreduce_bucket_mb, 25,
+              "Replication: gradients are all-reduced in buckets of about this many MiB, each "
+              "as soon as backward has finished it; 0: one all-reduce per param.");
 DEFINE_string(sigint_effect, "stop",
               "What SIGINT (Ctrl-C) does: snapshot, stop (snapshot if snapshot_after_train, "
               "then exit), snapshot_stop (snapshot, then exit) or none.");
@@ -207,6 +210,9 @@ int TrainReplicated(const SolverParameter& param, const std::vector<int>& gpus,
   options.host = FLAGS_rendezvous_host;
   options.run_id = FLAGS_run_id;
   options.timeout_seconds = FLAGS_comm_timeout;
+  DEMI_CHECK(FLAGS_allreduce_bucket_mb >= 0, "--allreduce_bucket_mb must not be negative, got ",
+             FLAGS_allreduce_bucket_mb);
+  options.bucket_bytes = static_cast<size_t>(FLAGS_allreduce_bucket_mb * 1024 * 1024);
   try {
     Replicas replicas(param, options);
     if (!FLAGS_weights.empty()) replicas.CopyWeights(FLAGS_weights);
