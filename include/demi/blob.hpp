@@ -70,6 +70,12 @@ class Blob {
   const float* gpu_diff() const;
   float* mutable_gpu_data();
   float* mutable_gpu_diff();
+  /// The cpu_ or gpu_ pointer for `device`: for a layer body written once for
+  /// both devices (its math in util/device_math.hpp).
+  const float* data_on(Device device) const;
+  const float* diff_on(Device device) const;
+  float* mutable_data_on(Device device);
+  float* mutable_diff_on(Device device);
 
   /// The layout of data and diff: 1 is Caffe's dense row-major layout; b > 1
   /// is oneDNN's channel-blocked one (N x C/b x H x W x b, e.g. nChw16c) that

@@ -156,6 +156,10 @@ class Layer {
                             const std::vector<Blob*>& bottom);
 
   void RegisterBuffer(const std::string& name, Blob* blob, BufferLifetime lifetime);
+  /// Throws unless propagate_down[bottom_index] is false: that bottom
+  /// (labels, indices: `what`, as the message names it) has no gradient.
+  void RefuseGradient(const std::vector<bool>& propagate_down, int bottom_index,
+                      const char* what) const;
 
   LayerParameter layer_param_;
   Phase phase_;
@@ -172,6 +176,38 @@ class Layer {
 
   std::vector<LayerBuffer> buffers_;
   bool runs_backward_ = true;
+};
+
+/// @brief A layer whose GPU path is only math calls, written once: its
+/// ForwardOnDevice and BackwardOnDevice run on both devices, taking pointers
+/// from Blob::data_on(device) and doing their math through
+/// util/device_math.hpp or layers/elementwise.hpp on context().device.
+/// `Base` is Layer or one of its abstract kinds (NeuronLayer).
+template <typename Base>
+class OneBodyLayer : public Base {
+ public:
+  using Base::Base;
+
+ protected:
+  virtual void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) = 0;
+  virtual void BackwardOnDevice(const std::vector<Blob*>& top,
+                                const std::vector<bool>& propagate_down,
+                                const std::vector<Blob*>& bottom) = 0;
+
+  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) final {
+    ForwardOnDevice(bottom, top);
+  }
+  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) final {
+    ForwardOnDevice(bottom, top);
+  }
+  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) final {
+    BackwardOnDevice(top, propagate_down, bottom);
+  }
+  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob*>& bottom) final {
+    BackwardOnDevice(top, propagate_down, bottom);
+  }
 };
 
 }  // namespace demi

@@ -109,6 +109,19 @@ const float* Blob::gpu_diff() const { return static_cast<const float*>(diff_->gp
 float* Blob::mutable_gpu_data() { return static_cast<float*>(data_->mutable_gpu_data()); }
 float* Blob::mutable_gpu_diff() { return static_cast<float*>(diff_->mutable_gpu_data()); }
 
+const float* Blob::data_on(Device device) const {
+  return device == Device::kGPU ? gpu_data() : cpu_data();
+}
+const float* Blob::diff_on(Device device) const {
+  return device == Device::kGPU ? gpu_diff() : cpu_diff();
+}
+float* Blob::mutable_data_on(Device device) {
+  return device == Device::kGPU ? mutable_gpu_data() : mutable_cpu_data();
+}
+float* Blob::mutable_diff_on(Device device) {
+  return device == Device::kGPU ? mutable_gpu_diff() : mutable_cpu_diff();
+}
+
 void Blob::ShareData(const Blob& other) {
   CHECK_EQ(count_, other.count()) << "ShareData needs equal counts";
   data_ = other.data();

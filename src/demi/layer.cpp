@@ -141,6 +141,12 @@ void Layer::RegisterBuffer(const std::string& name, Blob* blob, BufferLifetime l
   buffers_.push_back({name, blob, lifetime});
 }
 
+void Layer::RefuseGradient(const std::vector<bool>& propagate_down, int bottom_index,
+                           const char* what) const {
+  DEMI_CHECK(!propagate_down[bottom_index], type(), " layer '", layer_param_.name(),
+             "' cannot backpropagate to ", what);
+}
+
 void Layer::ToProto(LayerParameter* param, bool write_diff) const {
   param->Clear();
   param->CopyFrom(layer_param_);

@@ -1,9 +1,18 @@
 #ifndef DEMI_LAYERS_ABSVAL_LAYER_HPP_
 #define DEMI_LAYERS_ABSVAL_LAYER_HPP_
 
-#include "demi/layers/neuron_layer.hpp"
+#include "demi/layers/input_saving_neuron_layer.hpp"
+#include "demi/util/host_device.hpp"
 
 namespace demi {
+
+/// AbsVal's gradient, for the host loop and the CUDA kernel alike: the sign
+/// of the input x times dy (0 at x = 0).
+struct AbsValBackward {
+  DEMI_HOST_DEVICE float operator()(float x, float dy) const {
+    return x > 0 ? dy : (x < 0 ? -dy : 0.0f);
+  }
+};
 
 /// @brief y = |x|, element-wise.
 ///
@@ -11,28 +20,15 @@ namespace demi {
 /// dx = sign(x) dy (0 at x = 0, as in Caffe). Out of place it reads the bottom
 /// data; in place (which Caffe refuses) Forward first copies x into a buffer
 /// kept for Backward, and no bottom data is read. The top is never read.
-class AbsValLayer : public NeuronLayer {
+class AbsValLayer : public OneBodyLayer<InputSavingNeuronLayer> {
  public:
-  using NeuronLayer::NeuronLayer;
-  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  using OneBodyLayer::OneBodyLayer;
   const char* type() const override { return "AbsVal"; }
-  bool BackwardReadsBottomData(int) const override { return !in_place_; }
-  bool BackwardReadsTopData(int) const override { return false; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
-
- private:
-  bool in_place_ = false;
-  Blob bottom_copy_;  ///< the input, in place only; saved for backward
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
 };
 
 }  // namespace demi

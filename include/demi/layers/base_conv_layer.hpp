@@ -57,10 +57,10 @@ void CheckConvWindowFits(const LayerParameter& param, const ConvGeometry& g, con
 /// oneDNN picks (blocked channels); the bottoms, tops and params keep Caffe's
 /// layout and are reordered through scratch buffers the planner places, as is
 /// oneDNN's scratchpad. Params' gradients are accumulated, as in Caffe.
-class BaseConvolutionLayer : public Layer {
+class BaseConvolutionLayer : public OneBodyLayer<Layer> {
  public:
   bool CanReplay() const override { return true; }
-  using Layer::Layer;
+  using OneBodyLayer::OneBodyLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   int MinBottomBlobs() const override { return 1; }
@@ -83,26 +83,29 @@ class BaseConvolutionLayer : public Layer {
   /// from the bottom's H x W, checking that the sizes are usable.
   virtual void ComputeOutputShape(const Blob& bottom) = 0;
 
+  // Forward and Backward, written once for both layers and both devices:
+  // the convolution maps image to output, and Deconvolution (whose bottom
+  // is the output) runs its adjoint.
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
+
   /// output = W * im2col(image), per group; `columns_ready` reuses columns
-  /// already unfolded from this image.
+  /// already unfolded from this image. Pointers on context().device, as for
+  /// the helpers below.
   void ForwardGemm(const float* image, const float* weights, float* output,
                    bool columns_ready = false);
   /// image = col2im(W^T * output), per group: the adjoint of ForwardGemm.
   void BackwardGemm(const float* output, const float* weights, float* image);
   /// weights_diff += output * im2col(image)^T, per group.
   void WeightGemm(const float* image, const float* output, float* weights_diff);
-  /// Adds b[m] to every position of top channel m of one top image.
-  void AddBias(float* top_image) const;
-  /// db[m] += sum over positions of channel m of one top image's gradient.
-  void AccumulateBiasGradient(const float* top_image_diff);
+  /// Adds b[m] to every position of top channel m of all num_ images of one top.
+  void AddBias(float* top_data) const;
+  /// db[m] += sum over images and positions of channel m of one top's gradient.
+  void AccumulateBiasGradient(const float* top_diff);
 
 #ifndef CPU_ONLY
-  /// Device twins of the helpers above (base_conv_layer.cu), on device
-  /// pointers. The bias helpers cover all num_ images of one top at once.
-  void ForwardGemmGpu(const float* image, const float* weights, float* output,
-                      bool columns_ready = false);
-  void BackwardGemmGpu(const float* output, const float* weights, float* image);
-  void WeightGemmGpu(const float* image, const float* output, float* weights_diff);
+  /// The bias helpers' kernels (base_conv_layer.cu), on device pointers.
   void AddBiasGpu(float* top_data) const;
   void AccumulateBiasGradientGpu(const float* top_diff);
 #endif
@@ -161,6 +164,12 @@ class BaseConvolutionLayer : public Layer {
   int64_t output_spatial_ = 0;  ///< spatial size of the convolution's output
   int64_t kernel_dim_ = 0;      ///< (conv_in / group) * kh * kw: rows of a group's columns
   Blob columns_;                ///< (conv_in * kh * kw) x output_spatial_, scratch
+
+ private:
+  /// Runs the cuDNN (GPU) or DNNL (CPU) engine for one bottom and its top
+  /// where it is ready; false leaves the pass to the GEMMs.
+  bool EngineForward(const float* bottom_data, const float* weights, Blob* top);
+  bool EngineBackward(const Blob& top, bool propagate_down, Blob* bottom);
 };
 
 }  // namespace demi

@@ -1,9 +1,22 @@
 #ifndef DEMI_LAYERS_BNLL_LAYER_HPP_
 #define DEMI_LAYERS_BNLL_LAYER_HPP_
 
-#include "demi/layers/neuron_layer.hpp"
+#include "demi/layers/elementwise.hpp"
+#include "demi/util/host_device.hpp"
 
 namespace demi {
+
+/// BNLL's formulas, for the host loop and the CUDA kernel alike.
+struct BNLLForward {
+  /// x + log(1 + exp(-x)) for x > 0, so that exp never overflows.
+  DEMI_HOST_DEVICE float operator()(float x) const {
+    return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x));
+  }
+};
+struct BNLLBackward {
+  /// dy/dx = sigmoid(x) = 1 - exp(-y), read from the top.
+  DEMI_HOST_DEVICE float operator()(float y, float dy) const { return -expm1f(-y) * dy; }
+};
 
 /// @brief Binomial normal log likelihood (softplus): y = log(1 + exp(x)),
 /// computed as x + log(1 + exp(-x)) for x > 0 so that it never overflows.
@@ -11,22 +24,14 @@ namespace demi {
 /// Shapes: bottom and top alike (in place allowed). Backward reads the top
 /// only: dy/dx = sigmoid(x) = 1 - exp(-y), so dx = -expm1(-y) dy, accurate for
 /// every y >= 0.
-class BNLLLayer : public NeuronLayer {
+class BNLLLayer : public MappedNeuronLayer<BNLLForward, BNLLBackward> {
  public:
-  using NeuronLayer::NeuronLayer;
+  using MappedNeuronLayer::MappedNeuronLayer;
   const char* type() const override { return "BNLL"; }
-  bool BackwardReadsBottomData(int) const override { return false; }
-  bool BackwardReadsTopData(int) const override { return true; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  BNLLForward forward_formula() const override { return {}; }
+  BNLLBackward backward_formula() const override { return {}; }
 };
 
 }  // namespace demi

@@ -1,9 +1,27 @@
 #ifndef DEMI_LAYERS_CLIP_LAYER_HPP_
 #define DEMI_LAYERS_CLIP_LAYER_HPP_
 
-#include "demi/layers/neuron_layer.hpp"
+#include "demi/layers/elementwise.hpp"
+#include "demi/util/host_device.hpp"
 
 namespace demi {
+
+/// Clip's formulas, for the host loop and the CUDA kernel alike.
+struct ClipForward {
+  float min, max;
+  /// std::min(std::max(x, min), max), spelled out for the device (a NaN stays NaN).
+  DEMI_HOST_DEVICE float operator()(float x) const {
+    const float above = x < min ? min : x;
+    return max < above ? max : above;
+  }
+};
+struct ClipBackward {
+  float min, max;
+  /// Reads the top: min < y < max exactly where min < x < max.
+  DEMI_HOST_DEVICE float operator()(float y, float dy) const {
+    return y > min && y < max ? dy : 0.0f;
+  }
+};
 
 /// @brief y = min(max(x, min), max), element-wise, with clip_param's min and
 /// max (both required, min < max).
@@ -13,23 +31,15 @@ namespace demi {
 /// dx = dy there and 0 elsewhere. (Caffe reads x and also passes the gradient
 /// at x = min and x = max exactly; the two differ only on those two points,
 /// where the function has no derivative.)
-class ClipLayer : public NeuronLayer {
+class ClipLayer : public MappedNeuronLayer<ClipForward, ClipBackward> {
  public:
-  using NeuronLayer::NeuronLayer;
+  using MappedNeuronLayer::MappedNeuronLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Clip"; }
-  bool BackwardReadsBottomData(int) const override { return false; }
-  bool BackwardReadsTopData(int) const override { return true; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  ClipForward forward_formula() const override { return {min_, max_}; }
+  ClipBackward backward_formula() const override { return {min_, max_}; }
 
  private:
   float min_ = 0.0f;

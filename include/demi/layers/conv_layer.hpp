@@ -32,14 +32,6 @@ class ConvolutionLayer : public BaseConvolutionLayer {
  protected:
   bool reverse_dimensions() const override { return false; }
   void ComputeOutputShape(const Blob& bottom) override;
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
 };
 
 }  // namespace demi

@@ -1,9 +1,24 @@
 #ifndef DEMI_LAYERS_ELU_LAYER_HPP_
 #define DEMI_LAYERS_ELU_LAYER_HPP_
 
-#include "demi/layers/neuron_layer.hpp"
+#include "demi/layers/elementwise.hpp"
+#include "demi/util/host_device.hpp"
 
 namespace demi {
+
+/// ELU's formulas, for the host loop and the CUDA kernel alike.
+struct ELUForward {
+  float alpha;
+  DEMI_HOST_DEVICE float operator()(float x) const { return x > 0 ? x : alpha * expm1f(x); }
+};
+struct ELUBackward {
+  float alpha;
+  /// Reads the top: for alpha >= 0, y > 0 exactly where x > 0, and
+  /// alpha exp(x) = y + alpha elsewhere.
+  DEMI_HOST_DEVICE float operator()(float y, float dy) const {
+    return y > 0 ? dy : dy * (y + alpha);
+  }
+};
 
 /// @brief Exponential linear unit, as in Caffe: y = x for x > 0 and
 /// y = alpha (exp(x) - 1) otherwise, with alpha = elu_param.alpha >= 0.
@@ -13,23 +28,15 @@ namespace demi {
 /// elsewhere, so dx = dy where y > 0 and dx = dy (y + alpha) otherwise. (Caffe
 /// also accepts a negative alpha, for which y no longer tells the sign of x;
 /// here it is an error.)
-class ELULayer : public NeuronLayer {
+class ELULayer : public MappedNeuronLayer<ELUForward, ELUBackward> {
  public:
-  using NeuronLayer::NeuronLayer;
+  using MappedNeuronLayer::MappedNeuronLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "ELU"; }
-  bool BackwardReadsBottomData(int) const override { return false; }
-  bool BackwardReadsTopData(int) const override { return true; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  ELUForward forward_formula() const override { return {alpha_}; }
+  ELUBackward backward_formula() const override { return {alpha_}; }
 
  private:
   float alpha_ = 1.0f;

@@ -1,9 +1,21 @@
 #ifndef DEMI_LAYERS_EXP_LAYER_HPP_
 #define DEMI_LAYERS_EXP_LAYER_HPP_
 
-#include "demi/layers/neuron_layer.hpp"
+#include "demi/layers/elementwise.hpp"
+#include "demi/util/host_device.hpp"
 
 namespace demi {
+
+/// Exp's formulas, for the host loop and the CUDA kernel alike.
+struct ExpForward {
+  float inner_scale, outer_scale;
+  /// base^(shift + scale x) = base^shift exp(scale ln(base) x).
+  DEMI_HOST_DEVICE float operator()(float x) const { return outer_scale * expf(inner_scale * x); }
+};
+struct ExpBackward {
+  float inner_scale;
+  DEMI_HOST_DEVICE float operator()(float y, float dy) const { return dy * y * inner_scale; }
+};
 
 /// @brief y = base^(shift + scale x), element-wise, with exp_param's base
 /// (-1, the default, means e; otherwise base > 0), scale and shift, as in
@@ -11,23 +23,15 @@ namespace demi {
 ///
 /// Shapes: bottom and top alike (in place allowed). Backward reads the top
 /// only: dx = dy y scale ln(base).
-class ExpLayer : public NeuronLayer {
+class ExpLayer : public MappedNeuronLayer<ExpForward, ExpBackward> {
  public:
-  using NeuronLayer::NeuronLayer;
+  using MappedNeuronLayer::MappedNeuronLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Exp"; }
-  bool BackwardReadsBottomData(int) const override { return false; }
-  bool BackwardReadsTopData(int) const override { return true; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  ExpForward forward_formula() const override { return {inner_scale_, outer_scale_}; }
+  ExpBackward backward_formula() const override { return {inner_scale_}; }
 
  private:
   float inner_scale_ = 1.0f;  ///< scale ln(base)

@@ -20,9 +20,9 @@ namespace demi {
 ///
 /// Backward folds the top gradient back with Col2im, summing where windows
 /// overlap; it reads neither the bottom nor the top data. No buffers.
-class Im2colLayer : public Layer {
+class Im2colLayer : public OneBodyLayer<Layer> {
  public:
-  using Layer::Layer;
+  using OneBodyLayer::OneBodyLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Im2col"; }
@@ -32,14 +32,9 @@ class Im2colLayer : public Layer {
   bool BackwardReadsTopData(int) const override { return false; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
 
  private:
   ConvGeometry geometry_{};  ///< one whole image, all channels

@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "demi/layers/loss_layer.hpp"
+#include "demi/layers/probability_loss_layer.hpp"
 
 namespace demi {
 
@@ -30,9 +30,9 @@ namespace demi {
 /// and keeps for Backward. Backward therefore reads neither bottom nor top
 /// data; it writes dscores = w g / normalizer, with w the loss weight, and
 /// cannot backpropagate to the labels or to H.
-class InfogainLossLayer : public LossLayer {
+class InfogainLossLayer : public ProbabilityLossLayer {
  public:
-  using LossLayer::LossLayer;
+  using ProbabilityLossLayer::ProbabilityLossLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "InfogainLoss"; }
@@ -60,14 +60,7 @@ class InfogainLossLayer : public LossLayer {
     return has_ignore_label_ && static_cast<int64_t>(label) == ignore_label_;
   }
 
-  std::unique_ptr<Layer> softmax_;
-  std::vector<Blob*> softmax_bottom_;
-  std::vector<Blob*> softmax_top_;
-  Blob prob_;      ///< probabilities, then the unscaled gradient; saved for backward
   Blob infogain_;  ///< H read from infogain_loss_param.source
-  LossParameter::NormalizationMode normalization_ = LossParameter::VALID;
-  bool has_ignore_label_ = false;
-  int64_t ignore_label_ = 0;
   int64_t outer_num_ = 0;
   int64_t channels_ = 0;
   int64_t inner_num_ = 0;

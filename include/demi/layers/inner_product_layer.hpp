@@ -22,9 +22,9 @@ namespace demi {
 /// a planned buffer. dW and db are added to the param diffs by the same GEMM
 /// as the CAFFE engine's (oneDNN's backward-weights primitive can only
 /// overwrite, which would cost a weight-sized buffer and a pass over it).
-class InnerProductLayer : public Layer {
+class InnerProductLayer : public OneBodyLayer<Layer> {
  public:
-  using Layer::Layer;
+  using OneBodyLayer::OneBodyLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "InnerProduct"; }
@@ -40,14 +40,9 @@ class InnerProductLayer : public Layer {
   }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
 
  private:
   /// The DNNL engine (inner_product_layer_dnnl.cpp).

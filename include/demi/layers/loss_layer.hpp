@@ -28,6 +28,22 @@ class LossLayer : public Layer {
   /// `mode` (never below 1).
   static float Normalizer(LossParameter::NormalizationMode mode, int64_t outer, int64_t inner,
                           int64_t valid);
+  /// loss_param's normalization; where only the legacy `normalize` is set,
+  /// VALID for true and BATCH_SIZE for false; `fallback` where neither is.
+  static LossParameter::NormalizationMode NormalizationOf(
+      const LossParameter& param, LossParameter::NormalizationMode fallback);
+
+ protected:
+  /// Ends a Forward: the top's value is loss / normalizer; returns the
+  /// normalizer, for Backward.
+  static float WriteNormalizedLoss(double loss, float normalizer, Blob* top);
+  /// The Backward of a loss whose Forward saved its unscaled gradient: refuses
+  /// a gradient to the target (bottom 1, `target` in the message) and, where
+  /// propagate_down[0], sets bottom 0's diff to (top diff / normalizer) * saved
+  /// on context().device.
+  void BackwardFromSaved(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                         const std::vector<Blob*>& bottom, const char* target, const Blob& saved,
+                         float normalizer) const;
 };
 
 }  // namespace demi

@@ -39,17 +39,21 @@ class LSTMLayer : public RecurrentLayer {
  protected:
   int NumStates() const override { return 2; }
   int64_t GatesPerUnit() const override { return 4; }
+  /// The step runs a fused kernel on the GPU: these pick the twin below.
   void RecurrentForward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void RecurrentBackward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                          const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void RecurrentForward_gpu(const std::vector<Blob*>& bottom,
-                            const std::vector<Blob*>& top) override;
-  void RecurrentBackward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                             const std::vector<Blob*>& bottom) override;
-#endif
 
  private:
+  void RecurrentForward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+  void RecurrentBackward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                             const std::vector<Blob*>& bottom);
+#ifndef CPU_ONLY
+  void RecurrentForward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+  void RecurrentBackward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                             const std::vector<Blob*>& bottom);
+#endif
+
   Blob cells_;           ///< (T + 1) x N x H, saved for backward
   Blob initial_hidden_;  ///< N x H, saved for backward
   Blob hidden_diff_;     ///< N x H: gradient reaching h_{t-1}, scratch

@@ -1,7 +1,7 @@
 #ifndef DEMI_LAYERS_PRELU_LAYER_HPP_
 #define DEMI_LAYERS_PRELU_LAYER_HPP_
 
-#include "demi/layers/neuron_layer.hpp"
+#include "demi/layers/input_saving_neuron_layer.hpp"
 
 namespace demi {
 
@@ -16,14 +16,11 @@ namespace demi {
 /// the elements of channel c with x <= 0. Out of place it reads the bottom
 /// data; in place Forward first copies x into a buffer kept for Backward, and
 /// Backward reads neither bottom nor top data.
-class PReLULayer : public NeuronLayer {
+class PReLULayer : public InputSavingNeuronLayer {
  public:
-  using NeuronLayer::NeuronLayer;
+  using InputSavingNeuronLayer::InputSavingNeuronLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "PReLU"; }
-  bool BackwardReadsBottomData(int) const override { return !in_place_; }
-  bool BackwardReadsTopData(int) const override { return false; }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -37,8 +34,6 @@ class PReLULayer : public NeuronLayer {
 
  private:
   bool channel_shared_ = false;
-  bool in_place_ = false;
-  Blob bottom_copy_;  ///< the input, in place only; saved for backward
 };
 
 }  // namespace demi

@@ -39,9 +39,9 @@ namespace demi {
 /// "gates_diff" (T x N x G) and "step_rows" (N x G). Backward reads x, cont
 /// and x_static (not the exposed initial states, which Forward copies) and
 /// the output top's data (not the final states').
-class RecurrentLayer : public Layer {
+class RecurrentLayer : public OneBodyLayer<Layer> {
  public:
-  using Layer::Layer;
+  using OneBodyLayer::OneBodyLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   int MinBottomBlobs() const override { return 2 + NumExposed(); }
@@ -63,7 +63,8 @@ class RecurrentLayer : public Layer {
   /// Shapes of the params after W_h (RNN: W_ho, b_o).
   virtual std::vector<std::vector<int64_t>> ExtraParamShapes() const { return {}; }
   /// Runs the steps over gates_ (holding every projection but W_h's) and
-  /// writes the output top and the final states (SaveFinalState).
+  /// writes the output top and the final states (SaveFinalState), on
+  /// context().device like everything below.
   virtual void RecurrentForward(const std::vector<Blob*>& bottom,
                                 const std::vector<Blob*>& top) = 0;
   /// Fills dgates_ with the gradient of the gate pre-activations,
@@ -73,23 +74,9 @@ class RecurrentLayer : public Layer {
                                  const std::vector<bool>& propagate_down,
                                  const std::vector<Blob*>& bottom) = 0;
 
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-  /// The CUDA twins of RecurrentForward and RecurrentBackward, on gpu_data.
-  virtual void RecurrentForward_gpu(const std::vector<Blob*>& bottom,
-                                    const std::vector<Blob*>& top) = 0;
-  virtual void RecurrentBackward_gpu(const std::vector<Blob*>& top,
-                                     const std::vector<bool>& propagate_down,
-                                     const std::vector<Blob*>& bottom) = 0;
-  /// InitialState and SaveFinalState on device memory.
-  const float* InitialState_gpu(const std::vector<Blob*>& bottom, int s) const;
-  void SaveFinalState_gpu(const std::vector<Blob*>& top, int s, const float* state);
-#endif
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
 
   int NumExposed() const {
     return layer_param_.recurrent_param().expose_hidden() ? NumStates() : 0;

@@ -4,8 +4,20 @@
 #include <memory>
 
 #include "demi/layers/neuron_layer.hpp"
+#include "demi/util/host_device.hpp"
 
 namespace demi {
+
+/// ReLU's formulas, for the host loop and the CUDA kernel alike.
+struct ReLUForward {
+  float slope;
+  DEMI_HOST_DEVICE float operator()(float x) const { return x > 0 ? x : slope * x; }
+};
+struct ReLUBackward {
+  float slope;
+  /// Reads the top: y > 0 exactly where x > 0, so in place works.
+  DEMI_HOST_DEVICE float operator()(float y, float dy) const { return y > 0 ? dy : slope * dy; }
+};
 
 /// @brief Rectified linear unit: y = max(0, x) + negative_slope * min(0, x).
 ///
@@ -17,9 +29,9 @@ namespace demi {
 /// oneDNN's eltwise ReLU in the blobs' layout, in place or not; its backward
 /// also reads the top (eltwise_relu_use_dst_for_bwd), so both engines give
 /// the same values. A negative slope runs the CAFFE engine, which rejects it.
-class ReLULayer : public NeuronLayer {
+class ReLULayer : public OneBodyLayer<NeuronLayer> {
  public:
-  using NeuronLayer::NeuronLayer;
+  using OneBodyLayer::OneBodyLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "ReLU"; }
@@ -30,14 +42,9 @@ class ReLULayer : public NeuronLayer {
   bool BackwardReadsTopData(int) const override { return true; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
 
  private:
   /// The DNNL engine (relu_layer_dnnl.cpp).

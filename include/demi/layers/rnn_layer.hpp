@@ -38,12 +38,6 @@ class RNNLayer : public RecurrentLayer {
   void RecurrentForward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void RecurrentBackward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                          const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void RecurrentForward_gpu(const std::vector<Blob*>& bottom,
-                            const std::vector<Blob*>& top) override;
-  void RecurrentBackward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                             const std::vector<Blob*>& bottom) override;
-#endif
 
  private:
   Blob initial_hidden_;  ///< N x H, saved for backward

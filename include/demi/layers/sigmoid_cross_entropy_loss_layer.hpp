@@ -36,8 +36,11 @@ class SigmoidCrossEntropyLossLayer : public LossLayer {
                     const std::vector<Blob*>& bottom) override;
 #ifndef CPU_ONLY
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  /// Backward_cpu works on either device (LossLayer::BackwardFromSaved).
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
+                    const std::vector<Blob*>& bottom) override {
+    Backward_cpu(top, propagate_down, bottom);
+  }
 #endif
 
  private:

@@ -10,9 +10,9 @@ namespace demi {
 ///
 /// Bottoms: one or more, any shapes. No tops. Forward does nothing; Backward
 /// writes zero gradients into the bottoms that ask for one. It reads no data.
-class SilenceLayer : public Layer {
+class SilenceLayer : public OneBodyLayer<Layer> {
  public:
-  using Layer::Layer;
+  using OneBodyLayer::OneBodyLayer;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {}
   const char* type() const override { return "Silence"; }
   int MinBottomBlobs() const override { return 1; }
@@ -21,14 +21,9 @@ class SilenceLayer : public Layer {
   bool BackwardReadsTopData(int) const override { return false; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {}
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {}
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {}
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
 };
 
 }  // namespace demi

@@ -18,9 +18,9 @@ namespace demi {
 ///
 /// Backward concatenates the tops' gradients into the bottom's; it reads no
 /// data.
-class SliceLayer : public Layer {
+class SliceLayer : public OneBodyLayer<Layer> {
  public:
-  using Layer::Layer;
+  using OneBodyLayer::OneBodyLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Slice"; }
@@ -31,19 +31,12 @@ class SliceLayer : public Layer {
   bool BackwardReadsTopData(int) const override { return false; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
 
  private:
   int axis_ = 1;
-  int64_t num_slices_ = 0;  ///< product of the axes before `axis`
-  int64_t inner_size_ = 0;  ///< product of the axes after `axis`
 };
 
 }  // namespace demi

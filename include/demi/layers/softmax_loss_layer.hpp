@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "demi/layers/loss_layer.hpp"
+#include "demi/layers/probability_loss_layer.hpp"
 
 namespace demi {
 
@@ -27,9 +27,9 @@ namespace demi {
 /// (zero at ignored positions) and keeps for Backward. Backward therefore
 /// reads neither bottom nor top data; it writes the gradient of the scores
 /// scaled by loss weight / normalizer, and cannot backpropagate to the labels.
-class SoftmaxWithLossLayer : public LossLayer {
+class SoftmaxWithLossLayer : public ProbabilityLossLayer {
  public:
-  using LossLayer::LossLayer;
+  using ProbabilityLossLayer::ProbabilityLossLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "SoftmaxWithLoss"; }
@@ -45,19 +45,15 @@ class SoftmaxWithLossLayer : public LossLayer {
                     const std::vector<Blob*>& bottom) override;
 #ifndef CPU_ONLY
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  /// Backward_cpu works on either device (LossLayer::BackwardFromSaved).
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
+                    const std::vector<Blob*>& bottom) override {
+    Backward_cpu(top, propagate_down, bottom);
+  }
 #endif
 
  private:
-  std::unique_ptr<Layer> softmax_;
-  std::vector<Blob*> softmax_bottom_;
-  std::vector<Blob*> softmax_top_;
-  Blob prob_;           ///< probabilities, then p - onehot(label); saved for backward
   Blob position_loss_;  ///< Forward_gpu's loss per (outer, inner) position, before the sum
-  LossParameter::NormalizationMode normalization_ = LossParameter::VALID;
-  bool has_ignore_label_ = false;
-  int64_t ignore_label_ = 0;
   int64_t outer_num_ = 0;
   int64_t channels_ = 0;
   int64_t inner_num_ = 0;

@@ -8,9 +8,9 @@ namespace demi {
 /// @brief Gives one blob to several consumers: every top shares the bottom's
 /// data, and Backward sums the tops' gradients into the bottom's. The net
 /// inserts these automatically. Backward reads no data.
-class SplitLayer : public Layer {
+class SplitLayer : public OneBodyLayer<Layer> {
  public:
-  using Layer::Layer;
+  using OneBodyLayer::OneBodyLayer;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Split"; }
   bool CanReplay() const override { return true; }
@@ -22,14 +22,9 @@ class SplitLayer : public Layer {
   bool BackwardReadsTopData(int) const override { return false; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
 };
 
 }  // namespace demi

@@ -9,22 +9,17 @@ namespace demi {
 ///
 /// Shapes: bottom and top alike (in place allowed). Backward reads the top
 /// only: dx = dy * (1 - y^2); it reads no bottom data.
-class TanHLayer : public NeuronLayer {
+class TanHLayer : public OneBodyLayer<NeuronLayer> {
  public:
-  using NeuronLayer::NeuronLayer;
+  using OneBodyLayer::OneBodyLayer;
   const char* type() const override { return "TanH"; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return true; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#ifndef CPU_ONLY
-  void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
-#endif
+  void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) override;
 };
 
 }  // namespace demi

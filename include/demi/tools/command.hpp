@@ -27,6 +27,15 @@ struct Command {
   std::function<int(const std::vector<std::string>& args)> run;
 };
 
+using CommandBody = std::function<int(const std::vector<std::string>& args)>;
+
+/// A command from its parts (quiet and takes_args false: set them on the
+/// result where they differ).
+Command MakeCommand(std::string name, std::string summary, std::string usage,
+                    std::vector<std::string> flags, CommandBody run);
+/// The body of a command that takes no positional arguments.
+CommandBody WithoutArgs(int (*body)());
+
 /// Every command, in caffe's order: train, test, time, device_query, then
 /// Demitasse's memory, classify and extract_features.
 const std::vector<Command>& Commands();

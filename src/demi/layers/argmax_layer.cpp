@@ -76,8 +76,7 @@ void ArgMaxLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vecto
 void ArgMaxLayer::Backward_cpu(const std::vector<Blob*>& top,
                                const std::vector<bool>& propagate_down,
                                const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[0], "ArgMax layer '", layer_param_.name(),
-             "' is not differentiable and cannot backpropagate to its bottom");
+  RefuseGradient(propagate_down, 0, "its bottom: the layer is not differentiable");
 }
 
 DEMI_REGISTER_LAYER(ArgMax);

@@ -1,6 +1,7 @@
 #include "demi/layers/base_conv_layer.hpp"
 
 #include "demi/filler.hpp"
+#include "demi/util/device_math.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -62,17 +63,9 @@ ConvGeometry ReadConvGeometry(const LayerParameter& layer_param, const Blob& bot
              stride.w);
   DEMI_CHECK(dilation.h > 0 && dilation.w > 0, label, " needs a non-zero dilation, got ",
              dilation.h, " x ", dilation.w);
-  ConvGeometry g{};
-  g.channels = bottom.shape(1);
-  g.kernel_h = kernel.h;
-  g.kernel_w = kernel.w;
-  g.pad_h = pad.h;
-  g.pad_w = pad.w;
-  g.stride_h = stride.h;
-  g.stride_w = stride.w;
-  g.dilation_h = dilation.h;
-  g.dilation_w = dilation.w;
-  return g;
+  // channels, height, width (left 0), then the window, in ConvGeometry's order.
+  return ConvGeometry{bottom.shape(1), 0,        0,        kernel.h,   kernel.w,  pad.h,
+                      pad.w,           stride.h, stride.w, dilation.h, dilation.w};
 }
 
 void CheckConvWindowFits(const LayerParameter& param, const ConvGeometry& g, const Blob& bottom) {
@@ -158,60 +151,196 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
   if (dnnl_) DnnlReshape(*bottom[0], *top[0]);
 }
 
+void BaseConvolutionLayer::ForwardOnDevice(const std::vector<Blob*>& bottom,
+                                           const std::vector<Blob*>& top) {
+  const Device device = context_.device;
+  const int64_t in_size = bottom[0]->count(1);
+  const int64_t out_size = top[0]->count(1);
+  const float* w = blobs_[0]->data_on(device);
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    const float* x = bottom[i]->data_on(device);
+    if (EngineForward(x, w, top[i])) continue;
+    float* y = top[i]->mutable_data_on(device);
+    for (int64_t n = 0; n < num_; ++n) {
+      if (reverse_dimensions()) {
+        BackwardGemm(x + n * in_size, w, y + n * out_size);
+      } else {
+        ForwardGemm(x + n * in_size, w, y + n * out_size);
+      }
+    }
+    if (bias_term_) AddBias(y);
+  }
+}
+
+void BaseConvolutionLayer::BackwardOnDevice(const std::vector<Blob*>& top,
+                                            const std::vector<bool>& propagate_down,
+                                            const std::vector<Blob*>& bottom) {
+  const Device device = context_.device;
+  const int64_t in_size = bottom[0]->count(1);
+  const int64_t out_size = top[0]->count(1);
+  const float* w = blobs_[0]->data_on(device);
+  const bool weight_grad = param_propagate_down(0);
+  const bool bias_grad = bias_term_ && param_propagate_down(1);
+  const bool reverse = reverse_dimensions();
+  for (size_t i = 0; i < top.size(); ++i) {
+    if (EngineBackward(*top[i], propagate_down[i], bottom[i])) continue;
+    const float* dy = top[i]->diff_on(device);
+    if (bias_grad) AccumulateBiasGradient(dy);
+    if (!weight_grad && !propagate_down[i]) continue;
+    const float* x = bottom[i]->data_on(device);
+    for (int64_t n = 0; n < num_; ++n) {
+      // The convolution's image and output: x and dy for Convolution, dy and
+      // x for Deconvolution.
+      const float* image = reverse ? dy + n * out_size : x + n * in_size;
+      const float* output = reverse ? x + n * in_size : dy + n * out_size;
+      if (weight_grad) WeightGemm(image, output, blobs_[0]->mutable_diff_on(device));
+      if (!propagate_down[i]) continue;
+      float* dx = bottom[i]->mutable_diff_on(device) + n * in_size;
+      if (reverse) {
+        ForwardGemm(image, w, dx, /*columns_ready=*/weight_grad);  // WeightGemm unfolded dy
+      } else {
+        BackwardGemm(output, w, dx);
+      }
+    }
+  }
+}
+
+bool BaseConvolutionLayer::EngineForward(const float* bottom_data, const float* weights,
+                                         Blob* top) {
+  const bool reverse = reverse_dimensions();
+#ifdef USE_CUDNN
+  if (context_.device == Device::kGPU && CudnnReady()) {
+    float* y = top->mutable_gpu_data();
+    if (reverse) {
+      CudnnConvolveAdjoint(bottom_data, weights, y);
+    } else {
+      CudnnConvolve(bottom_data, weights, y);
+    }
+    if (bias_term_) CudnnAddBias(y);
+    return true;
+  }
+#endif
+  if (context_.device != Device::kCPU || !DnnlReady()) return false;
+  float* y = top->mutable_cpu_data();
+  if (reverse) {
+    DnnlConvolveAdjoint(bottom_data, weights, y);
+    if (bias_term_) DnnlAddBias(top);
+  } else {
+    DnnlConvolve(bottom_data, weights, y);  // the bias is fused in
+  }
+  return true;
+}
+
+bool BaseConvolutionLayer::EngineBackward(const Blob& top, bool propagate_down, Blob* bottom) {
+  const bool weight_grad = param_propagate_down(0);
+  const bool bias_grad = bias_term_ && param_propagate_down(1);
+  const bool reverse = reverse_dimensions();
+#ifdef USE_CUDNN
+  if (context_.device == Device::kGPU && CudnnReady()) {
+    // For Deconvolution the top is the convolution's image, the bottom its output.
+    const float* dy = top.gpu_diff();
+    if (bias_grad) CudnnBiasGradient(dy);
+    if (weight_grad) {
+      const float* x = bottom->gpu_data();
+      CudnnWeightGradient(reverse ? dy : x, reverse ? x : dy, blobs_[0]->mutable_gpu_diff());
+    }
+    if (propagate_down && reverse) {
+      CudnnConvolve(dy, blobs_[0]->gpu_data(), bottom->mutable_gpu_diff());
+    } else if (propagate_down) {
+      CudnnConvolveAdjoint(dy, blobs_[0]->gpu_data(), bottom->mutable_gpu_diff());
+    }
+    return true;
+  }
+#endif
+  if (context_.device != Device::kCPU || !DnnlReady()) return false;
+  const float* dy = top.cpu_diff();
+  float* bias_diff = bias_grad ? blobs_[1]->mutable_cpu_diff() : nullptr;
+  if (reverse && bias_diff != nullptr) {
+    // Deconvolution's bias is on its top, not on the convolution's output.
+    DnnlAddBiasGradient(top, bias_diff);
+    bias_diff = nullptr;
+  }
+  if (weight_grad || bias_diff != nullptr) {
+    const float* x = bottom->cpu_data();
+    DnnlWeightGradient(reverse ? dy : x, reverse ? x : dy,
+                       weight_grad ? blobs_[0]->mutable_cpu_diff() : nullptr, bias_diff);
+  }
+  if (propagate_down && reverse) {
+    DnnlConvolve(dy, blobs_[0]->cpu_data(), bottom->mutable_cpu_diff());
+  } else if (propagate_down) {
+    DnnlConvolveAdjoint(dy, blobs_[0]->cpu_data(), bottom->mutable_cpu_diff());
+  }
+  return true;
+}
+
 void BaseConvolutionLayer::ForwardGemm(const float* image, const float* weights, float* output,
                                        bool columns_ready) {
+  const Device device = context_.device;
   const float* col = image;
   if (!is_1x1_) {
-    if (!columns_ready) Im2col(image, geometry_, columns_.mutable_cpu_data());
-    col = columns_.cpu_data();
+    if (!columns_ready) Im2col(device, image, geometry_, columns_.mutable_data_on(device));
+    col = columns_.data_on(device);
   }
   const int64_t out_per_group = conv_out_channels_ / group_;
   for (int64_t g = 0; g < group_; ++g) {
-    Gemm(false, false, out_per_group, output_spatial_, kernel_dim_, 1.0f,
+    Gemm(device, false, false, out_per_group, output_spatial_, kernel_dim_, 1.0f,
          weights + g * out_per_group * kernel_dim_, col + g * kernel_dim_ * output_spatial_, 0.0f,
          output + g * out_per_group * output_spatial_);
   }
 }
 
 void BaseConvolutionLayer::BackwardGemm(const float* output, const float* weights, float* image) {
-  float* col = is_1x1_ ? image : columns_.mutable_cpu_data();
+  const Device device = context_.device;
+  float* col = is_1x1_ ? image : columns_.mutable_data_on(device);
   const int64_t out_per_group = conv_out_channels_ / group_;
   for (int64_t g = 0; g < group_; ++g) {
-    Gemm(true, false, kernel_dim_, output_spatial_, out_per_group, 1.0f,
+    Gemm(device, true, false, kernel_dim_, output_spatial_, out_per_group, 1.0f,
          weights + g * out_per_group * kernel_dim_, output + g * out_per_group * output_spatial_,
          0.0f, col + g * kernel_dim_ * output_spatial_);
   }
-  if (!is_1x1_) Col2im(col, geometry_, image);
+  if (!is_1x1_) Col2im(device, col, geometry_, image);
 }
 
 void BaseConvolutionLayer::WeightGemm(const float* image, const float* output,
                                       float* weights_diff) {
+  const Device device = context_.device;
   const float* col = image;
   if (!is_1x1_) {
-    Im2col(image, geometry_, columns_.mutable_cpu_data());
-    col = columns_.cpu_data();
+    Im2col(device, image, geometry_, columns_.mutable_data_on(device));
+    col = columns_.data_on(device);
   }
   const int64_t out_per_group = conv_out_channels_ / group_;
   for (int64_t g = 0; g < group_; ++g) {
-    Gemm(false, true, out_per_group, kernel_dim_, output_spatial_, 1.0f,
+    Gemm(device, false, true, out_per_group, kernel_dim_, output_spatial_, 1.0f,
          output + g * out_per_group * output_spatial_, col + g * kernel_dim_ * output_spatial_,
          1.0f, weights_diff + g * out_per_group * kernel_dim_);
   }
 }
 
-void BaseConvolutionLayer::AddBias(float* top_image) const {
+void BaseConvolutionLayer::AddBias(float* top_data) const {
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) return AddBiasGpu(top_data);
+#endif
   const float* b = blobs_[1]->cpu_data();
   const int64_t spatial = top_h_ * top_w_;
-  for (int64_t m = 0; m < num_output_; ++m) AddScalar(spatial, b[m], top_image + m * spatial);
+  for (int64_t c = 0; c < num_ * num_output_; ++c) {
+    AddScalar(spatial, b[c % num_output_], top_data + c * spatial);
+  }
 }
 
-void BaseConvolutionLayer::AccumulateBiasGradient(const float* top_image_diff) {
+void BaseConvolutionLayer::AccumulateBiasGradient(const float* top_diff) {
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) return AccumulateBiasGradientGpu(top_diff);
+#endif
   float* db = blobs_[1]->mutable_cpu_diff();
   const int64_t spatial = top_h_ * top_w_;
-  for (int64_t m = 0; m < num_output_; ++m) {
-    double sum = 0;
-    for (int64_t s = 0; s < spatial; ++s) sum += top_image_diff[m * spatial + s];
-    db[m] += static_cast<float>(sum);
+  for (int64_t n = 0; n < num_; ++n) {
+    const float* image_diff = top_diff + n * num_output_ * spatial;
+    for (int64_t m = 0; m < num_output_; ++m) {
+      double sum = 0;
+      for (int64_t s = 0; s < spatial; ++s) sum += image_diff[m * spatial + s];
+      db[m] += static_cast<float>(sum);
+    }
   }
 }
 

@@ -1,6 +1,5 @@
 #include "demi/layers/base_conv_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
-#include "demi/util/math_gpu.hpp"
 
 namespace demi {
 
@@ -34,48 +33,6 @@ __global__ void BiasGradientKernel(const float* top_diff, int64_t num, int64_t c
 }  // namespace
 
 // launchers
-
-void BaseConvolutionLayer::ForwardGemmGpu(const float* image, const float* weights, float* output,
-                                          bool columns_ready) {
-  const float* col = image;
-  if (!is_1x1_) {
-    if (!columns_ready) GpuIm2col(image, geometry_, columns_.mutable_gpu_data());
-    col = columns_.gpu_data();
-  }
-  const int64_t out_per_group = conv_out_channels_ / group_;
-  for (int64_t g = 0; g < group_; ++g) {
-    GpuGemm(false, false, out_per_group, output_spatial_, kernel_dim_, 1.0f,
-            weights + g * out_per_group * kernel_dim_, col + g * kernel_dim_ * output_spatial_,
-            0.0f, output + g * out_per_group * output_spatial_);
-  }
-}
-
-void BaseConvolutionLayer::BackwardGemmGpu(const float* output, const float* weights,
-                                           float* image) {
-  float* col = is_1x1_ ? image : columns_.mutable_gpu_data();
-  const int64_t out_per_group = conv_out_channels_ / group_;
-  for (int64_t g = 0; g < group_; ++g) {
-    GpuGemm(true, false, kernel_dim_, output_spatial_, out_per_group, 1.0f,
-            weights + g * out_per_group * kernel_dim_, output + g * out_per_group * output_spatial_,
-            0.0f, col + g * kernel_dim_ * output_spatial_);
-  }
-  if (!is_1x1_) GpuCol2im(col, geometry_, image);
-}
-
-void BaseConvolutionLayer::WeightGemmGpu(const float* image, const float* output,
-                                         float* weights_diff) {
-  const float* col = image;
-  if (!is_1x1_) {
-    GpuIm2col(image, geometry_, columns_.mutable_gpu_data());
-    col = columns_.gpu_data();
-  }
-  const int64_t out_per_group = conv_out_channels_ / group_;
-  for (int64_t g = 0; g < group_; ++g) {
-    GpuGemm(false, true, out_per_group, kernel_dim_, output_spatial_, 1.0f,
-            output + g * out_per_group * output_spatial_, col + g * kernel_dim_ * output_spatial_,
-            1.0f, weights_diff + g * out_per_group * kernel_dim_);
-  }
-}
 
 void BaseConvolutionLayer::AddBiasGpu(float* top_data) const {
   const int64_t spatial = top_h_ * top_w_;

@@ -35,8 +35,7 @@ void BatchReindexLayer::Forward_cpu(const std::vector<Blob*>& bottom,
 void BatchReindexLayer::Backward_cpu(const std::vector<Blob*>& top,
                                      const std::vector<bool>& propagate_down,
                                      const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[1], "BatchReindex layer '", layer_param_.name(),
-             "' cannot backpropagate to its indices");
+  RefuseGradient(propagate_down, 1, "its indices");
   if (!propagate_down[0]) return;
   const int64_t inner = bottom[0]->count(1);
   const float* index = bottom[1]->cpu_data();

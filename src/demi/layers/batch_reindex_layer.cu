@@ -60,8 +60,7 @@ void BatchReindexLayer::Forward_gpu(const std::vector<Blob*>& bottom,
 void BatchReindexLayer::Backward_gpu(const std::vector<Blob*>& top,
                                      const std::vector<bool>& propagate_down,
                                      const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[1], "BatchReindex layer '", layer_param_.name(),
-             "' cannot backpropagate to its indices");
+  RefuseGradient(propagate_down, 1, "its indices");
   if (!propagate_down[0]) return;
   const int64_t num = bottom[0]->shape(0);
   const int64_t positions = bottom[1]->count();

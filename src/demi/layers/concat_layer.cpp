@@ -1,7 +1,7 @@
 #include "demi/layers/concat_layer.hpp"
 
 #include "demi/layer_registry.hpp"
-#include "demi/util/math.hpp"
+#include "demi/layers/part_copy.hpp"
 
 namespace demi {
 
@@ -36,8 +36,6 @@ void ConcatLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Bl
   for (const Blob* blob : bottom) {
     DEMI_CHECK(blob != top[0], "Concat layer '", name, "' cannot run in place");
   }
-  num_concats_ = bottom[0]->count(0, axis_);
-  inner_size_ = bottom[0]->count(axis_ + 1);
   top[0]->Reshape(top_shape);
   if (bottom.size() == 1) {
     top[0]->ShareData(*bottom[0]);
@@ -45,38 +43,16 @@ void ConcatLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Bl
   }
 }
 
-void ConcatLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+void ConcatLayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (bottom.size() == 1) return;  // the top is a view of the bottom
-  float* y = top[0]->mutable_cpu_data();
-  const int64_t top_block = top[0]->shape(axis_) * inner_size_;
-  int64_t offset = 0;  // of this bottom's block within a top block
-  for (const Blob* blob : bottom) {
-    const float* x = blob->cpu_data();
-    const int64_t block = blob->shape(axis_) * inner_size_;
-    for (int64_t n = 0; n < num_concats_; ++n) {
-      Copy(block, x + n * block, y + n * top_block + offset);
-    }
-    offset += block;
-  }
+  GatherParts(context_.device, axis_, BlobField::kData, bottom, top[0]);
 }
 
-void ConcatLayer::Backward_cpu(const std::vector<Blob*>& top,
-                               const std::vector<bool>& propagate_down,
-                               const std::vector<Blob*>& bottom) {
+void ConcatLayer::BackwardOnDevice(const std::vector<Blob*>& top,
+                                   const std::vector<bool>& propagate_down,
+                                   const std::vector<Blob*>& bottom) {
   if (bottom.size() == 1) return;  // the bottom's diff is the top's
-  const float* dy = top[0]->cpu_diff();
-  const int64_t top_block = top[0]->shape(axis_) * inner_size_;
-  int64_t offset = 0;
-  for (size_t i = 0; i < bottom.size(); ++i) {
-    const int64_t block = bottom[i]->shape(axis_) * inner_size_;
-    if (propagate_down[i]) {
-      float* dx = bottom[i]->mutable_cpu_diff();
-      for (int64_t n = 0; n < num_concats_; ++n) {
-        Copy(block, dy + n * top_block + offset, dx + n * block);
-      }
-    }
-    offset += block;
-  }
+  ScatterParts(context_.device, axis_, BlobField::kDiff, *top[0], bottom, propagate_down);
 }
 
 DEMI_REGISTER_LAYER(Concat);

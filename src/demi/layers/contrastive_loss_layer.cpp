@@ -60,8 +60,7 @@ void ContrastiveLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
 void ContrastiveLossLayer::Backward_cpu(const std::vector<Blob*>& top,
                                         const std::vector<bool>& propagate_down,
                                         const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[2], "ContrastiveLoss layer '", layer_param_.name(),
-             "' cannot backpropagate to similarity labels");
+  RefuseGradient(propagate_down, 2, "similarity labels");
   const float* diff = diff_.cpu_data();
   const float* coeff = coeff_.cpu_data();
   for (int b = 0; b < 2; ++b) {

@@ -71,8 +71,7 @@ void ContrastiveLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
 void ContrastiveLossLayer::Backward_gpu(const std::vector<Blob*>& top,
                                         const std::vector<bool>& propagate_down,
                                         const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[2], "ContrastiveLoss layer '", layer_param_.name(),
-             "' cannot backpropagate to similarity labels");
+  RefuseGradient(propagate_down, 2, "similarity labels");
   const int64_t count = num_ * dim_;
   if (count == 0) return;
   for (int b = 0; b < 2; ++b) {

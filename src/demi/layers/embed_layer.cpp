@@ -59,8 +59,7 @@ void EmbedLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
 void EmbedLayer::Backward_cpu(const std::vector<Blob*>& top,
                               const std::vector<bool>& propagate_down,
                               const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[0], "Embed layer '", layer_param_.name(),
-             "' cannot backpropagate to its input indices");
+  RefuseGradient(propagate_down, 0, "its input indices");
   const float* dy = top[0]->cpu_diff();
   const int64_t count = bottom[0]->count();
   if (param_propagate_down(0)) {

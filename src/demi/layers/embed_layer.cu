@@ -65,8 +65,7 @@ void EmbedLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector
 void EmbedLayer::Backward_gpu(const std::vector<Blob*>& top,
                               const std::vector<bool>& propagate_down,
                               const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[0], "Embed layer '", layer_param_.name(),
-             "' cannot backpropagate to its input indices");
+  RefuseGradient(propagate_down, 0, "its input indices");
   const int64_t positions = bottom[0]->count();
   if (positions == 0) return;
   const float* dy = top[0]->gpu_diff();

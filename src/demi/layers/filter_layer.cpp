@@ -50,8 +50,7 @@ void FilterLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vecto
 void FilterLayer::Backward_cpu(const std::vector<Blob*>& top,
                                const std::vector<bool>& propagate_down,
                                const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[selector_index_], "Filter layer '", layer_param_.name(),
-             "' cannot backpropagate to its selector (the last bottom)");
+  RefuseGradient(propagate_down, selector_index_, "its selector (the last bottom)");
   for (int i = 0; i < selector_index_; ++i) {
     if (!propagate_down[i]) continue;
     const int64_t inner = bottom[i]->count(1);

@@ -60,8 +60,7 @@ void FilterLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vecto
 void FilterLayer::Backward_gpu(const std::vector<Blob*>& top,
                                const std::vector<bool>& propagate_down,
                                const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[selector_index_], "Filter layer '", layer_param_.name(),
-             "' cannot backpropagate to its selector (the last bottom)");
+  RefuseGradient(propagate_down, selector_index_, "its selector (the last bottom)");
   const float* selected = selected_.empty() ? nullptr : selected_rows_.gpu_data();
   for (int i = 0; i < selector_index_; ++i) {
     if (!propagate_down[i]) continue;

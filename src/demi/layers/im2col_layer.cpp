@@ -2,6 +2,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/layers/base_conv_layer.hpp"
+#include "demi/util/device_math.hpp"
 
 namespace demi {
 
@@ -21,23 +22,25 @@ void Im2colLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Bl
                   geometry_.output_h(), geometry_.output_w());
 }
 
-void Im2colLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+void Im2colLayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const Device device = context_.device;
   const int64_t in_size = bottom[0]->count(1);
   const int64_t out_size = top[0]->count(1);
-  const float* x = bottom[0]->cpu_data();
-  float* y = top[0]->mutable_cpu_data();
-  for (int64_t n = 0; n < num_; ++n) Im2col(x + n * in_size, geometry_, y + n * out_size);
+  const float* x = bottom[0]->data_on(device);
+  float* y = top[0]->mutable_data_on(device);
+  for (int64_t n = 0; n < num_; ++n) Im2col(device, x + n * in_size, geometry_, y + n * out_size);
 }
 
-void Im2colLayer::Backward_cpu(const std::vector<Blob*>& top,
-                               const std::vector<bool>& propagate_down,
-                               const std::vector<Blob*>& bottom) {
+void Im2colLayer::BackwardOnDevice(const std::vector<Blob*>& top,
+                                   const std::vector<bool>& propagate_down,
+                                   const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
+  const Device device = context_.device;
   const int64_t in_size = bottom[0]->count(1);
   const int64_t out_size = top[0]->count(1);
-  const float* dy = top[0]->cpu_diff();
-  float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t n = 0; n < num_; ++n) Col2im(dy + n * out_size, geometry_, dx + n * in_size);
+  const float* dy = top[0]->diff_on(device);
+  float* dx = bottom[0]->mutable_diff_on(device);
+  for (int64_t n = 0; n < num_; ++n) Col2im(device, dy + n * out_size, geometry_, dx + n * in_size);
 }
 
 DEMI_REGISTER_LAYER(Im2col);

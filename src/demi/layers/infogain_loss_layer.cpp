@@ -25,30 +25,7 @@ void InfogainLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
     infogain_.FromProto(proto);
   }
   CheckAxis(*bottom[0]);
-  if (!softmax_) {  // kept across repeated setups: its buffers stay registered
-    LayerParameter softmax_param = layer_param_;
-    softmax_param.set_type("Softmax");
-    softmax_param.clear_loss_weight();
-    softmax_param.mutable_softmax_param()->set_axis(param.axis());
-    softmax_ = LayerRegistry::Create(softmax_param);
-  }
-  softmax_->set_context(context_);  // its engine follows the net's
-  softmax_bottom_ = {bottom[0]};
-  softmax_top_ = {&prob_};
-  softmax_->SetUp(softmax_bottom_, softmax_top_);
-  RegisterBuffer("prob", &prob_, BufferLifetime::kSavedForBackward);
-  for (const LayerBuffer& buffer : softmax_->buffers()) {
-    RegisterBuffer("softmax/" + buffer.name, buffer.blob, buffer.lifetime);
-  }
-
-  const LossParameter& loss_param = layer_param_.loss_param();
-  has_ignore_label_ = loss_param.has_ignore_label();
-  ignore_label_ = loss_param.ignore_label();
-  if (!loss_param.has_normalization() && loss_param.has_normalize()) {
-    normalization_ = loss_param.normalize() ? LossParameter::VALID : LossParameter::BATCH_SIZE;
-  } else {
-    normalization_ = loss_param.normalization();
-  }
+  SetUpSoftmax(bottom[0], param.axis());
 }
 
 void InfogainLossLayer::CheckAxis(const Blob& scores) const {
@@ -74,8 +51,7 @@ void InfogainLossLayer::Reshape(const std::vector<Blob*>& bottom, const std::vec
              "': the infogain matrix of shape ", infogain.shape_string(), " needs ", channels_,
              " x ", channels_, " values for the ", channels_, " classes of scores ",
              scores.shape_string());
-  softmax_bottom_[0] = bottom[0];
-  softmax_->Reshape(softmax_bottom_, softmax_top_);
+  ReshapeSoftmax(bottom[0]);
   LossLayer::Reshape(bottom, top);
   if (top.size() > 1) top[1]->ReshapeLike(scores);
 }
@@ -86,8 +62,7 @@ const float* InfogainLossLayer::Infogain(const std::vector<Blob*>& bottom) const
 
 void InfogainLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
-  softmax_->Forward(softmax_bottom_, softmax_top_);
-  if (top.size() > 1) Copy(prob_.count(), prob_.cpu_data(), top[1]->mutable_cpu_data());
+  ForwardSoftmax(top);
   const float* label = bottom[1]->cpu_data();
   const float* infogain = Infogain(bottom);
   float* prob = prob_.mutable_cpu_data();
@@ -119,22 +94,15 @@ void InfogainLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
       ++valid;
     }
   }
-  normalizer_ = Normalizer(normalization_, outer_num_, inner_num_, valid);
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / normalizer_);
+  normalizer_ =
+      WriteNormalizedLoss(loss, Normalizer(normalization_, outer_num_, inner_num_, valid), top[0]);
 }
 
 void InfogainLossLayer::Backward_cpu(const std::vector<Blob*>& top,
                                      const std::vector<bool>& propagate_down,
                                      const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[1], "InfogainLoss layer '", layer_param_.name(),
-             "' cannot backpropagate to labels");
-  DEMI_CHECK(bottom.size() < 3 || !propagate_down[2], "InfogainLoss layer '", layer_param_.name(),
-             "' cannot backpropagate to the infogain matrix");
-  if (!propagate_down[0]) return;
-  const float scale = top[0]->cpu_diff()[0] / normalizer_;
-  const float* gradient = prob_.cpu_data();
-  float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t i = 0; i < prob_.count(); ++i) dx[i] = scale * gradient[i];
+  if (bottom.size() > 2) RefuseGradient(propagate_down, 2, "the infogain matrix");
+  BackwardFromSaved(top, propagate_down, bottom, "labels", prob_, normalizer_);
 }
 
 DEMI_REGISTER_LAYER(InfogainLoss);

@@ -2,7 +2,7 @@
 
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
-#include "demi/util/math.hpp"
+#include "demi/util/device_math.hpp"
 
 namespace demi {
 
@@ -44,37 +44,43 @@ void InnerProductLayer::Reshape(const std::vector<Blob*>& bottom, const std::vec
   if (dnnl_) DnnlReshape(*bottom[0]);
 }
 
-void InnerProductLayer::Forward_cpu(const std::vector<Blob*>& bottom,
-                                    const std::vector<Blob*>& top) {
-  if (DnnlReady()) {
+void InnerProductLayer::ForwardOnDevice(const std::vector<Blob*>& bottom,
+                                        const std::vector<Blob*>& top) {
+  const Device device = context_.device;
+  if (device == Device::kCPU && DnnlReady()) {
     DnnlForward(*bottom[0], top[0]);
     return;
   }
-  float* y = top[0]->mutable_cpu_data();
-  Gemm(false, !transpose_, m_, n_, k_, 1.0f, bottom[0]->cpu_data(), blobs_[0]->cpu_data(), 0.0f, y);
-  if (bias_term_) AddToRows(m_, n_, blobs_[1]->cpu_data(), y);
+  float* y = top[0]->mutable_data_on(device);
+  Gemm(device, false, !transpose_, m_, n_, k_, 1.0f, bottom[0]->data_on(device),
+       blobs_[0]->data_on(device), 0.0f, y);
+  if (bias_term_) AddToRows(device, m_, n_, blobs_[1]->data_on(device), y);
 }
 
-void InnerProductLayer::Backward_cpu(const std::vector<Blob*>& top,
-                                     const std::vector<bool>& propagate_down,
-                                     const std::vector<Blob*>& bottom) {
-  const float* dy = top[0]->cpu_diff();
+void InnerProductLayer::BackwardOnDevice(const std::vector<Blob*>& top,
+                                         const std::vector<bool>& propagate_down,
+                                         const std::vector<Blob*>& bottom) {
+  const Device device = context_.device;
+  const bool dnnl = device == Device::kCPU && DnnlReady();
+  const float* dy = top[0]->diff_on(device);
   if (param_propagate_down(0)) {
-    const float* x = DnnlReady() ? DnnlPlainBottom(*bottom[0]) : bottom[0]->cpu_data();
-    float* dw = blobs_[0]->mutable_cpu_diff();
+    const float* x = dnnl ? DnnlPlainBottom(*bottom[0]) : bottom[0]->data_on(device);
+    float* dw = blobs_[0]->mutable_diff_on(device);
     if (transpose_) {
-      Gemm(true, false, k_, n_, m_, 1.0f, x, dy, 1.0f, dw);  // dW (K x N) += x^T dy
+      Gemm(device, true, false, k_, n_, m_, 1.0f, x, dy, 1.0f, dw);  // dW (K x N) += x^T dy
     } else {
-      Gemm(true, false, n_, k_, m_, 1.0f, dy, x, 1.0f, dw);  // dW (N x K) += dy^T x
+      Gemm(device, true, false, n_, k_, m_, 1.0f, dy, x, 1.0f, dw);  // dW (N x K) += dy^T x
     }
   }
-  if (bias_term_ && param_propagate_down(1)) SumRows(m_, n_, dy, blobs_[1]->mutable_cpu_diff());
-  if (propagate_down[0] && DnnlReady()) {
+  if (bias_term_ && param_propagate_down(1)) {
+    SumRows(device, m_, n_, dy, blobs_[1]->mutable_diff_on(device));
+  }
+  if (propagate_down[0] && dnnl) {
     DnnlBackwardData(*top[0], bottom[0]);
   } else if (propagate_down[0]) {
     // dx (M x K) = dy (M x N) W (N x K), or dy W^T when W is stored K x N.
-    Gemm(false, transpose_, m_, k_, n_, 1.0f, dy, blobs_[0]->cpu_data(), 0.0f,
-         bottom[0]->mutable_cpu_diff());
+    Gemm(device, false, transpose_, m_, k_, n_, 1.0f, dy, blobs_[0]->data_on(device), 0.0f,
+         bottom[0]->mutable_diff_on(device));
   }
 }
 

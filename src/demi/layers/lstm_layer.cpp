@@ -30,6 +30,23 @@ void LSTMLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob
 }
 
 void LSTMLayer::RecurrentForward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) return RecurrentForward_gpu(bottom, top);
+#endif
+  RecurrentForward_cpu(bottom, top);
+}
+
+void LSTMLayer::RecurrentBackward(const std::vector<Blob*>& top,
+                                  const std::vector<bool>& propagate_down,
+                                  const std::vector<Blob*>& bottom) {
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) return RecurrentBackward_gpu(top, propagate_down, bottom);
+#endif
+  RecurrentBackward_cpu(top, propagate_down, bottom);
+}
+
+void LSTMLayer::RecurrentForward_cpu(const std::vector<Blob*>& bottom,
+                                     const std::vector<Blob*>& top) {
   const int64_t step_size = streams_ * hidden_;
   const float* cont = bottom[1]->cpu_data();
   const float* w_hc = blobs_[w_h_param_]->cpu_data();
@@ -65,9 +82,9 @@ void LSTMLayer::RecurrentForward(const std::vector<Blob*>& bottom, const std::ve
   SaveFinalState(top, 1, cells + steps_ * step_size);
 }
 
-void LSTMLayer::RecurrentBackward(const std::vector<Blob*>& top,
-                                  const std::vector<bool>& propagate_down,
-                                  const std::vector<Blob*>& bottom) {
+void LSTMLayer::RecurrentBackward_cpu(const std::vector<Blob*>& top,
+                                      const std::vector<bool>& propagate_down,
+                                      const std::vector<Blob*>& bottom) {
   const int64_t step_size = streams_ * hidden_;
   const float* cont = bottom[1]->cpu_data();
   const float* w_hc = blobs_[w_h_param_]->cpu_data();

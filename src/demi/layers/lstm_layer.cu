@@ -61,8 +61,8 @@ void LSTMLayer::RecurrentForward_gpu(const std::vector<Blob*>& bottom,
   float* cells = cells_.mutable_gpu_data();
   float* h = top[0]->mutable_gpu_data();
   float* conted = step_rows_.mutable_gpu_data();
-  GpuCopy(step_size, InitialState_gpu(bottom, 0), initial_hidden_.mutable_gpu_data());
-  GpuCopy(step_size, InitialState_gpu(bottom, 1), cells);
+  GpuCopy(step_size, InitialState(bottom, 0), initial_hidden_.mutable_gpu_data());
+  GpuCopy(step_size, InitialState(bottom, 1), cells);
   for (int64_t t = 0; t < steps_; ++t) {
     const float* cont_t = cont + t * streams_;
     const float* h_prev = t == 0 ? initial_hidden_.gpu_data() : h + (t - 1) * step_size;
@@ -75,8 +75,8 @@ void LSTMLayer::RecurrentForward_gpu(const std::vector<Blob*>& bottom,
         h + t * step_size);
     CheckLaunch("LstmStepForwardKernel");
   }
-  SaveFinalState_gpu(top, 0, h + (steps_ - 1) * step_size);
-  SaveFinalState_gpu(top, 1, cells + steps_ * step_size);
+  SaveFinalState(top, 0, h + (steps_ - 1) * step_size);
+  SaveFinalState(top, 1, cells + steps_ * step_size);
 }
 
 void LSTMLayer::RecurrentBackward_gpu(const std::vector<Blob*>& top,

@@ -42,8 +42,7 @@ void MultinomialLogisticLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
 void MultinomialLogisticLossLayer::Backward_cpu(const std::vector<Blob*>& top,
                                                 const std::vector<bool>& propagate_down,
                                                 const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[1], "MultinomialLogisticLoss layer '", layer_param_.name(),
-             "' cannot backpropagate to labels");
+  RefuseGradient(propagate_down, 1, "labels");
   if (!propagate_down[0]) return;
   const float scale = -top[0]->cpu_diff()[0] / static_cast<float>(std::max<int64_t>(num_, 1));
   const float* prob = bottom[0]->cpu_data();

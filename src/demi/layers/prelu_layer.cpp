@@ -23,13 +23,7 @@ void PReLULayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<
              layer_param_.name(), "' has slopes of shape ", blobs_[0]->shape_string(),
              ", but bottom ", bottom[0]->shape_string(), " needs ", ShapeString(slope_shape));
   param_propagate_down_.assign(blobs_.size(), true);
-  in_place_ = bottom[0] == top[0];
-  if (in_place_) RegisterBuffer("bottom_copy", &bottom_copy_, BufferLifetime::kSavedForBackward);
-}
-
-void PReLULayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  NeuronLayer::Reshape(bottom, top);
-  if (in_place_) bottom_copy_.ReshapeLike(*bottom[0]);
+  InputSavingNeuronLayer::LayerSetUp(bottom, top);
 }
 
 void PReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -37,7 +31,7 @@ void PReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector
   const int64_t channels = bottom[0]->shape(1);
   const int64_t dim = bottom[0]->count(2);
   const float* x = bottom[0]->cpu_data();
-  if (in_place_ && runs_backward()) Copy(bottom[0]->count(), x, bottom_copy_.mutable_cpu_data());
+  SaveInput(*bottom[0]);
   const float* slope = blobs_[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
   for (int64_t n = 0; n < num; ++n) {
@@ -55,7 +49,7 @@ void PReLULayer::Backward_cpu(const std::vector<Blob*>& top,
   const int64_t num = bottom[0]->shape(0);
   const int64_t channels = bottom[0]->shape(1);
   const int64_t dim = bottom[0]->count(2);
-  const float* x = in_place_ ? bottom_copy_.cpu_data() : bottom[0]->cpu_data();
+  const float* x = Input(*bottom[0]).cpu_data();
   const float* dy = top[0]->cpu_diff();
   // The slope gradient first: in place, dx overwrites dy.
   if (param_propagate_down(0)) {

@@ -54,9 +54,7 @@ __global__ void PReLUBackwardKernel(int64_t n, int64_t channels, int64_t dim, co
 
 void PReLULayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t n = bottom[0]->count();
-  if (in_place_ && runs_backward()) {
-    GpuCopy(n, bottom[0]->gpu_data(), bottom_copy_.mutable_gpu_data());
-  }
+  SaveInput(*bottom[0]);
   if (n == 0) return;
   const int64_t channels = channel_shared_ ? 1 : bottom[0]->shape(1);
   PReLUForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
@@ -74,7 +72,7 @@ void PReLULayer::Backward_gpu(const std::vector<Blob*>& top,
   const int64_t channels = channel_shared_ ? 1 : bottom[0]->shape(1);
   const int64_t dim = channel_shared_ ? bottom[0]->count(1) : bottom[0]->count(2);
   const int64_t num = bottom[0]->shape(0);
-  const float* x = in_place_ ? bottom_copy_.gpu_data() : bottom[0]->gpu_data();
+  const float* x = Input(*bottom[0]).gpu_data();
   const float* dy = top[0]->gpu_diff();
   // The slope gradient first: in place, dx overwrites dy.
   if (param_propagate_down(0)) {

@@ -1,6 +1,7 @@
 #include "demi/layers/recurrent_layer.hpp"
 
 #include "demi/filler.hpp"
+#include "demi/util/device_math.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -88,60 +89,65 @@ void RecurrentLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector
 }
 
 const float* RecurrentLayer::InitialState(const std::vector<Blob*>& bottom, int s) const {
-  return expose_hidden_ ? bottom[first_state_bottom_ + s]->cpu_data() : carried_[s].cpu_data();
+  const Blob& state = expose_hidden_ ? *bottom[first_state_bottom_ + s] : carried_[s];
+  return state.data_on(context_.device);
 }
 
 void RecurrentLayer::SaveFinalState(const std::vector<Blob*>& top, int s, const float* state) {
-  float* out = expose_hidden_ ? top[1 + s]->mutable_cpu_data() : carried_[s].mutable_cpu_data();
-  Copy(streams_ * hidden_, state, out);
+  Blob& out = expose_hidden_ ? *top[1 + s] : carried_[s];
+  Copy(context_.device, streams_ * hidden_, state, out.mutable_data_on(context_.device));
 }
 
-void RecurrentLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+void RecurrentLayer::ForwardOnDevice(const std::vector<Blob*>& bottom,
+                                     const std::vector<Blob*>& top) {
+  const Device device = context_.device;
   const int64_t rows = steps_ * streams_;
-  float* gates = gates_.mutable_cpu_data();
+  float* gates = gates_.mutable_data_on(device);
   // gates = x W_x^T + b (+ x_static W_static^T at every step).
-  Gemm(false, true, rows, gates_dim_, input_dim_, 1.0f, bottom[0]->cpu_data(),
-       blobs_[0]->cpu_data(), 0.0f, gates);
-  AddToRows(rows, gates_dim_, blobs_[1]->cpu_data(), gates);
+  Gemm(device, false, true, rows, gates_dim_, input_dim_, 1.0f, bottom[0]->data_on(device),
+       blobs_[0]->data_on(device), 0.0f, gates);
+  AddToRows(device, rows, gates_dim_, blobs_[1]->data_on(device), gates);
   if (static_input_) {
-    float* projected = step_rows_.mutable_cpu_data();
-    Gemm(false, true, streams_, gates_dim_, static_dim_, 1.0f, bottom[2]->cpu_data(),
-         blobs_[2]->cpu_data(), 0.0f, projected);
-    AddToRows(steps_, streams_ * gates_dim_, projected, gates);
+    float* projected = step_rows_.mutable_data_on(device);
+    Gemm(device, false, true, streams_, gates_dim_, static_dim_, 1.0f, bottom[2]->data_on(device),
+         blobs_[2]->data_on(device), 0.0f, projected);
+    AddToRows(device, steps_, streams_ * gates_dim_, projected, gates);
   }
   RecurrentForward(bottom, top);
 }
 
-void RecurrentLayer::Backward_cpu(const std::vector<Blob*>& top,
-                                  const std::vector<bool>& propagate_down,
-                                  const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[1], type(), " layer '", layer_param_.name(),
-             "' cannot backpropagate to the sequence continuation indicators (bottom 1)");
+void RecurrentLayer::BackwardOnDevice(const std::vector<Blob*>& top,
+                                      const std::vector<bool>& propagate_down,
+                                      const std::vector<Blob*>& bottom) {
+  RefuseGradient(propagate_down, 1, "the sequence continuation indicators (bottom 1)");
   RecurrentBackward(top, propagate_down, bottom);
+  const Device device = context_.device;
   const int64_t rows = steps_ * streams_;
-  const float* dgates = dgates_.cpu_data();
+  const float* dgates = dgates_.data_on(device);
   if (param_propagate_down(0)) {
-    Gemm(true, false, gates_dim_, input_dim_, rows, 1.0f, dgates, bottom[0]->cpu_data(), 1.0f,
-         blobs_[0]->mutable_cpu_diff());
+    Gemm(device, true, false, gates_dim_, input_dim_, rows, 1.0f, dgates,
+         bottom[0]->data_on(device), 1.0f, blobs_[0]->mutable_diff_on(device));
   }
-  if (param_propagate_down(1)) SumRows(rows, gates_dim_, dgates, blobs_[1]->mutable_cpu_diff());
+  if (param_propagate_down(1)) {
+    SumRows(device, rows, gates_dim_, dgates, blobs_[1]->mutable_diff_on(device));
+  }
   if (propagate_down[0]) {
-    Gemm(false, false, rows, input_dim_, gates_dim_, 1.0f, dgates, blobs_[0]->cpu_data(), 0.0f,
-         bottom[0]->mutable_cpu_diff());
+    Gemm(device, false, false, rows, input_dim_, gates_dim_, 1.0f, dgates,
+         blobs_[0]->data_on(device), 0.0f, bottom[0]->mutable_diff_on(device));
   }
   if (static_input_ && (param_propagate_down(2) || propagate_down[2])) {
     // x_static feeds every step: its projection's gradient is the sum over t.
-    float* summed = step_rows_.mutable_cpu_data();
+    float* summed = step_rows_.mutable_data_on(device);
     const int64_t step_size = streams_ * gates_dim_;
-    Copy(step_size, dgates, summed);
-    SumRows(steps_ - 1, step_size, dgates + step_size, summed);
+    Copy(device, step_size, dgates, summed);
+    SumRows(device, steps_ - 1, step_size, dgates + step_size, summed);
     if (param_propagate_down(2)) {
-      Gemm(true, false, gates_dim_, static_dim_, streams_, 1.0f, summed, bottom[2]->cpu_data(),
-           1.0f, blobs_[2]->mutable_cpu_diff());
+      Gemm(device, true, false, gates_dim_, static_dim_, streams_, 1.0f, summed,
+           bottom[2]->data_on(device), 1.0f, blobs_[2]->mutable_diff_on(device));
     }
     if (propagate_down[2]) {
-      Gemm(false, false, streams_, static_dim_, gates_dim_, 1.0f, summed, blobs_[2]->cpu_data(),
-           0.0f, bottom[2]->mutable_cpu_diff());
+      Gemm(device, false, false, streams_, static_dim_, gates_dim_, 1.0f, summed,
+           blobs_[2]->data_on(device), 0.0f, bottom[2]->mutable_diff_on(device));
     }
   }
 }

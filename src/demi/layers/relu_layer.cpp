@@ -1,7 +1,8 @@
 #include "demi/layers/relu_layer.hpp"
 
 #include "demi/layer_registry.hpp"
-#include "demi/util/threads.hpp"
+#include "demi/layers/cudnn_ops.hpp"
+#include "demi/layers/elementwise.hpp"
 
 namespace demi {
 
@@ -14,38 +15,45 @@ void ReLULayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob
   if (dnnl_) DnnlReshape(*bottom[0]);
 }
 
-void ReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  if (DnnlReady()) {
+void ReLULayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const Device device = context_.device;
+  if (device == Device::kCPU && DnnlReady()) {
     DnnlForward(*bottom[0], top[0]);
     return;
   }
   const float slope = layer_param_.relu_param().negative_slope();
   DEMI_CHECK(slope >= 0, "ReLU layer '", layer_param_.name(),
              "' needs a non-negative negative_slope, got ", slope);
-  const float* x = bottom[0]->cpu_data();
-  float* y = top[0]->mutable_cpu_data();
-  // Vectorised to a select (a branch mispredicts on random signs).
-  ParallelFor(bottom[0]->count(), [=](int64_t begin, int64_t end) {
-#pragma omp simd
-    for (int64_t i = begin; i < end; ++i) y[i] = x[i] > 0 ? x[i] : slope * x[i];
-  });
+#ifdef USE_CUDNN
+  if (device == Device::kGPU && slope == 0 && bottom[0]->count() > 0 &&
+      WantsCudnn(layer_param_.relu_param().engine(), context_)) {
+    CudnnActivationForward(CUDNN_ACTIVATION_RELU, bottom[0]->count(), bottom[0]->gpu_data(),
+                           top[0]->mutable_gpu_data());
+    return;
+  }
+#endif
+  MapForward(device, *bottom[0], top[0], ReLUForward{slope});
 }
 
-void ReLULayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                             const std::vector<Blob*>& bottom) {
+void ReLULayer::BackwardOnDevice(const std::vector<Blob*>& top,
+                                 const std::vector<bool>& propagate_down,
+                                 const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
-  if (DnnlReady()) {
+  const Device device = context_.device;
+  if (device == Device::kCPU && DnnlReady()) {
     DnnlBackward(*top[0], bottom[0]);
     return;
   }
   const float slope = layer_param_.relu_param().negative_slope();
-  const float* y = top[0]->cpu_data();
-  const float* dy = top[0]->cpu_diff();
-  float* dx = bottom[0]->mutable_cpu_diff();
-  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
-#pragma omp simd
-    for (int64_t i = begin; i < end; ++i) dx[i] = y[i] > 0 ? dy[i] : slope * dy[i];
-  });
+#ifdef USE_CUDNN
+  if (device == Device::kGPU && slope == 0 && top[0]->count() > 0 &&
+      WantsCudnn(layer_param_.relu_param().engine(), context_)) {
+    CudnnActivationBackward(CUDNN_ACTIVATION_RELU, top[0]->count(), top[0]->gpu_data(),
+                            top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
+    return;
+  }
+#endif
+  MapBackward(device, *top[0], *top[0], bottom[0], ReLUBackward{slope});
 }
 
 DEMI_REGISTER_LAYER(ReLU);

@@ -12,13 +12,7 @@ void SigmoidCrossEntropyLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
   const LossParameter& param = layer_param_.loss_param();
   has_ignore_label_ = param.has_ignore_label();
   ignore_label_ = param.ignore_label();
-  if (param.has_normalization()) {
-    normalization_ = param.normalization();
-  } else if (param.has_normalize()) {
-    normalization_ = param.normalize() ? LossParameter::VALID : LossParameter::BATCH_SIZE;
-  } else {
-    normalization_ = LossParameter::BATCH_SIZE;
-  }
+  normalization_ = NormalizationOf(param, LossParameter::BATCH_SIZE);
 }
 
 void SigmoidCrossEntropyLossLayer::Reshape(const std::vector<Blob*>& bottom,
@@ -48,20 +42,14 @@ void SigmoidCrossEntropyLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
     ++valid;
   }
   const int64_t outer = bottom[0]->shape(0);
-  normalizer_ = Normalizer(normalization_, outer, outer > 0 ? count / outer : 0, valid);
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / normalizer_);
+  normalizer_ = WriteNormalizedLoss(
+      loss, Normalizer(normalization_, outer, outer > 0 ? count / outer : 0, valid), top[0]);
 }
 
 void SigmoidCrossEntropyLossLayer::Backward_cpu(const std::vector<Blob*>& top,
                                                 const std::vector<bool>& propagate_down,
                                                 const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[1], "SigmoidCrossEntropyLoss layer '", layer_param_.name(),
-             "' cannot backpropagate to targets");
-  if (!propagate_down[0]) return;
-  const float scale = top[0]->cpu_diff()[0] / normalizer_;
-  const float* gradient = gradient_.cpu_data();
-  float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t k = 0; k < gradient_.count(); ++k) dx[k] = scale * gradient[k];
+  BackwardFromSaved(top, propagate_down, bottom, "targets", gradient_, normalizer_);
 }
 
 DEMI_REGISTER_LAYER(SigmoidCrossEntropyLoss);

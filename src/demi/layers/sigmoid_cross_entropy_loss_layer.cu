@@ -29,11 +29,6 @@ __global__ void SigmoidCrossEntropyKernel(int64_t n, bool has_ignore_label, int6
   }
 }
 
-/// y = alpha * x (written, so stale values in y never matter).
-__global__ void ScaleKernel(int64_t n, float alpha, const float* x, float* y) {
-  for (int64_t k = GridStart(); k < n; k += GridStride()) y[k] = alpha * x[k];
-}
-
 }  // namespace
 
 // launchers
@@ -56,21 +51,8 @@ void SigmoidCrossEntropyLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
     valid = std::llround(GpuAsum(count, counted));
   }
   const int64_t outer = bottom[0]->shape(0);
-  normalizer_ = Normalizer(normalization_, outer, outer > 0 ? count / outer : 0, valid);
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / normalizer_);
-}
-
-void SigmoidCrossEntropyLossLayer::Backward_gpu(const std::vector<Blob*>& top,
-                                                const std::vector<bool>& propagate_down,
-                                                const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[1], "SigmoidCrossEntropyLoss layer '", layer_param_.name(),
-             "' cannot backpropagate to targets");
-  const int64_t count = gradient_.count();
-  if (!propagate_down[0] || count == 0) return;
-  const float scale = top[0]->cpu_diff()[0] / normalizer_;
-  ScaleKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(
-      count, scale, gradient_.gpu_data(), bottom[0]->mutable_gpu_diff());
-  CheckLaunch("ScaleKernel");
+  normalizer_ = WriteNormalizedLoss(
+      loss, Normalizer(normalization_, outer, outer > 0 ? count / outer : 0, valid), top[0]);
 }
 
 }  // namespace demi

@@ -1,35 +1,37 @@
 #include "demi/layers/sigmoid_layer.hpp"
 
-#include <cmath>
-
 #include "demi/layer_registry.hpp"
-#include "demi/util/threads.hpp"
+#include "demi/layers/cudnn_ops.hpp"
+#include "demi/layers/elementwise.hpp"
 
 namespace demi {
 
-void SigmoidLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const float* x = bottom[0]->cpu_data();
-  float* y = top[0]->mutable_cpu_data();
-  // 1 / (1 + exp(-x)) == (1 + tanh(x / 2)) / 2, which never overflows.
-  ParallelFor(bottom[0]->count(), [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      y[i] = 0.5f * std::tanh(0.5f * x[i]) + 0.5f;
-    }
-  });
+void SigmoidLayer::ForwardOnDevice(const std::vector<Blob*>& bottom,
+                                   const std::vector<Blob*>& top) {
+#ifdef USE_CUDNN
+  if (context_.device == Device::kGPU && bottom[0]->count() > 0 &&
+      WantsCudnn(layer_param_.sigmoid_param().engine(), context_)) {
+    CudnnActivationForward(CUDNN_ACTIVATION_SIGMOID, bottom[0]->count(), bottom[0]->gpu_data(),
+                           top[0]->mutable_gpu_data());
+    return;
+  }
+#endif
+  MappedNeuronLayer::ForwardOnDevice(bottom, top);
 }
 
-void SigmoidLayer::Backward_cpu(const std::vector<Blob*>& top,
-                                const std::vector<bool>& propagate_down,
-                                const std::vector<Blob*>& bottom) {
+void SigmoidLayer::BackwardOnDevice(const std::vector<Blob*>& top,
+                                    const std::vector<bool>& propagate_down,
+                                    const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
-  const float* y = top[0]->cpu_data();
-  const float* dy = top[0]->cpu_diff();
-  float* dx = bottom[0]->mutable_cpu_diff();
-  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      dx[i] = dy[i] * y[i] * (1.0f - y[i]);
-    }
-  });
+#ifdef USE_CUDNN
+  if (context_.device == Device::kGPU && top[0]->count() > 0 &&
+      WantsCudnn(layer_param_.sigmoid_param().engine(), context_)) {
+    CudnnActivationBackward(CUDNN_ACTIVATION_SIGMOID, top[0]->count(), top[0]->gpu_data(),
+                            top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
+    return;
+  }
+#endif
+  MappedNeuronLayer::BackwardOnDevice(top, propagate_down, bottom);
 }
 
 DEMI_REGISTER_LAYER(Sigmoid);

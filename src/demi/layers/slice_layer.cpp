@@ -1,7 +1,7 @@
 #include "demi/layers/slice_layer.hpp"
 
 #include "demi/layer_registry.hpp"
-#include "demi/util/math.hpp"
+#include "demi/layers/part_copy.hpp"
 
 namespace demi {
 
@@ -31,8 +31,6 @@ void SliceLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blo
   }
   const int64_t dim = bottom[0]->shape(axis_);
   const int64_t num_tops = static_cast<int64_t>(top.size());
-  num_slices_ = bottom[0]->count(0, axis_);
-  inner_size_ = bottom[0]->count(axis_ + 1);
   std::vector<int64_t> top_shape = bottom[0]->shape();
   if (param.slice_point_size() == 0) {
     DEMI_CHECK(dim % num_tops == 0, "Slice layer '", name, "': ", num_tops,
@@ -60,36 +58,17 @@ void SliceLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blo
   }
 }
 
-void SliceLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+void SliceLayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (top.size() == 1) return;  // the top is a view of the bottom
-  const float* x = bottom[0]->cpu_data();
-  const int64_t bottom_block = bottom[0]->shape(axis_) * inner_size_;
-  int64_t offset = 0;  // of this top's block within a bottom block
-  for (Blob* blob : top) {
-    float* y = blob->mutable_cpu_data();
-    const int64_t block = blob->shape(axis_) * inner_size_;
-    for (int64_t n = 0; n < num_slices_; ++n) {
-      Copy(block, x + n * bottom_block + offset, y + n * block);
-    }
-    offset += block;
-  }
+  ScatterParts(context_.device, axis_, BlobField::kData, *bottom[0], top,
+               std::vector<bool>(top.size(), true));
 }
 
-void SliceLayer::Backward_cpu(const std::vector<Blob*>& top,
-                              const std::vector<bool>& propagate_down,
-                              const std::vector<Blob*>& bottom) {
+void SliceLayer::BackwardOnDevice(const std::vector<Blob*>& top,
+                                  const std::vector<bool>& propagate_down,
+                                  const std::vector<Blob*>& bottom) {
   if (!propagate_down[0] || top.size() == 1) return;  // one top: the diff is shared
-  float* dx = bottom[0]->mutable_cpu_diff();
-  const int64_t bottom_block = bottom[0]->shape(axis_) * inner_size_;
-  int64_t offset = 0;
-  for (const Blob* blob : top) {
-    const float* dy = blob->cpu_diff();
-    const int64_t block = blob->shape(axis_) * inner_size_;
-    for (int64_t n = 0; n < num_slices_; ++n) {
-      Copy(block, dy + n * block, dx + n * bottom_block + offset);
-    }
-    offset += block;
-  }
+  GatherParts(context_.device, axis_, BlobField::kDiff, top, bottom[0]);
 }
 
 DEMI_REGISTER_LAYER(Slice);

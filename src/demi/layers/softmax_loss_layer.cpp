@@ -10,35 +10,12 @@
 namespace demi {
 void SoftmaxWithLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
                                       const std::vector<Blob*>& top) {
-  if (!softmax_) {  // kept across repeated setups: its buffers stay registered
-    LayerParameter softmax_param = layer_param_;
-    softmax_param.set_type("Softmax");
-    softmax_param.clear_loss_weight();
-    softmax_ = LayerRegistry::Create(softmax_param);
-  }
-  softmax_->set_context(context_);  // its engine follows the net's
-  softmax_bottom_ = {bottom[0]};
-  softmax_top_ = {&prob_};
-  softmax_->SetUp(softmax_bottom_, softmax_top_);
-  RegisterBuffer("prob", &prob_, BufferLifetime::kSavedForBackward);
-  for (const LayerBuffer& buffer : softmax_->buffers()) {
-    RegisterBuffer("softmax/" + buffer.name, buffer.blob, buffer.lifetime);
-  }
-
-  const LossParameter& param = layer_param_.loss_param();
-  has_ignore_label_ = param.has_ignore_label();
-  ignore_label_ = param.ignore_label();
-  if (!param.has_normalization() && param.has_normalize()) {
-    normalization_ = param.normalize() ? LossParameter::VALID : LossParameter::BATCH_SIZE;
-  } else {
-    normalization_ = param.normalization();
-  }
+  SetUpSoftmax(bottom[0], layer_param_.softmax_param().axis());
 }
 
 void SoftmaxWithLossLayer::Reshape(const std::vector<Blob*>& bottom,
                                    const std::vector<Blob*>& top) {
-  softmax_bottom_[0] = bottom[0];
-  softmax_->Reshape(softmax_bottom_, softmax_top_);
+  ReshapeSoftmax(bottom[0]);
   const int axis = bottom[0]->CanonicalAxisIndex(layer_param_.softmax_param().axis());
   outer_num_ = bottom[0]->count(0, axis);
   channels_ = bottom[0]->shape(axis);
@@ -53,8 +30,7 @@ void SoftmaxWithLossLayer::Reshape(const std::vector<Blob*>& bottom,
 
 void SoftmaxWithLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
                                        const std::vector<Blob*>& top) {
-  softmax_->Forward(softmax_bottom_, softmax_top_);
-  if (top.size() > 1) Copy(prob_.count(), prob_.cpu_data(), top[1]->mutable_cpu_data());
+  ForwardSoftmax(top);
   const int64_t dim = channels_ * inner_num_;
   const float* label = bottom[1]->cpu_data();
   float* prob = prob_.mutable_cpu_data();
@@ -78,20 +54,14 @@ void SoftmaxWithLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
       ++valid_count;
     }
   }
-  normalizer_ = Normalizer(normalization_, outer_num_, inner_num_, valid_count);
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / normalizer_);
+  normalizer_ = WriteNormalizedLoss(
+      loss, Normalizer(normalization_, outer_num_, inner_num_, valid_count), top[0]);
 }
 
 void SoftmaxWithLossLayer::Backward_cpu(const std::vector<Blob*>& top,
                                         const std::vector<bool>& propagate_down,
                                         const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[1], "SoftmaxWithLoss layer '", layer_param_.name(),
-             "' cannot backpropagate to labels");
-  if (!propagate_down[0]) return;
-  const float scale = top[0]->cpu_diff()[0] / normalizer_;
-  const float* gradient = prob_.cpu_data();
-  float* dx = bottom[0]->mutable_cpu_diff();
-  Axpby(prob_.count(), scale, gradient, 0.0f, dx);  // dx = scale * gradient, threaded
+  BackwardFromSaved(top, propagate_down, bottom, "labels", prob_, normalizer_);
 }
 
 DEMI_REGISTER_LAYER(SoftmaxWithLoss);

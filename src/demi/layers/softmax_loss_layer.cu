@@ -30,20 +30,13 @@ __global__ void SoftmaxLossKernel(int64_t positions, int64_t channels, int64_t i
   }
 }
 
-/// y = alpha * x (written, so stale values in y never matter).
-__global__ void ScaleKernel(int64_t n, float alpha, const float* x, float* y) {
-  for (int64_t k = GridStart(); k < n; k += GridStride()) y[k] = alpha * x[k];
-}
-
 }  // namespace
 
 // launchers
 
 void SoftmaxWithLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
                                        const std::vector<Blob*>& top) {
-  softmax_->set_context(context_);
-  softmax_->Forward(softmax_bottom_, softmax_top_);
-  if (top.size() > 1) GpuCopy(prob_.count(), prob_.gpu_data(), top[1]->mutable_gpu_data());
+  ForwardSoftmax(top);
   // The labels are checked and counted on the host, with the CPU's message.
   const int64_t positions = outer_num_ * inner_num_;
   const float* label = bottom[1]->cpu_data();
@@ -65,21 +58,8 @@ void SoftmaxWithLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
     CheckLaunch("SoftmaxLossKernel");
     loss = GpuAsum(positions, position_loss_.gpu_data());  // every term is >= 0
   }
-  normalizer_ = Normalizer(normalization_, outer_num_, inner_num_, valid_count);
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / normalizer_);
-}
-
-void SoftmaxWithLossLayer::Backward_gpu(const std::vector<Blob*>& top,
-                                        const std::vector<bool>& propagate_down,
-                                        const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[1], "SoftmaxWithLoss layer '", layer_param_.name(),
-             "' cannot backpropagate to labels");
-  const int64_t count = prob_.count();
-  if (!propagate_down[0] || count == 0) return;
-  const float scale = top[0]->cpu_diff()[0] / normalizer_;
-  ScaleKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(count, scale, prob_.gpu_data(),
-                                                                    bottom[0]->mutable_gpu_diff());
-  CheckLaunch("ScaleKernel");
+  normalizer_ = WriteNormalizedLoss(
+      loss, Normalizer(normalization_, outer_num_, inner_num_, valid_count), top[0]);
 }
 
 }  // namespace demi

@@ -17,8 +17,7 @@ void ThresholdLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
 void ThresholdLayer::Backward_cpu(const std::vector<Blob*>& top,
                                   const std::vector<bool>& propagate_down,
                                   const std::vector<Blob*>& bottom) {
-  DEMI_CHECK(!propagate_down[0], "Threshold layer '", layer_param_.name(),
-             "' is not differentiable and cannot backpropagate to its bottom");
+  RefuseGradient(propagate_down, 0, "its bottom: the layer is not differentiable");
 }
 
 DEMI_REGISTER_LAYER(Threshold);

@@ -230,19 +230,17 @@ int Classify(const std::vector<std::string>& args) {
 }  // namespace
 
 Command ClassifyCommand() {
-  Command command;
-  command.name = "classify";
-  command.summary = "print the top classes of image files under a trained model";
-  command.usage =
+  Command command = MakeCommand(
+      "classify", "print the top classes of image files under a trained model",
       "--model=deploy.prototxt --weights=net.caffemodel [--labels=labels.txt] "
       "[--mean_file=mean.binaryproto | --mean_value=104,117,123] [--top_k=5] [--batch=N] "
-      "[--images=list.txt] IMAGE...";
-  command.flags = {"model",      "weights", "labels",       "images",    "top_k",       "mean_file",
-                   "mean_value", "resize",  "channel_swap", "raw_scale", "input_scale", "batch",
-                   "gpu",        "engine",  "threads",      "level",     "stage"};
+      "[--images=list.txt] IMAGE...",
+      {"model", "weights", "labels", "images", "top_k", "mean_file", "mean_value", "resize",
+       "channel_swap", "raw_scale", "input_scale", "batch", "gpu", "engine", "threads", "level",
+       "stage"},
+      Classify);
   command.quiet = true;
   command.takes_args = true;
-  command.run = Classify;
   return command;
 }
 

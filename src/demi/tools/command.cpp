@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "demi/tools/commands.hpp"
 #include "demi/util/cli.hpp"
@@ -17,6 +18,21 @@ const std::vector<Command>& Commands() {
       TrainCommand(),  TestCommand(),     TimeCommand(),           DeviceQueryCommand(),
       MemoryCommand(), ClassifyCommand(), ExtractFeaturesCommand()};
   return commands;
+}
+
+Command MakeCommand(std::string name, std::string summary, std::string usage,
+                    std::vector<std::string> flags, CommandBody run) {
+  Command command;
+  command.name = std::move(name);
+  command.summary = std::move(summary);
+  command.usage = std::move(usage);
+  command.flags = std::move(flags);
+  command.run = std::move(run);
+  return command;
+}
+
+CommandBody WithoutArgs(int (*body)()) {
+  return [body](const std::vector<std::string>&) { return body(); };
 }
 
 const Command* FindCommand(const std::string& name) {

@@ -45,13 +45,8 @@ int DeviceQuery() {
 }  // namespace
 
 Command DeviceQueryCommand() {
-  Command command;
-  command.name = "device_query";
-  command.summary = "show GPU diagnostic information";
-  command.usage = "[--gpu=0,1|all]";
-  command.flags = {"gpu"};
-  command.run = [](const std::vector<std::string>&) { return DeviceQuery(); };
-  return command;
+  return MakeCommand("device_query", "show GPU diagnostic information", "[--gpu=0,1|all]", {"gpu"},
+                     WithoutArgs(DeviceQuery));
 }
 
 }  // namespace demi

@@ -182,17 +182,15 @@ int ExtractFeatures(const std::vector<std::string>& args) {
 }  // namespace
 
 Command ExtractFeaturesCommand() {
-  Command command;
-  command.name = "extract_features";
-  command.summary = "write named blobs of N batches to LMDBs of Datum";
-  command.usage =
+  Command command = MakeCommand(
+      "extract_features", "write named blobs of N batches to LMDBs of Datum",
       "PRETRAINED.caffemodel NET.prototxt BLOB1[,BLOB2...] DB1[,DB2...] NUM_MINI_BATCHES lmdb "
-      "[CPU|GPU] [DEVICE_ID]\n   or, with flags: --weights=net.caffemodel "
-      "--model=net.prototxt --blobs=BLOB1[,...] --dbs=DB1[,...] [--iterations=N] [--gpu=0]";
-  command.flags = {"weights", "model",  "blobs",   "dbs",   "iterations",
-                   "gpu",     "engine", "threads", "level", "stage"};
+      "[CPU|GPU] [DEVICE_ID]\n or, with flags: --weights=net.caffemodel "
+      "--model=net.prototxt --blobs=BLOB1[,...] --dbs=DB1[,...] [--iterations=N] [--gpu=0]",
+      {"weights", "model", "blobs", "dbs", "iterations", "gpu", "engine", "threads", "level",
+       "stage"},
+      ExtractFeatures);
   command.takes_args = true;
-  command.run = ExtractFeatures;
   return command;
 }
 

@@ -181,17 +181,14 @@ int ReportMemory() {
 }  // namespace
 
 Command MemoryCommand() {
-  Command command;
-  command.name = "memory";
-  command.summary = "report a net's planned memory and the largest batch that fits";
-  command.usage =
+  Command command = MakeCommand(
+      "memory", "report a net's planned memory and the largest batch that fits",
       "--model=net.prototxt | --solver=solver.prototxt [--phase=TRAIN|TEST] [--batch=N] "
-      "[--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0] [--schedule=search|prototxt]";
-  command.flags = {"model",    "solver",   "phase", "batch",         "fit",
-                   "strategy", "timeline", "json",  "gpu",           "engine",
-                   "threads",  "level",    "stage", "memory_budget", "schedule"};
+      "[--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0] [--schedule=search|prototxt]",
+      {"model", "solver", "phase", "batch", "fit", "strategy", "timeline", "json", "gpu", "engine",
+       "threads", "level", "stage", "memory_budget", "schedule"},
+      WithoutArgs(ReportMemory));
   command.quiet = true;
-  command.run = [](const std::vector<std::string>&) { return ReportMemory(); };
   return command;
 }
 

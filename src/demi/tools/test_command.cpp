@@ -70,15 +70,12 @@ int Test() {
 }  // namespace
 
 Command TestCommand() {
-  Command command;
-  command.name = "test";
-  command.summary = "score a model on its TEST phase";
-  command.usage =
+  return MakeCommand(
+      "test", "score a model on its TEST phase",
       "--model=net.prototxt --weights=net.caffemodel [--iterations=50] [--gpu=0] [--level=N] "
-      "[--stage=a,b]";
-  command.flags = {"model", "weights", "iterations", "gpu", "engine", "threads", "level", "stage"};
-  command.run = [](const std::vector<std::string>&) { return Test(); };
-  return command;
+      "[--stage=a,b]",
+      {"model", "weights", "iterations", "gpu", "engine", "threads", "level", "stage"},
+      WithoutArgs(Test));
 }
 
 }  // namespace demi

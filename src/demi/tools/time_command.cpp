@@ -124,17 +124,13 @@ int TimeNet() {
 }  // namespace
 
 Command TimeCommand() {
-  Command command;
-  command.name = "time";
-  command.summary = "benchmark model execution time";
-  command.usage =
+  return MakeCommand(
+      "time", "benchmark model execution time",
       "--model=net.prototxt [--iterations=50] [--phase=TRAIN|TEST] [--batch=N] [--gpu=0] "
-      "[--memory_optimization=NONE|SLOTS|ARENA] [--schedule=search|prototxt]";
-  command.flags = {
-      "model",  "iterations", "phase", "level",         "stage",   "gpu", "memory_optimization",
-      "engine", "threads",    "batch", "memory_budget", "schedule"};
-  command.run = [](const std::vector<std::string>&) { return TimeNet(); };
-  return command;
+      "[--memory_optimization=NONE|SLOTS|ARENA] [--schedule=search|prototxt]",
+      {"model", "iterations", "phase", "level", "stage", "gpu", "memory_optimization", "engine",
+       "threads", "batch", "memory_budget", "schedule"},
+      WithoutArgs(TimeNet));
 }
 
 }  // namespace demi

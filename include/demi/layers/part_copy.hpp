@@ -1,0 +1,36 @@
+#ifndef DEMI_LAYERS_PART_COPY_HPP_
+#define DEMI_LAYERS_PART_COPY_HPP_
+
+// The one copy of Concat and Slice: a whole blob holds its parts side by side
+// along `axis`, so each of its count(0, axis) rows is every part's row in
+// turn (a part's row is shape(axis) * count(axis + 1) floats). Gather writes
+// the parts into the whole (Concat's Forward, Slice's Backward); Scatter
+// reads them out of it (Slice's Forward, Concat's Backward). Both run on
+// `device` and move the data or, with BlobField::kDiff, the gradients.
+
+#include <cstdint>
+#include <vector>
+
+#include "demi/blob.hpp"
+
+namespace demi {
+
+enum class BlobField { kData, kDiff };
+
+void GatherParts(Device device, int axis, BlobField field, const std::vector<Blob*>& parts,
+                 Blob* whole);
+/// Fills only the parts i with wanted[i].
+void ScatterParts(Device device, int axis, BlobField field, const Blob& whole,
+                  const std::vector<Blob*>& parts, const std::vector<bool>& wanted);
+
+#ifndef CPU_ONLY
+/// The kernel's launcher (part_copy.cu): moves the n floats of a part to
+/// (into_whole) or from their place in the whole, which has rows of
+/// whole_row floats with the part's rows of part_row floats at `offset`.
+void GpuCopyPart(int64_t n, int64_t part_row, int64_t whole_row, int64_t offset, bool into_whole,
+                 const float* from, float* to);
+#endif
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_PART_COPY_HPP_
