@@ -125,6 +125,10 @@ def test_missing_and_bad_solver_files(tmp_path, lenet_train):
 
 def test_ctrl_c_stops_a_long_step(make_solver_file):
     solver = demitasse.Solver(make_solver_file(max_iter=1000000))
+    # Python leaves SIGINT ignored when it started ignored (a background job
+    # of a non-interactive shell): Ctrl-C's handler is set here, as in a
+    # terminal.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -132,6 +136,7 @@ def test_ctrl_c_stops_a_long_step(make_solver_file):
             solver.step(1000000)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     # It stopped at the end of an iteration, and can go on.
     stopped_at = solver.iter
     assert 0 < stopped_at < 1000000
