@@ -323,7 +323,7 @@ void MakeBatchNormPair(const std::string& text, const std::vector<int64_t>& shap
                        std::unique_ptr<Layer>* cpu, std::unique_ptr<Layer>* gpu) {
   cpu_x->Reshape(shape);
   FillGaussian(cpu_x, 41);
-  gpu_x->CopyFrom(*cpu_x);
+  gpu_x->CopyFrom(*cpu_x, /*copy_diff=*/false, /*reshape=*/true);
   *cpu = MakeLayerOn(text, Device::kCPU);
   *gpu = MakeLayerOn(text, Device::kGPU);
   (*cpu)->SetUp({cpu_x}, {in_place ? cpu_x : cpu_y});

@@ -23,17 +23,40 @@ std::unique_ptr<Solver> MakeGpuSolver(const std::string& text) {
   return SolverRegistry::Create(param, context);
 }
 
+// The reference engine on both devices: im2col and GEMM in the same order of
+// terms, so the two stay within rounding over 50 iterations (an H100 gave
+// 1.5e-7).
 TEST(GpuTrainingTest, LeNetOnAGpuTrainsTheParamsTheCpuTrains) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   ScratchDir dir;
   WriteBandsDB(dir.file("db"), 200);
-  auto cpu = MakeSolver(LeNetSolver(dir.file("db"), 64));
+  const std::string text = LeNetSolver(dir.file("db"), 64, "engine: CAFFE");
+  auto cpu = MakeSolver(text);
   cpu->Solve();
-  auto gpu = MakeGpuSolver(LeNetSolver(dir.file("db"), 64));
+  auto gpu = MakeGpuSolver(text);
   gpu->Solve();
-  // cuBLAS and cuDNN sum in other orders than OpenBLAS.
-  EXPECT_LT(WorstRelativeDifference(cpu->net(), gpu->net()), 1e-4);
-  EXPECT_NEAR(gpu->smoothed_loss(), cpu->smoothed_loss(), 1e-3 * cpu->smoothed_loss());
+  EXPECT_LT(WorstRelativeDifference(cpu->net(), gpu->net()), 1e-5);
+  EXPECT_NEAR(gpu->smoothed_loss(), cpu->smoothed_loss(), 1e-4 * cpu->smoothed_loss());
+}
+
+// The default engines: cuDNN on the GPU, oneDNN on the CPU. Their
+// convolutions round otherwise than im2col, and the band images hold exact
+// ties for max pooling, which other rounding breaks otherwise, sending a
+// whole gradient elsewhere. On an H100 both stayed within 1e-6 of the
+// reference for 20 iterations and left it by 5e-4 (oneDNN) and 2e-3 (cuDNN)
+// by iteration 50, so this compares 20.
+TEST(GpuTrainingTest, LeNetWithCudnnTrainsTheParamsOneDnnTrains) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 200);
+  std::string text = LeNetSolver(dir.file("db"), 64);
+  text.replace(text.find("max_iter: 50"), 12, "max_iter: 20");
+  auto cpu = MakeSolver(text);
+  cpu->Solve();
+  auto gpu = MakeGpuSolver(text);
+  gpu->Solve();
+  EXPECT_LT(WorstRelativeDifference(cpu->net(), gpu->net()), 1e-5);
+  EXPECT_NEAR(gpu->smoothed_loss(), cpu->smoothed_loss(), 1e-4 * cpu->smoothed_loss());
 }
 
 TEST(GpuTrainingTest, TwoGpuReplicasTrainTheParamsOneGpuTrains) {
