@@ -2,11 +2,11 @@
 # Data-parallel scaling of CPU training on this machine: LeNet (batch 64 per
 # replica, 28x28) and ResNet-18 (batch 8 per replica, 3x112x112, written here
 # since models/ has none), each trained with build/tools/train as
-#   1 replica (OpenBLAS on every core, then on 1 thread),
+#   1 replica (on every core, then on 1 thread: OpenMP and OpenBLAS),
 #   2 CPU replicas in one process (--cpu_replicas=2),
 #   2 processes of 1 replica each (--world_size=2, file rendezvous on loopback),
-#   and, for LeNet only, 2 CPU replicas with OPENBLAS_NUM_THREADS unset, so
-#   that train's own cap (cores / replicas threads each) applies.
+#   and, for LeNet only, 2 CPU replicas with no thread settings, so that
+#   train's own cap (cores / replicas threads each) applies.
 # The per-replica batch is fixed, so the global batch grows with the replicas.
 # Throughput comes from rank 0's "Speed:" lines, skipping the first display
 # interval (warm-up). Prints a markdown table and writes bench/results/scaling.md.
@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.."
 lenet_iters="${LENET_ITERS:-200}"    # display every 20: 8 timed intervals after warm-up
 resnet_iters="${RESNET_ITERS:-32}"   # display every 4: 6 timed intervals after warm-up
 resnet_size="${RESNET_SIZE:-112}"
-cores="$(nproc)"
+# nproc obeys OMP_NUM_THREADS; the cores are what the machine has.
+cores="$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"
 train=./build/tools/train
 [ -x "$train" ] || { echo "$train is missing: run make first" >&2; exit 1; }
 
@@ -121,11 +122,20 @@ run() {
   case "$name" in lenet) batch=64 ;; resnet18) batch=8 ;; esac
   log="$work/$name.$mode.$threads.log"
   local solver="$work/${name}_solver.prototxt"
+  # Each replica gets THREADS cores: OpenMP (oneDNN, the layers' loops) and
+  # OpenBLAS alike. "unset" leaves both to train's defaults.
+  local per_process=() per_rank=()
   unset OPENBLAS_NUM_THREADS
-  [ "$threads" = unset ] || export OPENBLAS_NUM_THREADS="$threads"
+  if [ "$threads" != unset ]; then
+    export OPENBLAS_NUM_THREADS="$threads"
+    per_rank=(--threads="$threads")
+    per_process=(--threads="$((threads * replicas))")
+  fi
   case "$mode" in
-    single) "$train" --logtostderr --solver="$solver" > "$log" 2>&1 ;;
-    threads) "$train" --logtostderr --solver="$solver" --cpu_replicas="$replicas" > "$log" 2>&1 ;;
+    single) "$train" --logtostderr --solver="$solver" "${per_rank[@]}" > "$log" 2>&1 ;;
+    threads)
+      "$train" --logtostderr --solver="$solver" --cpu_replicas="$replicas" "${per_process[@]}" \
+        > "$log" 2>&1 ;;
     processes | independent)
       local pids=() rank status=0 run_id out distributed=()
       run_id="scaling_$(date +%s%N)"  # one for all ranks of this run
@@ -135,7 +145,7 @@ run() {
         [ "$mode" = independent ] || distributed=(--world_size="$replicas" --rank="$rank"
           --rendezvous="file://$work/store.$name" --rendezvous_host=127.0.0.1
           --run_id="$run_id" --comm_timeout=120)
-        "$train" --logtostderr --solver="$solver" "${distributed[@]}" > "$out" 2>&1 &
+        "$train" --logtostderr --solver="$solver" "${per_rank[@]}" "${distributed[@]}" > "$out" 2>&1 &
         pids+=("$!")
       done
       for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
@@ -174,7 +184,7 @@ for name in lenet resnet18; do
   run "$name" "2 processes (--world_size=2)" 2 1 processes
   run "$name" "ceiling: 2 unrelated 1-replica runs at once" 2 1 independent
 done
-run lenet "2 CPU replicas, OPENBLAS_NUM_THREADS unset (train's cap)" 2 unset threads
+run lenet "2 CPU replicas, no thread settings (train's cap)" 2 unset threads
 
 {
   echo "# Data-parallel scaling on the CPU (\`bench/scaling.sh\`)"
@@ -186,17 +196,17 @@ run lenet "2 CPU replicas, OPENBLAS_NUM_THREADS unset (train's cap)" 2 unset thr
   echo "DummyData inputs, SGD with momentum; ms/step from rank 0's \"Speed:\" lines after the first"
   echo "display interval ($lenet_iters LeNet and $resnet_iters ResNet-18 iterations per run)."
   echo
-  echo "| net | configuration | replicas | global batch | OpenBLAS threads per replica |" \
+  echo "| net | configuration | replicas | global batch | threads per replica |" \
     "ms/step | images/s | vs 1 replica on all cores | scaling efficiency |" \
     "all-reduce wait per step | gradient all-reduces per step |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "- *vs 1 replica on all cores*: images/s over those of one replica with OpenBLAS on all"
-  echo "  $cores cores. Where OpenBLAS threads speed one replica up little (small GEMMs), replicas"
+  echo "- *vs 1 replica on all cores*: images/s over those of one replica threaded over all"
+  echo "  $cores cores. Where threads speed one replica up little (small GEMMs), replicas"
   echo "  of one core each beat it; otherwise replication pays off where each replica has cores"
   echo "  (or a host) of its own."
-  echo "- *scaling efficiency*: images/s over (replicas x images/s of one replica on 1 OpenBLAS"
+  echo "- *scaling efficiency*: images/s over (replicas x images/s of one replica on 1"
   echo "  thread), i.e. how close N replicas on N cores come to N times one replica on one core."
   echo "- *ceiling*: two independent single-replica trainings side by side, no communication;"
   echo "  their summed images/s is what this machine's cores give two replicas. Where it is far"
