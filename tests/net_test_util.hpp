@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "demi/memory/liveness.hpp"
 #include "demi/memory/recompute.hpp"
 #include "demi/net.hpp"
+#include "demi/net_schedule.hpp"
 #include "test_util.hpp"
 
 namespace demi {

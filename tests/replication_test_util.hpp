@@ -6,6 +6,9 @@
 #include <string>
 
 #include "demi/net.hpp"
+#include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
+#include "solver_test_util.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -64,6 +67,26 @@ inline double WorstRelativeDifference(const Net& reference, const Net& other) {
     worst = std::max(worst, std::sqrt(diff / std::max(norm, 1e-30)));
   }
   return worst;
+}
+
+/// The params of dir/run_iter_50.caffemodel, trained by ranks from
+/// LeNetSolver(dir/db, ...) with solver fields `engine`, are those one
+/// process trains on one thread (OpenMP and OpenBLAS, as each rank did:
+/// oneDNN's convolutions sum in an order that depends on the threads) with
+/// batch 64 for 50 iterations; and training moved them.
+inline void ExpectSnapshotMatchesOneThread(const ScratchDir& dir, const std::string& engine) {
+  const int blas_threads = BlasThreads();
+  const int omp_threads = Threads();
+  SetThreads(1);
+  auto reference = MakeSolver(LeNetSolver(dir.file("db"), 64, engine));
+  reference->Solve();
+  omp_set_num_threads(omp_threads);
+  SetBlasThreads(blas_threads);
+  auto trained = MakeSolver(LeNetSolver(dir.file("db"), 64, engine));
+  trained->CopyWeights(dir.file("run_iter_50.caffemodel"));
+  EXPECT_LT(WorstRelativeDifference(reference->net(), trained->net()), 1e-5);
+  auto untrained = MakeSolver(LeNetSolver(dir.file("db"), 64, engine));
+  EXPECT_GT(WorstRelativeDifference(untrained->net(), trained->net()), 1e-2);
 }
 
 }  // namespace

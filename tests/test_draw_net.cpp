@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "demi/memory/liveness.hpp"
 #include "demi/net.hpp"
+#include "demi/net_schedule.hpp"
 #include "demi/util/draw_net.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/upgrade_proto.hpp"

@@ -10,6 +10,7 @@
 
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
+#include "demi/net_schedule.hpp"
 #include "test_util.hpp"
 
 namespace demi {

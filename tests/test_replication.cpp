@@ -171,6 +171,27 @@ TEST(ReplicationBucketsTest, BucketSizeChangesTheCollectivesNotTheResult) {
   EXPECT_EQ(whole, 1.0);
 }
 
+// A replica thread, and the all-reduce worker beside it, run OpenMP on the
+// threads the process was given (here: one more than OpenMP's default for
+// new threads, so that inheriting the default would show), not on every core.
+TEST(ReplicationThreadsTest, ReplicaThreadsKeepTheThreadsOfTheProcess) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 64);
+  const int before = omp_get_max_threads();
+  const int wanted = DefaultThreads() + 1;
+  omp_set_num_threads(wanted);
+  for (int replicas : {1, 2}) {
+    Replicas group(ParseText<SolverParameter>(LeNetSolver(dir.file("db"), 16)),
+                   CpuReplicas(replicas));
+    std::vector<int> seen(replicas, 0);
+    group.Run([&](int i) { seen[i] = omp_get_max_threads(); });
+    // Several CPU replicas share the threads; one keeps them all.
+    const int share = replicas == 1 ? wanted : std::max(1, wanted / replicas);
+    EXPECT_EQ(seen, std::vector<int>(replicas, share)) << replicas << " replica(s)";
+  }
+  omp_set_num_threads(before);
+}
+
 std::string BatchNormSolver(const std::string& source, int batch, const std::string& prefix) {
   return StrCat(R"(
     base_lr: 0.05 momentum: 0.9 lr_policy: "fixed" max_iter: 100 display: 0

@@ -96,20 +96,7 @@ TEST(ReplicationProcessesTest, TwoProcessesOfTwoReplicasMatchOneReplica) {
   EXPECT_EQ(log1.find("Iteration 40, loss = "), std::string::npos) << log1;
   EXPECT_EQ(log1.find("Snapshotting"), std::string::npos) << log1;
 
-  // The reference runs on one thread (OpenMP and OpenBLAS), as each replica
-  // did: oneDNN's convolutions sum in an order that depends on the threads.
-  const int blas_threads = BlasThreads();
-  const int omp_threads = Threads();
-  SetThreads(1);
-  auto reference = MakeSolver(LeNetSolver(dir.file("db"), 64, engine));
-  reference->Solve();
-  omp_set_num_threads(omp_threads);
-  SetBlasThreads(blas_threads);
-  auto trained = MakeSolver(LeNetSolver(dir.file("db"), 64, engine));
-  trained->CopyWeights(dir.file("run_iter_50.caffemodel"));
-  EXPECT_LT(WorstRelativeDifference(reference->net(), trained->net()), 1e-5);
-  auto untrained = MakeSolver(LeNetSolver(dir.file("db"), 64, engine));
-  EXPECT_GT(WorstRelativeDifference(untrained->net(), trained->net()), 1e-2);
+  ExpectSnapshotMatchesOneThread(dir, engine);
 }
 
 TEST(ReplicationProcessesTest, ARankThatNeverJoinsFailsTheOtherWithinTheTimeout) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "demi/util/im2col.hpp"
@@ -83,6 +84,18 @@ TEST_F(ThreadsTest, SetThreadsGovernsOpenMpAndBlas) {
   SetGemmLibrary(library);
   SetThreads(0);
   EXPECT_EQ(Threads(), DefaultThreads());
+}
+
+TEST_F(ThreadsTest, StartThreadGivesTheNewThreadTheCallersThreads) {
+  // One more than OpenMP's default for new threads, so inheriting it shows.
+  const int wanted = DefaultThreads() + 1;
+  omp_set_num_threads(wanted);
+  int seen = 0;
+  StartThread([&seen] { seen = omp_get_max_threads(); }).join();
+  EXPECT_EQ(seen, wanted);
+  int plain = 0;
+  std::thread([&plain] { plain = omp_get_max_threads(); }).join();
+  EXPECT_NE(plain, wanted) << "a plain thread no longer starts from OpenMP's default";
 }
 
 TEST_F(ThreadsTest, DefaultThreadsIsOmpNumThreadsElseTheCores) {

@@ -175,7 +175,12 @@ class Net {
   void AppendBottom(const NetParameter& param, int layer_id, int bottom_id);
   void AppendTop(const NetParameter& param, int layer_id, int top_id);
   void SetUpLayer(int layer_id);
+  /// Which layers, bottoms and params run backward: MarkBackwardFromInputsAndParams,
+  /// PruneBackwardOutsideLosses, then ForceBackward where the net asks.
   void AnalyzeBackward(const NetParameter& param);
+  void MarkBackwardFromInputsAndParams();
+  void PruneBackwardOutsideLosses();
+  void ForceBackward();
   /// Collects every layer's params, then binds the learnable ones into
   /// the param block.
   void AppendParams();

@@ -10,6 +10,7 @@
 #include "bindings.hpp"
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
+#include "demi/net_schedule.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/upgrade_proto.hpp"
 

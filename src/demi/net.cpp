@@ -265,10 +265,22 @@ void Net::SetUpLayer(int layer_id) {
 }
 
 void Net::AnalyzeBackward(const NetParameter& param) {
-  const int num_layers = static_cast<int>(layers_.size());
-  layer_need_backward_.assign(num_layers, false);
-  // Forward: a layer needs backward if any input needs it or a param learns.
-  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+  layer_need_backward_.assign(layers_.size(), false);
+  MarkBackwardFromInputsAndParams();
+  PruneBackwardOutsideLosses();
+  if (param.force_backward()) ForceBackward();
+  for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
+    layers_[layer_id]->set_runs_backward(phase_ == TRAIN && layer_need_backward_[layer_id]);
+    LOG(INFO) << layer_names_[layer_id]
+              << (layer_need_backward_[layer_id] ? " needs" : " does not need")
+              << " backward computation.";
+  }
+}
+
+void Net::MarkBackwardFromInputsAndParams() {
+  // In layer order: a layer needs backward if any input needs it or a param
+  // learns.
+  for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
     Layer& layer = *layers_[layer_id];
     // The layer's own copy: a layer may add param specs (BatchNorm fixes its
     // statistics' lr_mult at 0).
@@ -296,11 +308,14 @@ void Net::AnalyzeBackward(const NetParameter& param) {
     }
     layer_need_backward_[layer_id] = need_backward;
   }
-  // Backward: drop layers that contribute to no loss, and gradients into
-  // blobs whose consumers all skip backward.
+}
+
+void Net::PruneBackwardOutsideLosses() {
+  // In reverse order: drop layers that contribute to no loss, and gradients
+  // into blobs whose consumers all skip backward.
   std::set<std::string> blobs_under_loss;
   std::set<std::string> blobs_skip_backward;
-  for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
+  for (int layer_id = static_cast<int>(layers_.size()) - 1; layer_id >= 0; --layer_id) {
     Layer& layer = *layers_[layer_id];
     bool contributes_loss = false;
     bool skip_propagate_down = true;
@@ -326,26 +341,21 @@ void Net::AnalyzeBackward(const NetParameter& param) {
       if (!bottom_need_backward_[layer_id][i]) blobs_skip_backward.insert(name);
     }
   }
-  if (param.force_backward()) {
-    for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
-      Layer& layer = *layers_[layer_id];
-      layer_need_backward_[layer_id] = true;
-      for (size_t i = 0; i < bottom_need_backward_[layer_id].size(); ++i) {
-        const bool allowed = layer.AllowForceBackward(static_cast<int>(i));
-        bottom_need_backward_[layer_id][i] = bottom_need_backward_[layer_id][i] || allowed;
-        const int blob_id = bottom_id_vecs_[layer_id][i];
-        blob_need_backward_[blob_id] = blob_need_backward_[blob_id] || allowed;
-      }
-      for (size_t p = 0; p < layer.blobs().size(); ++p) {
-        layer.set_param_propagate_down(static_cast<int>(p), true);
-      }
+}
+
+void Net::ForceBackward() {
+  for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
+    Layer& layer = *layers_[layer_id];
+    layer_need_backward_[layer_id] = true;
+    for (size_t i = 0; i < bottom_need_backward_[layer_id].size(); ++i) {
+      const bool allowed = layer.AllowForceBackward(static_cast<int>(i));
+      bottom_need_backward_[layer_id][i] = bottom_need_backward_[layer_id][i] || allowed;
+      const int blob_id = bottom_id_vecs_[layer_id][i];
+      blob_need_backward_[blob_id] = blob_need_backward_[blob_id] || allowed;
     }
-  }
-  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
-    layers_[layer_id]->set_runs_backward(phase_ == TRAIN && layer_need_backward_[layer_id]);
-    LOG(INFO) << layer_names_[layer_id]
-              << (layer_need_backward_[layer_id] ? " needs" : " does not need")
-              << " backward computation.";
+    for (size_t p = 0; p < layer.blobs().size(); ++p) {
+      layer.set_param_propagate_down(static_cast<int>(p), true);
+    }
   }
 }
 

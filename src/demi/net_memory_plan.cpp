@@ -3,9 +3,9 @@
 #include <numeric>
 #include <string>
 
-#include "demi/memory/liveness.hpp"
 #include "demi/memory/schedule_order.hpp"
 #include "demi/net.hpp"
+#include "demi/net_schedule.hpp"
 
 namespace demi {
 

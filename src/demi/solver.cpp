@@ -333,7 +333,7 @@ void Solver::Step(int iters) {
       DisplayTrainOutputs();
       DisplayProgress();
       if (context_.device == Device::kGPU && iter_ == start_iter) {
-        LOG(INFO) << DeviceMemoryLine(*net_, context_.device_id);
+        LOG(INFO) << DeviceMemoryLine(net_->memory_plan().arena_bytes, context_.device_id);
       }
     }
     ApplyUpdate();

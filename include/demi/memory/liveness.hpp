@@ -1,7 +1,6 @@
 #ifndef DEMI_MEMORY_LIVENESS_HPP_
 #define DEMI_MEMORY_LIVENESS_HPP_
 
-#include <set>
 #include <string>
 #include <vector>
 
@@ -10,8 +9,6 @@
 #include "demi/syncedmem.hpp"
 
 namespace demi {
-
-class Net;
 
 /// A net's schedule with the SyncedMemory behind each of its memories.
 struct NetSchedule {
@@ -25,13 +22,6 @@ struct NetSchedule {
   std::vector<SyncedMemory*> scratch_memories;
   std::vector<size_t> scratch_offsets;
 };
-
-/// Describes `net`'s schedule — forward steps in layer order, then (with
-/// `backward`) backward steps in reverse — with every use of every
-/// activation's data and diff and of every layer buffer, from the layers'
-/// declarations of what their Backward reads. `keep` names blobs that stay
-/// persistent.
-NetSchedule DescribeSchedule(const Net& net, bool backward, const std::set<std::string>& keep);
 
 /// A net's memory as the planner sees it: one request per plannable
 /// SyncedMemory (blobs sharing a memory — in place, Split, Flatten — are one
@@ -53,7 +43,6 @@ struct NetLiveness {
 /// The liveness of `net`'s schedule, with `replays` (recomputation) run
 /// before the backward steps they belong to.
 NetLiveness AnalyzeLiveness(const NetSchedule& net_schedule, const Replays& replays = {});
-NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::string>& keep);
 
 }  // namespace demi
 

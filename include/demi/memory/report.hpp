@@ -9,8 +9,6 @@
 
 namespace demi {
 
-class Net;
-
 /// Every strategy's bytes for one net, and what is live at its peak.
 struct NetMemoryReport {
   std::string net;
@@ -46,14 +44,18 @@ struct NetMemoryReport {
   double extra_flops = 0;
 };
 
-/// `budget` > 0 adds the recomputation a TRAIN net chooses under it (1 byte:
-/// the smallest arena it reaches).
-NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget = 0);
+/// The report of a net's `schedule` (a TRAIN net's when it has backward
+/// steps), in the order the planner chooses when `search_order`, else in
+/// prototxt order. `budget` > 0 adds the recomputation a TRAIN net chooses
+/// under it (1 byte: the smallest arena it reaches).
+NetMemoryReport ReportMemory(NetSchedule schedule, bool search_order, int64_t batch,
+                             size_t budget = 0);
 
-/// One line for a net training on GPU `device`: the arena the plan needs,
-/// the bytes Demitasse holds on the device now and at its peak (its own
-/// counters), and the device's used and total memory (cudaMemGetInfo).
-std::string DeviceMemoryLine(const Net& net, int device);
+/// One line for a net training on GPU `device`: the arena its plan needs
+/// (`planned_arena_bytes`), the bytes Demitasse holds on the device now and
+/// at its peak (its own counters), and the device's used and total memory
+/// (cudaMemGetInfo).
+std::string DeviceMemoryLine(size_t planned_arena_bytes, int device);
 
 /// A human-readable table of one report.
 std::string FormatMemoryReport(const NetMemoryReport& report);

@@ -81,6 +81,17 @@ class Replicas {
   std::string WaitSummary() const;
 
  private:
+  void CheckOptions(int local) const;
+  /// Joins the other processes over Gloo; they must agree on the run.
+  void JoinProcesses(const SolverParameter& param, int local);
+  /// A random seed (random_seed < 0) drawn once and shared by every rank.
+  void AgreeOnRandomSeed(SolverParameter* param);
+  /// One communicator per local replica: NCCL for GPUs (where built with
+  /// it), else threads, under Gloo when there are several processes.
+  void CreateCommunicators(int local);
+  /// Local replica `i`'s solver, on its device, and its ReplicaSync.
+  void CreateReplica(const SolverParameter& param, int i, int local);
+
   ReplicationOptions options_;
   std::unique_ptr<Communicator> global_;  ///< across processes (Gloo), or null
   GlooCommunicator* gloo_ = nullptr;      ///< global_, typed (its store joins NCCL)

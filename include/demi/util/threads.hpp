@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <thread>
+#include <utility>
 
 namespace demi {
 
@@ -26,6 +28,19 @@ void SetThreads(int n);
 void SetBlasShare(int n);
 /// The threads a parallel loop started on the calling thread uses.
 int Threads();
+
+/// A std::thread running fn() with the calling thread's OpenMP threads. A
+/// new thread otherwise starts from OpenMP's process-wide default
+/// (OMP_NUM_THREADS, else every core), not from --threads or a replica's
+/// share: ranks started with one core each then all thread over every core.
+template <typename Fn>
+std::thread StartThread(Fn fn) {
+  const int threads = Threads();
+  return std::thread([threads, fn = std::move(fn)]() mutable {
+    omp_set_num_threads(threads);
+    fn();
+  });
+}
 
 /// Work (about one float read and written each) below which a loop stays on
 /// the calling thread: waking the team costs more than it saves.

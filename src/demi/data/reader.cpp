@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "demi/common.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -53,7 +54,7 @@ WorkerPool::WorkerPool(int num_threads) {
   CHECK_GE(num_threads, 1);
   errors_.resize(num_threads);
   for (int helper = 1; helper < num_threads; ++helper) {
-    helpers_.emplace_back(&WorkerPool::HelperLoop, this, helper);
+    helpers_.push_back(StartThread([this, helper] { HelperLoop(helper); }));
   }
 }
 
@@ -140,7 +141,7 @@ Prefetcher::~Prefetcher() { Stop(); }
 void Prefetcher::Start() {
   CHECK(!thread_.joinable()) << "prefetch thread already running";
   stop_ = false;
-  thread_ = std::thread(&Prefetcher::Loop, this);
+  thread_ = StartThread([this] { Loop(); });
 }
 
 void Prefetcher::Stop() {

@@ -8,7 +8,6 @@
 #include "demi/memory/recompute.hpp"
 #include "demi/memory/schedule_order.hpp"
 #include "demi/memory/schedule_search.hpp"
-#include "demi/net.hpp"
 #include "demi/util/checked_math.hpp"
 #include "demi/util/device.hpp"
 
@@ -47,20 +46,18 @@ std::string XmlEscaped(const std::string& text) {
 
 }  // namespace
 
-NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
-  NetSchedule schedule = DescribeSchedule(net, net.phase() == TRAIN, {});
+NetMemoryReport ReportMemory(NetSchedule schedule, bool search_order, int64_t batch,
+                             size_t budget) {
   // The order the net would run in as planned with ARENA (the report's
   // strategies all plan that order's schedule).
-  const ScheduleChoice choice =
-      net.schedule_order() == SEARCH ? ChooseOrder(schedule.schedule) : ScheduleChoice{};
-  if (net.schedule_order() == SEARCH) {
-    schedule.schedule = Reordered(schedule.schedule, choice.order);
-  }
+  const ScheduleChoice choice = search_order ? ChooseOrder(schedule.schedule) : ScheduleChoice{};
+  if (search_order) schedule.schedule = Reordered(schedule.schedule, choice.order);
   NetLiveness liveness = AnalyzeLiveness(schedule);
   const Problem& problem = liveness.problem;
   NetMemoryReport report;
-  report.net = net.name();
-  report.phase = net.phase() == TRAIN ? "TRAIN" : "TEST";
+  const bool train = schedule.schedule.backward;
+  report.net = schedule.net_name;
+  report.phase = train ? "TRAIN" : "TEST";
   report.batch = batch;
   report.none_bytes = SolvePlan(problem, PlanStrategy::kNone).arena_bytes;
   report.slots_bytes = SolvePlan(problem, PlanStrategy::kSlots).arena_bytes;
@@ -68,7 +65,7 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
   report.arena_bytes = arena.arena_bytes;
   report.lower_bound_bytes = arena.lower_bound_bytes;
   report.persistent_bytes = liveness.persistent_bytes;
-  report.searched_order = net.schedule_order() == SEARCH;
+  report.searched_order = search_order;
   report.prototxt_bound_bytes =
       report.searched_order ? choice.prototxt_bound : arena.lower_bound_bytes;
   report.prototxt_arena_bytes = report.searched_order ? choice.prototxt_planned : arena.arena_bytes;
@@ -95,7 +92,7 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
   std::sort(report.largest_at_peak.begin(), report.largest_at_peak.end(),
             [](const TensorRequest& a, const TensorRequest& b) { return a.bytes > b.bytes; });
   if (report.largest_at_peak.size() > 10) report.largest_at_peak.resize(10);
-  if (budget > 0 && net.phase() == TRAIN) {
+  if (budget > 0 && train) {
     const Recomputation recomputation = ChooseRecomputation(schedule.schedule, budget);
     report.recomputed = true;
     report.recompute_budget = budget;
@@ -239,12 +236,12 @@ std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports) {
   return svg.str();
 }
 
-std::string DeviceMemoryLine(const Net& net, int device) {
+std::string DeviceMemoryLine(size_t planned_arena_bytes, int device) {
   const DeviceInfo info = GetDeviceInfo(device);
   const DeviceMemoryCounters counters = GetDeviceMemoryCounters();
   std::ostringstream line;
   line << std::fixed << std::setprecision(1) << "GPU " << device << " memory: planned arena "
-       << MiB(net.memory_plan().arena_bytes) << " MiB; held by Demitasse " << MiB(counters.current)
+       << MiB(planned_arena_bytes) << " MiB; held by Demitasse " << MiB(counters.current)
        << " MiB (peak " << MiB(counters.peak) << " MiB, " << counters.allocations
        << " allocations); device " << MiB(info.total_bytes - info.free_bytes) << " of "
        << MiB(info.total_bytes) << " MiB in use";

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "demi/util/device.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -23,7 +24,7 @@ ReplicaSync::ReplicaSync(Solver* solver, Communicator* comm, size_t bucket_bytes
   solver_->net().SetLossScale(1.0f / comm_->size());
   PlanReductions();
   solver_->AddCallback(this);
-  worker_ = std::thread([this] { WorkerLoop(); });
+  worker_ = StartThread([this] { WorkerLoop(); });
 }
 
 ReplicaSync::~ReplicaSync() {

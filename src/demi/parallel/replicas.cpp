@@ -56,40 +56,9 @@ int ShareCoresAmongReplicas(int replicas) {
 Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : options_(options) {
   const int local =
       options_.gpus.empty() ? options_.local_replicas : static_cast<int>(options_.gpus.size());
-  DEMI_CHECK(local >= 1, "replicas per process must be at least 1, got ", local);
-  DEMI_CHECK(options_.world_size >= 1, "world size must be at least 1, got ", options_.world_size);
-  DEMI_CHECK(options_.rank >= 0 && options_.rank < options_.world_size, "rank ", options_.rank,
-             " is outside [0, ", options_.world_size, ")");
-  DEMI_CHECK(options_.timeout_seconds > 0, "the communication timeout must be positive, got ",
-             options_.timeout_seconds, " s");
-  if (options_.world_size > 1) {
-    GlooOptions gloo;
-    gloo.rank = options_.rank;
-    gloo.world_size = options_.world_size;
-    gloo.rendezvous = options_.rendezvous;
-    gloo.host = options_.host;
-    gloo.timeout_seconds = options_.timeout_seconds;
-    gloo.run_id = options_.run_id;
-    auto gloo_comm = std::make_unique<GlooCommunicator>(gloo);
-    gloo_ = gloo_comm.get();
-    global_ = std::move(gloo_comm);
-    // Ranks that disagree on the run would hang or crash in a collective
-    // (a different max_iter, replica count or param size): they stop here,
-    // each naming what differs, before anything else is exchanged.
-    const std::string replicas =
-        options_.gpus.empty() ? StrCat(local, " on the CPU") : StrCat(local, " GPU(s)");
-    Fingerprint run = RunFingerprint(param, replicas);
-    // The bucket size decides which collectives a rank issues: it must agree.
-    run.push_back({"all-reduce bucket bytes", StrCat(options_.bucket_bytes)});
-    AgreeOnFingerprint(global_.get(), run, "rank", kDisagreeHint);
-  }
-  // One seed for all, so that data augmentation (keyed by the seed and the
-  // record) is the same whichever replica reads a record.
-  if (param.random_seed() < 0) {
-    uint32_t seed = std::random_device()();
-    if (global_) global_->Broadcast(&seed, sizeof(seed), 0);
-    param.set_random_seed(seed);
-  }
+  CheckOptions(local);
+  if (options_.world_size > 1) JoinProcesses(param, local);
+  AgreeOnRandomSeed(&param);
   if (options_.gpus.empty() && local > 1) {
     blas_threads_before_ = BlasThreads();
     replica_threads_ = ShareCoresAmongReplicas(local);
@@ -98,8 +67,59 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
   // primitives (and their summation order) to the threads at creation.
   const int threads_before = Threads();
   if (replica_threads_ > 0) omp_set_num_threads(replica_threads_);
+  CreateCommunicators(local);
+  for (int i = 0; i < local; ++i) CreateReplica(param, i, local);
+  if (replica_threads_ > 0) omp_set_num_threads(threads_before);
+  // The nets too, now that their shapes are known (sizes that differ would
+  // fail inside Gloo; layers that differ would train together silently).
+  if (global_) {
+    AgreeOnFingerprint(global_.get(), NetFingerprint(solvers_.front()->net()), "rank",
+                       kDisagreeHint);
+  }
+}
+
+void Replicas::CheckOptions(int local) const {
+  DEMI_CHECK(local >= 1, "replicas per process must be at least 1, got ", local);
+  DEMI_CHECK(options_.world_size >= 1, "world size must be at least 1, got ", options_.world_size);
+  DEMI_CHECK(options_.rank >= 0 && options_.rank < options_.world_size, "rank ", options_.rank,
+             " is outside [0, ", options_.world_size, ")");
+  DEMI_CHECK(options_.timeout_seconds > 0, "the communication timeout must be positive, got ",
+             options_.timeout_seconds, " s");
+}
+
+void Replicas::JoinProcesses(const SolverParameter& param, int local) {
+  GlooOptions gloo;
+  gloo.rank = options_.rank;
+  gloo.world_size = options_.world_size;
+  gloo.rendezvous = options_.rendezvous;
+  gloo.host = options_.host;
+  gloo.timeout_seconds = options_.timeout_seconds;
+  gloo.run_id = options_.run_id;
+  auto gloo_comm = std::make_unique<GlooCommunicator>(gloo);
+  gloo_ = gloo_comm.get();
+  global_ = std::move(gloo_comm);
+  // Ranks that disagree on the run would hang or crash in a collective
+  // (a different max_iter, replica count or param size): they stop here,
+  // each naming what differs, before anything else is exchanged.
+  const std::string replicas =
+      options_.gpus.empty() ? StrCat(local, " on the CPU") : StrCat(local, " GPU(s)");
+  Fingerprint run = RunFingerprint(param, replicas);
+  // The bucket size decides which collectives a rank issues: it must agree.
+  run.push_back({"all-reduce bucket bytes", StrCat(options_.bucket_bytes)});
+  AgreeOnFingerprint(global_.get(), run, "rank", kDisagreeHint);
+}
+
+void Replicas::AgreeOnRandomSeed(SolverParameter* param) {
+  // One seed for all, so that data augmentation (keyed by the seed and the
+  // record) is the same whichever replica reads a record.
+  if (param->random_seed() >= 0) return;
+  uint32_t seed = std::random_device()();
+  if (global_) global_->Broadcast(&seed, sizeof(seed), 0);
+  param->set_random_seed(seed);
+}
+
+void Replicas::CreateCommunicators(int local) {
   group_ = std::make_shared<ThreadGroup>(local, ToMilliseconds(options_.timeout_seconds));
-  const int total = local * options_.world_size;
 #ifdef USE_NCCL
   // GPUs reduce in device memory through NCCL, one clique for all of them.
   if (!options_.gpus.empty()) {
@@ -110,36 +130,32 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
     }
   }
 #endif
-  for (int i = 0; i < local; ++i) {
-    if (static_cast<int>(comms_.size()) <= i) {
-      auto thread_comm = std::make_unique<ThreadCommunicator>(group_, i);
-      if (global_) {
-        comms_.push_back(
-            std::make_unique<HierarchicalCommunicator>(std::move(thread_comm), global_.get()));
-      } else {
-        comms_.push_back(std::move(thread_comm));
-      }
+  // Otherwise threads in this process, under Gloo across processes.
+  for (int i = static_cast<int>(comms_.size()); i < local; ++i) {
+    auto thread_comm = std::make_unique<ThreadCommunicator>(group_, i);
+    if (global_) {
+      comms_.push_back(
+          std::make_unique<HierarchicalCommunicator>(std::move(thread_comm), global_.get()));
+    } else {
+      comms_.push_back(std::move(thread_comm));
     }
-    Context context;
-    if (!options_.gpus.empty()) {
-      context.device = Device::kGPU;
-      context.device_id = options_.gpus[i];
-      SetCurrentDevice(context.device_id);
-    }
-    context.replica = options_.rank * local + i;
-    context.num_replicas = total;
-    LOG(INFO) << "Creating replica " << context.replica << " of " << total;
-    solvers_.push_back(SolverRegistry::Create(param, context));
-    syncs_.push_back(std::make_unique<ReplicaSync>(solvers_.back().get(), comms_.back().get(),
-                                                   options_.bucket_bytes));
   }
-  if (replica_threads_ > 0) omp_set_num_threads(threads_before);
-  // The nets too, now that their shapes are known (sizes that differ would
-  // fail inside Gloo; layers that differ would train together silently).
-  if (global_) {
-    AgreeOnFingerprint(global_.get(), NetFingerprint(solvers_.front()->net()), "rank",
-                       kDisagreeHint);
+}
+
+void Replicas::CreateReplica(const SolverParameter& param, int i, int local) {
+  Context context;
+  if (!options_.gpus.empty()) {
+    context.device = Device::kGPU;
+    context.device_id = options_.gpus[i];
+    SetCurrentDevice(context.device_id);
   }
+  const int total = local * options_.world_size;
+  context.replica = options_.rank * local + i;
+  context.num_replicas = total;
+  LOG(INFO) << "Creating replica " << context.replica << " of " << total;
+  solvers_.push_back(SolverRegistry::Create(param, context));
+  syncs_.push_back(
+      std::make_unique<ReplicaSync>(solvers_.back().get(), comms_[i].get(), options_.bucket_bytes));
 }
 
 Replicas::~Replicas() {
@@ -178,14 +194,18 @@ void Replicas::Run(const std::function<void(int replica)>& fn) {
     std::exception_ptr error;
   };
   auto shared = std::make_shared<Shared>();
+  // Each replica thread runs OpenMP on its share of the cores, or (one
+  // replica per process) on this thread's setting (--threads), not on
+  // OpenMP's default for new threads (every core).
+  const int omp_threads = replica_threads_ > 0 ? replica_threads_ : Threads();
   std::vector<std::thread> threads;
   for (int i = 0; i < size(); ++i) {
-    threads.emplace_back([this, i, &fn, shared] {
+    threads.emplace_back([this, i, &fn, shared, omp_threads] {
       std::exception_ptr error;
       try {
         const Context& context = solvers_[i]->context();
         if (context.device == Device::kGPU) SetCurrentDevice(context.device_id);
-        if (replica_threads_ > 0) omp_set_num_threads(replica_threads_);
+        omp_set_num_threads(omp_threads);
         fn(i);
         // This thread's stream dies with it: its queued work must be done.
         if (context.device == Device::kGPU) SynchronizeDevice();

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "demi/net.hpp"
+#include "demi/net_schedule.hpp"
 #include "demi/solver_param.hpp"
 #include "demi/util/batch_size.hpp"
 #include "demi/util/checked_math.hpp"

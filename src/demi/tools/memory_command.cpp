@@ -13,6 +13,7 @@
 
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
+#include "demi/net_schedule.hpp"
 #include "demi/tools/batch_fit.hpp"
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
@@ -147,7 +148,7 @@ void ReportDeviceMemory(const FitSpec& spec, const Context& context) {
   net.Forward();
   if (param.state().phase() == TRAIN) net.Backward();
   SynchronizeDevice();
-  std::cout << DeviceMemoryLine(net, context.device_id) << "\n";
+  std::cout << DeviceMemoryLine(net.memory_plan().arena_bytes, context.device_id) << "\n";
 }
 
 int ReportMemory() {

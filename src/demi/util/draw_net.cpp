@@ -6,8 +6,8 @@
 #include <sstream>
 #include <vector>
 
-#include "demi/memory/liveness.hpp"
 #include "demi/net.hpp"
+#include "demi/net_schedule.hpp"
 
 namespace demi {
 
