@@ -5,12 +5,14 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "demi/parallel/communicator.hpp"
 #include "demi/solver.hpp"
+#include "demi/util/stream_marker.hpp"
 
 namespace demi {
 
@@ -109,6 +111,10 @@ class ReplicaSync : public Solver::Callback {
   std::vector<std::vector<int>> final_after_layer_;
   /// Per bucket, its params backward has yet to finish this iteration.
   std::vector<int> pending_;
+  /// GPU: per bucket, the point of backward's stream after which its
+  /// gradients are final (recorded by the solver's thread, waited for by
+  /// the worker).
+  std::vector<std::unique_ptr<StreamMarker>> bucket_ready_;
   std::vector<Blob*> computed_params_;
   bool on_gpu_ = false;           ///< the solver trains on a GPU
   bool device_pointers_ = false;  ///< ... and the communicator reads its memory

@@ -1,6 +1,7 @@
 #include "demi/parallel/replica_sync.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "demi/util/device.hpp"
@@ -23,6 +24,11 @@ ReplicaSync::ReplicaSync(Solver* solver, Communicator* comm, size_t bucket_bytes
   device_pointers_ = on_gpu_ && comm_->accepts_device_pointers();
   solver_->net().SetLossScale(1.0f / comm_->size());
   PlanReductions();
+  if (on_gpu_) {
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      bucket_ready_.push_back(std::make_unique<StreamMarker>());
+    }
+  }
   solver_->AddCallback(this);
   worker_ = StartThread([this] { WorkerLoop(); });
 }
@@ -130,8 +136,12 @@ void ReplicaSync::OnLayerBackward(int layer_id) {
     const int b = bucket_of_param_[param];
     if (--pending_[b] == 0) complete.push_back(b);
   }
-  // The worker thread reads the gradients: they must be finished, not queued.
-  if (on_gpu_ && !complete.empty()) SynchronizeDevice();
+  // The worker reduces a bucket once its gradients have been computed, not
+  // just queued: it waits for a mark in this thread's stream, which goes on
+  // with backward meanwhile.
+  if (on_gpu_) {
+    for (int b : complete) bucket_ready_[b]->Record();
+  }
   Enqueue(complete);
 }
 
@@ -153,6 +163,7 @@ void ReplicaSync::Enqueue(const std::vector<int>& buckets) {
 }
 
 void ReplicaSync::Reduce(int b) {
+  if (on_gpu_) bucket_ready_[b]->Wait();
   const Bucket& bucket = buckets_[b];
   const auto& params = solver_->net().learnable_params();
   // Every param of the bucket is final and no other thread touches it: make

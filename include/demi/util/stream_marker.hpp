@@ -1,0 +1,28 @@
+#ifndef DEMI_UTIL_STREAM_MARKER_HPP_
+#define DEMI_UTIL_STREAM_MARKER_HPP_
+
+namespace demi {
+
+/// A point in one thread's stream (util/cuda.hpp) that another thread can
+/// wait for: a CUDA event. The recording thread goes on queueing work; only
+/// the waiter blocks, until what was queued before the point has run.
+/// Created on the current device; on a CPU_ONLY build creating one is an
+/// Error.
+class StreamMarker {
+ public:
+  StreamMarker();
+  ~StreamMarker();
+  StreamMarker(const StreamMarker&) = delete;
+  StreamMarker& operator=(const StreamMarker&) = delete;
+  /// Marks the calling thread's stream here (again: the latest mark counts).
+  void Record();
+  /// Returns once the work queued before the latest Record has run.
+  void Wait() const;
+
+ private:
+  void* event_ = nullptr;  ///< a cudaEvent_t
+};
+
+}  // namespace demi
+
+#endif  // DEMI_UTIL_STREAM_MARKER_HPP_
