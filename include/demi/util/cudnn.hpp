@@ -23,50 +23,52 @@ namespace demi {
 /// This thread's cuDNN handle on the current device, bound to CudaStream().
 cudnnHandle_t CudnnHandle();
 
+/// Owns one cuDNN descriptor, made by `Create` and freed by `Destroy`.
+template <typename Descriptor, cudnnStatus_t (*Create)(Descriptor*),
+          cudnnStatus_t (*Destroy)(Descriptor)>
+class CudnnDescriptor {
+ public:
+  CudnnDescriptor() { DEMI_CUDNN_CHECK(Create(&desc_)); }
+  ~CudnnDescriptor() { Destroy(desc_); }
+  CudnnDescriptor(const CudnnDescriptor&) = delete;
+  CudnnDescriptor& operator=(const CudnnDescriptor&) = delete;
+  Descriptor get() const { return desc_; }
+
+ private:
+  Descriptor desc_ = nullptr;
+};
+
 /// A float NCHW-style tensor descriptor of any rank >= 1 (padded to 4-D, as
 /// cuDNN wants), packed unless strides are given.
-class CudnnTensor {
+class CudnnTensor : public CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
+                                           cudnnDestroyTensorDescriptor> {
  public:
-  CudnnTensor();
-  ~CudnnTensor();
-  CudnnTensor(const CudnnTensor&) = delete;
-  CudnnTensor& operator=(const CudnnTensor&) = delete;
   void Set(const std::vector<int64_t>& shape);
   void Set(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
-  cudnnTensorDescriptor_t get() const { return desc_; }
-
- private:
-  cudnnTensorDescriptor_t desc_ = nullptr;
 };
 
-class CudnnFilter {
+class CudnnFilter : public CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
+                                           cudnnDestroyFilterDescriptor> {
  public:
-  CudnnFilter();
-  ~CudnnFilter();
-  CudnnFilter(const CudnnFilter&) = delete;
-  CudnnFilter& operator=(const CudnnFilter&) = delete;
   /// {out channels, in channels / group, kernel dims...}
   void Set(const std::vector<int64_t>& shape);
-  cudnnFilterDescriptor_t get() const { return desc_; }
-
- private:
-  cudnnFilterDescriptor_t desc_ = nullptr;
 };
 
-class CudnnConvolution {
+class CudnnConvolution
+    : public CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                             cudnnDestroyConvolutionDescriptor> {
  public:
-  CudnnConvolution();
-  ~CudnnConvolution();
-  CudnnConvolution(const CudnnConvolution&) = delete;
-  CudnnConvolution& operator=(const CudnnConvolution&) = delete;
   /// Cross-correlation (Caffe's convolution), float math, `group` groups.
   void Set(const std::vector<int>& pad, const std::vector<int>& stride,
            const std::vector<int>& dilation, int group);
-  cudnnConvolutionDescriptor_t get() const { return desc_; }
-
- private:
-  cudnnConvolutionDescriptor_t desc_ = nullptr;
 };
+
+/// A pooling window and mode, set by the layer.
+using CudnnPooling = CudnnDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
+                                     cudnnDestroyPoolingDescriptor>;
+/// Local response normalization's parameters, set by the layer.
+using CudnnLRN =
+    CudnnDescriptor<cudnnLRNDescriptor_t, cudnnCreateLRNDescriptor, cudnnDestroyLRNDescriptor>;
 
 /// Scaling factors cuDNN takes by pointer: out = alpha * op + beta * out.
 struct CudnnScale {

@@ -2,11 +2,14 @@
 #define DEMI_UTIL_DNNL_HPP_
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 #include <vector>
 
 #include "demi/blob.hpp"
+#include "demi/proto/demi.pb.h"
 
 namespace demi {
 
@@ -48,15 +51,67 @@ dnnl::memory UnboundMemory(const dnnl::memory::desc& desc);
 void Bind(const dnnl::memory& memory, const float* data);
 
 /// A layer buffer holding the planner-placed bytes of `blob`, sized for
-/// `desc`, with a memory object on it.
+/// `desc`, with a memory object on it: a scratchpad, or the workspace a
+/// forward primitive leaves for its backward.
 struct DnnlScratch {
   Blob blob;
   dnnl::memory memory;
-  /// Sizes the blob for the largest of `descs`, the scratchpads of the
-  /// primitives that share it (none, or all empty, leaves it empty).
+  /// Sizes the blob for the largest of `descs`, the scratchpads (or the
+  /// workspace) of the primitives that share it (none, or all empty, leaves
+  /// it empty).
   void Reshape(std::initializer_list<dnnl::memory::desc> descs = {});
   /// The memory object pointed at the blob's (arena) bytes.
   const dnnl::memory& Bound();
+};
+
+/// What the DNNL engine of every layer keeps beside its own primitives and
+/// buffers: whether the primitives exist for the current shapes, and the
+/// scratchpad they share. A layer's DnnlState derives from it.
+struct DnnlLayerState {
+  bool ready = false;  ///< the primitives exist for the current shapes
+  DnnlScratch scratchpad;
+
+  /// Begins a Reshape: not ready, and the scratchpad and the layer's own
+  /// planned `buffers` emptied until the new primitives size them.
+  void Reset(std::initializer_list<Blob*> buffers = {});
+  /// Runs `primitive` with `args` and the scratchpad.
+  void Execute(const dnnl::primitive& primitive, std::initializer_list<dnnl_exec_arg_t> args);
+};
+
+/// Makes a layer's primitives with `build`, which throws dnnl::error where
+/// oneDNN has none for the current shapes. Then it logs, for the layer of
+/// `param`, that the CAFFE engine runs because "oneDNN has no `what` (its
+/// reason)", and returns false; else true.
+bool TryDnnl(const LayerParameter& param, const std::string& what,
+             const std::function<void()>& build);
+
+/// The DNNL state of a layer with one forward primitive and the backward
+/// primitive that gives its bottom's gradient.
+struct DnnlForwardBackward : DnnlLayerState {
+  dnnl::primitive forward, backward;
+
+  /// Keeps the primitives of `forward_pd` and `backward_pd` and sizes the
+  /// scratchpad for both.
+  void Set(const dnnl::primitive_desc& forward_pd, const dnnl::primitive_desc& backward_pd);
+};
+
+/// The DNNL state of an activation whose backward needs only the output
+/// (dx from y and dy: ReLU, softmax). Its four tensors share the blobs'
+/// layout, so the primitives run on the blobs' memory, in place where the
+/// layer is.
+struct DnnlActivation : DnnlForwardBackward {
+  /// DnnlForwardBackward::Set for primitives whose tensors all have the
+  /// layout `data`.
+  void Set(const dnnl::primitive_desc& forward_pd, const dnnl::primitive_desc& backward_pd,
+           const dnnl::memory::desc& data);
+  /// y = f(x).
+  void Forward(const float* x, float* y);
+  /// dx from y = f(x) and dy.
+  void Backward(const float* y, const float* dy, float* dx);
+
+ private:
+  // One layout for all four: in place they are two pairs of one memory.
+  dnnl::memory src_, dst_, diff_dst_, diff_src_;
 };
 
 /// One side of a primitive in the layout oneDNN chose for it, beside the

@@ -13,12 +13,11 @@ using dnnl::memory;
 /// The three oneDNN primitives of the layer's convolution (image -> output)
 /// over the whole batch, and the planned buffers their layouts need. One
 /// buffer per side serves all three primitives: they run one after another.
-struct BaseConvolutionLayer::DnnlState {
+struct BaseConvolutionLayer::DnnlState : DnnlLayerState {
   dnnl::convolution_forward forward;
   dnnl::convolution_backward_data adjoint;
   dnnl::convolution_backward_weights weight_gradient;
   bool fused_bias = false;  ///< Convolution adds b inside the forward primitive
-  bool ready = false;       ///< the primitives exist for the current shape
   // Each side of each primitive, in its chosen layout beside Caffe's.
   DnnlTensor fwd_image, fwd_weights, fwd_output;
   DnnlTensor adj_output, adj_weights, adj_image;
@@ -27,7 +26,6 @@ struct BaseConvolutionLayer::DnnlState {
   std::vector<float> bias_grad_values;  ///< sized in Reshape: diff_bias is added, not written
   std::vector<double> channel_sums;     ///< Deconvolution's bias gradient, sized in Reshape
   Blob image_buffer, output_buffer, weights_buffer;
-  DnnlScratch scratchpad;
 };
 
 namespace {
@@ -55,11 +53,7 @@ bool BaseConvolutionLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
 void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
-  s.ready = false;
-  for (Blob* buffer : {&s.image_buffer, &s.output_buffer, &s.weights_buffer}) {
-    buffer->Reshape(std::vector<int64_t>{0});
-  }
-  s.scratchpad.Reshape();
+  s.Reset({&s.image_buffer, &s.output_buffer, &s.weights_buffer});
   if (bottom.count() == 0) return;  // CAFFE handles empty batches
   const ConvGeometry& g = geometry_;
   // The convolution's image is geometry_ (the bottom for Convolution, the
@@ -97,7 +91,8 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   const auto algorithm = dnnl::algorithm::convolution_direct;
   const dnnl::primitive_attr attr = UserScratchpadAttr();
   const dnnl::engine& engine = DnnlEngine();
-  try {
+  const std::string what = StrCat("convolution for bottom shape ", bottom.shape_string());
+  s.ready = TryDnnl(layer_param_, what, [&] {
     const auto forward_desc =
         s.fused_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
                                                        image_md, AnyLayout(weight_dims), bias_user,
@@ -138,12 +133,8 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     s.channel_sums.assign(bias_term_ && !s.fused_bias ? num_output_ : 0, 0.0);
     s.scratchpad.Reshape(
         {forward.scratchpad_desc(), adjoint.scratchpad_desc(), weight_gradient.scratchpad_desc()});
-  } catch (const dnnl::error& error) {
-    LogDnnlFallback(layer_param_, StrCat("oneDNN has no convolution for bottom shape ",
-                                         bottom.shape_string(), " (", error.what(), ")"));
-    return;
-  }
-  s.ready = true;
+  });
+  if (!s.ready) return;
   columns_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's scratch is not needed
 }
 
@@ -153,11 +144,10 @@ void BaseConvolutionLayer::DnnlConvolve(const float* image, const float* weights
   const memory& w = s.fwd_weights.In(weights);
   const memory& dst = s.fwd_output.Out(output);
   if (s.fused_bias) Bind(s.bias, blobs_[1]->cpu_data());
-  DnnlExecute(s.forward, {{DNNL_ARG_SRC, src.get()},
-                          {DNNL_ARG_WEIGHTS, w.get()},
-                          {DNNL_ARG_BIAS, s.bias.get()},
-                          {DNNL_ARG_DST, dst.get()},
-                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.Execute(s.forward, {{DNNL_ARG_SRC, src.get()},
+                        {DNNL_ARG_WEIGHTS, w.get()},
+                        {DNNL_ARG_BIAS, s.bias.get()},
+                        {DNNL_ARG_DST, dst.get()}});
   s.fwd_output.Finish(output);
 }
 
@@ -167,10 +157,9 @@ void BaseConvolutionLayer::DnnlConvolveAdjoint(const float* output, const float*
   const memory& diff_dst = s.adj_output.In(output);
   const memory& w = s.adj_weights.In(weights);
   const memory& diff_src = s.adj_image.Out(image);
-  DnnlExecute(s.adjoint, {{DNNL_ARG_DIFF_DST, diff_dst.get()},
-                          {DNNL_ARG_WEIGHTS, w.get()},
-                          {DNNL_ARG_DIFF_SRC, diff_src.get()},
-                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.Execute(s.adjoint, {{DNNL_ARG_DIFF_DST, diff_dst.get()},
+                        {DNNL_ARG_WEIGHTS, w.get()},
+                        {DNNL_ARG_DIFF_SRC, diff_src.get()}});
   s.adj_image.Finish(image);
 }
 
@@ -181,11 +170,10 @@ void BaseConvolutionLayer::DnnlWeightGradient(const float* image, const float* o
   const memory& diff_dst = s.wg_output.In(output);
   const memory& diff_w = s.wg_weights.Out(weights_diff);
   Bind(s.bias_grad, s.bias_grad_values.data());
-  DnnlExecute(s.weight_gradient, {{DNNL_ARG_SRC, src.get()},
-                                  {DNNL_ARG_DIFF_DST, diff_dst.get()},
-                                  {DNNL_ARG_DIFF_WEIGHTS, diff_w.get()},
-                                  {DNNL_ARG_DIFF_BIAS, s.bias_grad.get()},
-                                  {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.Execute(s.weight_gradient, {{DNNL_ARG_SRC, src.get()},
+                                {DNNL_ARG_DIFF_DST, diff_dst.get()},
+                                {DNNL_ARG_DIFF_WEIGHTS, diff_w.get()},
+                                {DNNL_ARG_DIFF_BIAS, s.bias_grad.get()}});
   if (weights_diff != nullptr) s.wg_weights.Finish(weights_diff, /*accumulate=*/true);
   if (bias_diff != nullptr) {
     for (size_t m = 0; m < s.bias_grad_values.size(); ++m) bias_diff[m] += s.bias_grad_values[m];

@@ -24,19 +24,13 @@ void InChunks(int64_t count, Op op) {
   }
 }
 
-class Activation {
+class Activation
+    : public CudnnDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
+                             cudnnDestroyActivationDescriptor> {
  public:
   explicit Activation(cudnnActivationMode_t mode) {
-    DEMI_CUDNN_CHECK(cudnnCreateActivationDescriptor(&desc_));
-    DEMI_CUDNN_CHECK(cudnnSetActivationDescriptor(desc_, mode, CUDNN_PROPAGATE_NAN, 0.0));
+    DEMI_CUDNN_CHECK(cudnnSetActivationDescriptor(get(), mode, CUDNN_PROPAGATE_NAN, 0.0));
   }
-  ~Activation() { cudnnDestroyActivationDescriptor(desc_); }
-  Activation(const Activation&) = delete;
-  Activation& operator=(const Activation&) = delete;
-  cudnnActivationDescriptor_t get() const { return desc_; }
-
- private:
-  cudnnActivationDescriptor_t desc_ = nullptr;
 };
 
 /// This thread's descriptor for `mode` (made once, not per call: these run

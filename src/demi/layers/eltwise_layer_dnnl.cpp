@@ -8,20 +8,18 @@ namespace demi {
 
 using dnnl::memory;
 
-struct EltwiseLayer::DnnlState {
+struct EltwiseLayer::DnnlState : DnnlLayerState {
   dnnl::sum forward;
-  bool ready = false;
   std::vector<memory> srcs;
   memory dst;
   /// The sum's arguments, built in Reshape: Forward only rebinds the memories.
   std::vector<dnnl_exec_arg_t> args;
-  DnnlScratch scratchpad;
 };
 
 void EltwiseLayer::DnnlSetUp() {
   // EltwiseParameter has no engine field: the net's engine decides.
   if (!WantsDnnl(static_cast<int>(EngineKind::kDefault), context_)) return;
-  if (op_ != EltwiseParameter::SUM) return;  // PROD and MAX: the CAFFE loops
+  if (op_ != EltwiseParameter::SUM) return;           // PROD and MAX: the CAFFE loops
   if (!dnnl_) dnnl_ = std::make_shared<DnnlState>();  // SetUp may run again
   RegisterBuffer("dnnl_scratchpad", &dnnl_->scratchpad.blob, BufferLifetime::kScratch);
 }
@@ -30,34 +28,28 @@ bool EltwiseLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
 void EltwiseLayer::DnnlReshape(const std::vector<Blob*>& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
-  s.ready = false;
-  s.scratchpad.Reshape();
+  s.Reset();
   if (top.count() == 0) return;
   // Every bottom and the top share one layout (kUniform), Caffe's or blocked.
   std::vector<memory::desc> srcs;
   for (const Blob* blob : bottom) srcs.push_back(FlatDesc(*blob));
   const memory::desc dst = FlatDesc(top);
-  try {
-    const dnnl::sum::primitive_desc forward(dst, coeffs_, srcs, DnnlEngine(),
-                                            UserScratchpadAttr());
+  const std::string what =
+      StrCat("sum of ", bottom.size(), " bottoms of shape ", top.shape_string());
+  s.ready = TryDnnl(layer_param_, what, [&] {
+    const dnnl::sum::primitive_desc forward(dst, coeffs_, srcs, DnnlEngine(), UserScratchpadAttr());
     s.forward = dnnl::sum(forward);
     s.scratchpad.Reshape({forward.scratchpad_desc()});
-  } catch (const dnnl::error& error) {
-    LogDnnlFallback(layer_param_, StrCat("oneDNN has no sum of ", bottom.size(),
-                                         " bottoms of shape ", top.shape_string(), " (",
-                                         error.what(), ")"));
-    return;
-  }
-  s.srcs.clear();
-  s.args.clear();
-  for (size_t k = 0; k < srcs.size(); ++k) {
-    s.srcs.push_back(UnboundMemory(srcs[k]));
-    s.args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), s.srcs.back().get()});
-  }
-  s.dst = UnboundMemory(dst);
-  s.args.push_back({DNNL_ARG_DST, s.dst.get()});
-  s.args.push_back({DNNL_ARG_SCRATCHPAD, s.scratchpad.memory.get()});
-  s.ready = true;
+    s.srcs.clear();
+    s.args.clear();
+    for (size_t k = 0; k < srcs.size(); ++k) {
+      s.srcs.push_back(UnboundMemory(srcs[k]));
+      s.args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), s.srcs.back().get()});
+    }
+    s.dst = UnboundMemory(dst);
+    s.args.push_back({DNNL_ARG_DST, s.dst.get()});
+    s.args.push_back({DNNL_ARG_SCRATCHPAD, s.scratchpad.memory.get()});
+  });
 }
 
 void EltwiseLayer::DnnlForward(const std::vector<Blob*>& bottom, Blob* top) {

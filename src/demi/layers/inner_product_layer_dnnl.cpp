@@ -7,16 +7,14 @@ namespace demi {
 
 using dnnl::memory;
 
-struct InnerProductLayer::DnnlState {
-  dnnl::inner_product_forward forward;
-  dnnl::inner_product_backward_data adjoint;
-  bool ready = false;
+/// The forward primitive and, as its backward, the data gradient (the
+/// weight and bias gradients are GEMMs, in BackwardOnDevice).
+struct InnerProductLayer::DnnlState : DnnlForwardBackward {
   // x and dx in Caffe's layout beside the bottom's (blocked or not); one
   // buffer serves both, used one after the other.
   DnnlTensor src, diff_src;
   memory weights, bias, dst, diff_dst;
   Blob src_buffer;
-  DnnlScratch scratchpad;
 };
 
 namespace {
@@ -51,9 +49,7 @@ bool InnerProductLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
 void InnerProductLayer::DnnlReshape(const Blob& bottom) {
   DnnlState& s = *dnnl_;
-  s.ready = false;
-  s.src_buffer.Reshape(std::vector<int64_t>{0});
-  s.scratchpad.Reshape();
+  s.Reset({&s.src_buffer});
   if (m_ == 0) return;  // CAFFE handles empty batches
   // A 4-D bottom flattened from axis 1 keeps its axes, so that a blocked
   // bottom is reordered as such; otherwise the bottom is M x K.
@@ -63,7 +59,8 @@ void InnerProductLayer::DnnlReshape(const Blob& bottom) {
   const memory::desc weights = CaffeWeights(src.dims(), n_, transpose_);
   const memory::desc dst = DenseDesc({m_, n_});
   const dnnl::primitive_attr attr = UserScratchpadAttr();
-  try {
+  const std::string what = StrCat("inner product for bottom shape ", bottom.shape_string());
+  s.ready = TryDnnl(layer_param_, what, [&] {
     const auto forward_desc =
         bias_term_ ? dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src,
                                                        weights, DenseDesc({n_}), dst)
@@ -72,21 +69,14 @@ void InnerProductLayer::DnnlReshape(const Blob& bottom) {
     const dnnl::inner_product_forward::primitive_desc forward(forward_desc, attr, DnnlEngine());
     const dnnl::inner_product_backward_data::primitive_desc adjoint(
         dnnl::inner_product_backward_data::desc(src, weights, dst), attr, DnnlEngine(), forward);
-    s.forward = dnnl::inner_product_forward(forward);
-    s.adjoint = dnnl::inner_product_backward_data(adjoint);
-    s.scratchpad.Reshape({forward.scratchpad_desc(), adjoint.scratchpad_desc()});
-  } catch (const dnnl::error& error) {
-    LogDnnlFallback(layer_param_, StrCat("oneDNN has no inner product for bottom shape ",
-                                         bottom.shape_string(), " (", error.what(), ")"));
-    return;
-  }
-  s.src.Reshape(src, user_src, &s.src_buffer);
-  s.diff_src.Reshape(src, user_src, &s.src_buffer);
-  s.weights = UnboundMemory(weights);
-  s.bias = UnboundMemory(DenseDesc({n_}));
-  s.dst = UnboundMemory(dst);
-  s.diff_dst = UnboundMemory(dst);
-  s.ready = true;
+    s.Set(forward, adjoint);
+    s.src.Reshape(src, user_src, &s.src_buffer);
+    s.diff_src.Reshape(src, user_src, &s.src_buffer);
+    s.weights = UnboundMemory(weights);
+    s.bias = UnboundMemory(DenseDesc({n_}));
+    s.dst = UnboundMemory(dst);
+    s.diff_dst = UnboundMemory(dst);
+  });
 }
 
 void InnerProductLayer::DnnlForward(const Blob& bottom, Blob* top) {
@@ -95,11 +85,10 @@ void InnerProductLayer::DnnlForward(const Blob& bottom, Blob* top) {
   Bind(s.weights, blobs_[0]->cpu_data());
   if (bias_term_) Bind(s.bias, blobs_[1]->cpu_data());
   Bind(s.dst, top->mutable_cpu_data());
-  DnnlExecute(s.forward, {{DNNL_ARG_SRC, src.get()},
-                          {DNNL_ARG_WEIGHTS, s.weights.get()},
-                          {DNNL_ARG_BIAS, s.bias.get()},
-                          {DNNL_ARG_DST, s.dst.get()},
-                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.Execute(s.forward, {{DNNL_ARG_SRC, src.get()},
+                        {DNNL_ARG_WEIGHTS, s.weights.get()},
+                        {DNNL_ARG_BIAS, s.bias.get()},
+                        {DNNL_ARG_DST, s.dst.get()}});
 }
 
 const float* InnerProductLayer::DnnlPlainBottom(const Blob& bottom) {
@@ -111,10 +100,9 @@ void InnerProductLayer::DnnlBackwardData(const Blob& top, Blob* bottom) {
   Bind(s.diff_dst, top.cpu_diff());
   Bind(s.weights, blobs_[0]->cpu_data());
   const memory& diff_src = s.diff_src.Out(bottom->mutable_cpu_diff());
-  DnnlExecute(s.adjoint, {{DNNL_ARG_DIFF_DST, s.diff_dst.get()},
-                          {DNNL_ARG_WEIGHTS, s.weights.get()},
-                          {DNNL_ARG_DIFF_SRC, diff_src.get()},
-                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.Execute(s.backward, {{DNNL_ARG_DIFF_DST, s.diff_dst.get()},
+                         {DNNL_ARG_WEIGHTS, s.weights.get()},
+                         {DNNL_ARG_DIFF_SRC, diff_src.get()}});
   s.diff_src.Finish(bottom->mutable_cpu_diff());
 }
 

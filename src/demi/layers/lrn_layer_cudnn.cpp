@@ -9,12 +9,7 @@
 namespace demi {
 
 struct LRNLayer::CudnnState {
-  CudnnState() { DEMI_CUDNN_CHECK(cudnnCreateLRNDescriptor(&lrn)); }
-  ~CudnnState() { cudnnDestroyLRNDescriptor(lrn); }
-  CudnnState(const CudnnState&) = delete;
-  CudnnState& operator=(const CudnnState&) = delete;
-
-  cudnnLRNDescriptor_t lrn = nullptr;
+  CudnnLRN lrn;
   CudnnTensor data;  ///< bottom and top
 };
 
@@ -28,7 +23,7 @@ void LRNLayer::CudnnSetUp() {
   cudnn_engine_ = true;
   // cuDNN divides alpha by local_size itself, as Caffe's formula does.
   DEMI_CUDNN_CHECK(
-      cudnnSetLRNDescriptor(cudnn_->lrn, param.local_size(), param.alpha(), beta_, shift_));
+      cudnnSetLRNDescriptor(cudnn_->lrn.get(), param.local_size(), param.alpha(), beta_, shift_));
 }
 
 void LRNLayer::CudnnReshape(const Blob& bottom) {
@@ -39,14 +34,14 @@ void LRNLayer::CudnnReshape(const Blob& bottom) {
 void LRNLayer::CudnnForward(const Blob& bottom, Blob* top) {
   CudnnState& s = *cudnn_;
   DEMI_CUDNN_CHECK(cudnnLRNCrossChannelForward(
-      CudnnHandle(), s.lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, CudnnScale::One(), s.data.get(),
+      CudnnHandle(), s.lrn.get(), CUDNN_LRN_CROSS_CHANNEL_DIM1, CudnnScale::One(), s.data.get(),
       bottom.gpu_data(), CudnnScale::Zero(), s.data.get(), top->mutable_gpu_data()));
 }
 
 void LRNLayer::CudnnBackward(const Blob& top, Blob* bottom) {
   CudnnState& s = *cudnn_;
   DEMI_CUDNN_CHECK(cudnnLRNCrossChannelBackward(
-      CudnnHandle(), s.lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, CudnnScale::One(), s.data.get(),
+      CudnnHandle(), s.lrn.get(), CUDNN_LRN_CROSS_CHANNEL_DIM1, CudnnScale::One(), s.data.get(),
       top.gpu_data(), s.data.get(), top.gpu_diff(), s.data.get(), bottom->gpu_data(),
       CudnnScale::Zero(), s.data.get(), bottom->mutable_gpu_diff()));
 }

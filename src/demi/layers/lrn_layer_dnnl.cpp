@@ -7,15 +7,10 @@ namespace demi {
 
 using dnnl::memory;
 
-struct LRNLayer::DnnlState {
-  dnnl::lrn_forward forward;
-  dnnl::lrn_backward backward;
-  bool ready = false;
+struct LRNLayer::DnnlState : DnnlForwardBackward {
   DnnlTensor src, dst, diff_dst, diff_src;
-  memory workspace_memory;
   Blob src_buffer, dst_buffer, diff_src_buffer;  ///< blocked copies (scratch)
-  Blob workspace;                                ///< what backward needs of forward (saved)
-  DnnlScratch scratchpad;
+  DnnlScratch workspace;                         ///< what backward needs of forward (saved)
 };
 
 void LRNLayer::DnnlSetUp() {
@@ -30,7 +25,7 @@ void LRNLayer::DnnlSetUp() {
   RegisterBuffer("dnnl_src", &s.src_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_dst", &s.dst_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_diff_src", &s.diff_src_buffer, BufferLifetime::kScratch);
-  RegisterBuffer("dnnl_workspace", &s.workspace, BufferLifetime::kSavedForBackward);
+  RegisterBuffer("dnnl_workspace", &s.workspace.blob, BufferLifetime::kSavedForBackward);
   RegisterBuffer("dnnl_scratchpad", &s.scratchpad.blob, BufferLifetime::kScratch);
 }
 
@@ -38,11 +33,7 @@ bool LRNLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
 void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
-  s.ready = false;
-  for (Blob* buffer : {&s.src_buffer, &s.dst_buffer, &s.diff_src_buffer, &s.workspace}) {
-    buffer->Reshape(std::vector<int64_t>{0});
-  }
-  s.scratchpad.Reshape();
+  s.Reset({&s.src_buffer, &s.dst_buffer, &s.diff_src_buffer, &s.workspace.blob});
   if (bottom.count() == 0) return;
   const LRNParameter& param = layer_param_.lrn_param();
   const memory::desc bottom_user = BlobDesc(bottom), top_user = BlobDesc(top);
@@ -52,7 +43,7 @@ void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
                              memory::format_tag::nChw16c);
   const dnnl::primitive_attr attr = UserScratchpadAttr();
   const auto algorithm = dnnl::algorithm::lrn_across_channels;
-  try {
+  s.ready = TryDnnl(layer_param_, StrCat("LRN for bottom shape ", bottom.shape_string()), [&] {
     // oneDNN divides alpha by local_size across channels, as Caffe does.
     const dnnl::lrn_forward::primitive_desc forward(
         dnnl::lrn_forward::desc(dnnl::prop_kind::forward_training, algorithm, blocked,
@@ -62,22 +53,15 @@ void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
         dnnl::lrn_backward::desc(algorithm, blocked, blocked, param.local_size(), param.alpha(),
                                  param.beta(), param.k()),
         attr, DnnlEngine(), forward);
-    s.forward = dnnl::lrn_forward(forward);
-    s.backward = dnnl::lrn_backward(backward);
+    s.Set(forward, backward);
     // dst in forward and diff_dst in backward share a buffer.
     s.src.Reshape(forward.src_desc(), bottom_user, &s.src_buffer);
     s.dst.Reshape(forward.dst_desc(), top_user, &s.dst_buffer);
     s.diff_dst.Reshape(backward.diff_dst_desc(), top_user, &s.dst_buffer);
     s.diff_src.Reshape(backward.diff_src_desc(), bottom_user, &s.diff_src_buffer);
-    s.workspace_memory = UnboundMemory(forward.workspace_desc());
-    ReserveBytes(&s.workspace, forward.workspace_desc().get_size());
-    s.scratchpad.Reshape({forward.scratchpad_desc(), backward.scratchpad_desc()});
-  } catch (const dnnl::error& error) {
-    LogDnnlFallback(layer_param_, StrCat("oneDNN has no LRN for bottom shape ",
-                                         bottom.shape_string(), " (", error.what(), ")"));
-    return;
-  }
-  s.ready = true;
+    s.workspace.Reshape({forward.workspace_desc()});
+  });
+  if (!s.ready) return;
   scale_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's buffers are not needed
   ratio_.Reshape(std::vector<int64_t>{0});
 }
@@ -86,11 +70,9 @@ void LRNLayer::DnnlForward(const Blob& bottom, Blob* top) {
   DnnlState& s = *dnnl_;
   const memory& src = s.src.In(bottom.cpu_data());
   const memory& dst = s.dst.Out(top->mutable_cpu_data());
-  if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.mutable_cpu_data());
-  DnnlExecute(s.forward, {{DNNL_ARG_SRC, src.get()},
-                          {DNNL_ARG_DST, dst.get()},
-                          {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
-                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.Execute(s.forward, {{DNNL_ARG_SRC, src.get()},
+                        {DNNL_ARG_DST, dst.get()},
+                        {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
   s.dst.Finish(top->mutable_cpu_data());
 }
 
@@ -99,12 +81,10 @@ void LRNLayer::DnnlBackward(const Blob& top, Blob* bottom) {
   const memory& src = s.src.In(bottom->cpu_data());
   const memory& diff_dst = s.diff_dst.In(top.cpu_diff());
   const memory& diff_src = s.diff_src.Out(bottom->mutable_cpu_diff());
-  if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.cpu_data());
-  DnnlExecute(s.backward, {{DNNL_ARG_SRC, src.get()},
-                           {DNNL_ARG_DIFF_DST, diff_dst.get()},
-                           {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
-                           {DNNL_ARG_DIFF_SRC, diff_src.get()},
-                           {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.Execute(s.backward, {{DNNL_ARG_SRC, src.get()},
+                         {DNNL_ARG_DIFF_DST, diff_dst.get()},
+                         {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()},
+                         {DNNL_ARG_DIFF_SRC, diff_src.get()}});
   s.diff_src.Finish(bottom->mutable_cpu_diff());
 }
 

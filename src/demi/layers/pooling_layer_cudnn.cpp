@@ -9,12 +9,7 @@
 namespace demi {
 
 struct PoolingLayer::CudnnState {
-  CudnnState() { DEMI_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&pool)); }
-  ~CudnnState() { cudnnDestroyPoolingDescriptor(pool); }
-  CudnnState(const CudnnState&) = delete;
-  CudnnState& operator=(const CudnnState&) = delete;
-
-  cudnnPoolingDescriptor_t pool = nullptr;
+  CudnnPooling pool;
   CudnnTensor bottom, top;
   bool ready = false;  ///< cuDNN's windows are the layer's at the current shape
 };
@@ -46,7 +41,7 @@ void PoolingLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
                                       ? CUDNN_POOLING_MAX_DETERMINISTIC
                                       : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
   DEMI_CUDNN_CHECK(cudnnSetPooling2dDescriptor(
-      s.pool, mode, CUDNN_NOT_PROPAGATE_NAN, static_cast<int>(kernel_h_),
+      s.pool.get(), mode, CUDNN_NOT_PROPAGATE_NAN, static_cast<int>(kernel_h_),
       static_cast<int>(kernel_w_), static_cast<int>(pad_h_), static_cast<int>(pad_w_),
       static_cast<int>(stride_h_), static_cast<int>(stride_w_)));
   s.bottom.Set(bottom.shape());
@@ -57,14 +52,14 @@ bool PoolingLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; }
 
 void PoolingLayer::CudnnForward(const Blob& bottom, Blob* top) {
   CudnnState& s = *cudnn_;
-  DEMI_CUDNN_CHECK(cudnnPoolingForward(CudnnHandle(), s.pool, CudnnScale::One(), s.bottom.get(),
-                                       bottom.gpu_data(), CudnnScale::Zero(), s.top.get(),
-                                       top->mutable_gpu_data()));
+  DEMI_CUDNN_CHECK(cudnnPoolingForward(CudnnHandle(), s.pool.get(), CudnnScale::One(),
+                                       s.bottom.get(), bottom.gpu_data(), CudnnScale::Zero(),
+                                       s.top.get(), top->mutable_gpu_data()));
 }
 
 void PoolingLayer::CudnnBackward(const Blob& top, Blob* bottom) {
   CudnnState& s = *cudnn_;
-  DEMI_CUDNN_CHECK(cudnnPoolingBackward(CudnnHandle(), s.pool, CudnnScale::One(), s.top.get(),
+  DEMI_CUDNN_CHECK(cudnnPoolingBackward(CudnnHandle(), s.pool.get(), CudnnScale::One(), s.top.get(),
                                         top.gpu_data(), s.top.get(), top.gpu_diff(), s.bottom.get(),
                                         bottom->gpu_data(), CudnnScale::Zero(), s.bottom.get(),
                                         bottom->mutable_gpu_diff()));

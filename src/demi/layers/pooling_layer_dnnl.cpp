@@ -7,16 +7,12 @@ namespace demi {
 
 using dnnl::memory;
 
-struct PoolingLayer::DnnlState {
-  dnnl::pooling_forward forward;
-  dnnl::pooling_backward backward;
-  bool ready = false;
-  memory src, diff_src, workspace_memory;
+struct PoolingLayer::DnnlState : DnnlForwardBackward {
+  memory src, diff_src;
   // The top in the layout oneDNN pools into: the bottom's.
   DnnlTensor dst, diff_dst;
   Blob dst_buffer;
-  Blob workspace;  ///< MAX: where each window's max was, saved for backward
-  DnnlScratch scratchpad;
+  DnnlScratch workspace;  ///< MAX: where each window's max was, saved for backward
 };
 
 void PoolingLayer::DnnlSetUp(const std::vector<Blob*>& top) {
@@ -29,7 +25,7 @@ void PoolingLayer::DnnlSetUp(const std::vector<Blob*>& top) {
   }
   dnnl_ = std::make_shared<DnnlState>();
   RegisterBuffer("dnnl_dst", &dnnl_->dst_buffer, BufferLifetime::kScratch);
-  RegisterBuffer("dnnl_workspace", &dnnl_->workspace, BufferLifetime::kSavedForBackward);
+  RegisterBuffer("dnnl_workspace", &dnnl_->workspace.blob, BufferLifetime::kSavedForBackward);
   RegisterBuffer("dnnl_scratchpad", &dnnl_->scratchpad.blob, BufferLifetime::kScratch);
 }
 
@@ -37,10 +33,7 @@ bool PoolingLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
 void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
-  s.ready = false;
-  s.workspace.Reshape(std::vector<int64_t>{0});
-  s.dst_buffer.Reshape(std::vector<int64_t>{0});
-  s.scratchpad.Reshape();
+  s.Reset({&s.workspace.blob, &s.dst_buffer});
   if (bottom.count() == 0) return;
   // Caffe's windows in oneDNN's terms: the right padding that gives Caffe's
   // output size. A window wholly outside the image (Caffe: 0) has no oneDNN
@@ -70,7 +63,7 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   const memory::dims strides{stride_h_, stride_w_}, kernel{kernel_h_, kernel_w_};
   const memory::dims pad_l{pad_h_, pad_w_}, pad_r{pad_r_h, pad_r_w};
   const dnnl::primitive_attr attr = UserScratchpadAttr();
-  try {
+  s.ready = TryDnnl(layer_param_, StrCat("pooling for bottom shape ", bottom.shape_string()), [&] {
     const dnnl::pooling_forward::primitive_desc forward(
         dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, algorithm, src, dst, strides,
                                     kernel, pad_l, pad_r),
@@ -79,21 +72,14 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
         dnnl::pooling_backward::desc(algorithm, src, forward.dst_desc(), strides, kernel, pad_l,
                                      pad_r),
         attr, DnnlEngine(), forward);
-    s.forward = dnnl::pooling_forward(forward);
-    s.backward = dnnl::pooling_backward(backward);
+    s.Set(forward, backward);
     s.src = UnboundMemory(src);
     s.diff_src = UnboundMemory(src);
     s.dst.Reshape(forward.dst_desc(), BlobDesc(top), &s.dst_buffer);
     s.diff_dst.Reshape(backward.diff_dst_desc(), BlobDesc(top), &s.dst_buffer);
-    s.workspace_memory = UnboundMemory(forward.workspace_desc());
-    ReserveBytes(&s.workspace, forward.workspace_desc().get_size());
-    s.scratchpad.Reshape({forward.scratchpad_desc(), backward.scratchpad_desc()});
-  } catch (const dnnl::error& error) {
-    LogDnnlFallback(layer_param_, StrCat("oneDNN has no pooling for bottom shape ",
-                                         bottom.shape_string(), " (", error.what(), ")"));
-    return;
-  }
-  s.ready = true;
+    s.workspace.Reshape({forward.workspace_desc()});
+  });
+  if (!s.ready) return;
   argmax_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's saved buffer is not needed
 }
 
@@ -101,11 +87,9 @@ void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) {
   DnnlState& s = *dnnl_;
   Bind(s.src, bottom.cpu_data());
   const memory& dst = s.dst.Out(top->mutable_cpu_data());
-  if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.mutable_cpu_data());
-  DnnlExecute(s.forward, {{DNNL_ARG_SRC, s.src.get()},
-                          {DNNL_ARG_DST, dst.get()},
-                          {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
-                          {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.Execute(s.forward, {{DNNL_ARG_SRC, s.src.get()},
+                        {DNNL_ARG_DST, dst.get()},
+                        {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
   s.dst.Finish(top->mutable_cpu_data());
 }
 
@@ -113,11 +97,9 @@ void PoolingLayer::DnnlBackward(const Blob& top, Blob* bottom) {
   DnnlState& s = *dnnl_;
   const memory& diff_dst = s.diff_dst.In(top.cpu_diff());
   Bind(s.diff_src, bottom->mutable_cpu_diff());
-  if (s.workspace.count() > 0) Bind(s.workspace_memory, s.workspace.cpu_data());
-  DnnlExecute(s.backward, {{DNNL_ARG_DIFF_DST, diff_dst.get()},
-                           {DNNL_ARG_DIFF_SRC, s.diff_src.get()},
-                           {DNNL_ARG_WORKSPACE, s.workspace_memory.get()},
-                           {DNNL_ARG_SCRATCHPAD, s.scratchpad.Bound().get()}});
+  s.Execute(s.backward, {{DNNL_ARG_DIFF_DST, diff_dst.get()},
+                         {DNNL_ARG_DIFF_SRC, s.diff_src.get()},
+                         {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
 }
 
 }  // namespace demi

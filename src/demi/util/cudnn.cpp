@@ -58,9 +58,6 @@ cudnnHandle_t CudnnHandle() {
   return handles.Current();
 }
 
-CudnnTensor::CudnnTensor() { DEMI_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc_)); }
-CudnnTensor::~CudnnTensor() { cudnnDestroyTensorDescriptor(desc_); }
-
 void CudnnTensor::Set(const std::vector<int64_t>& shape) {
   const std::vector<int64_t> padded = PadTo4(shape);
   std::vector<int64_t> strides(padded.size(), 1);
@@ -77,28 +74,22 @@ void CudnnTensor::Set(const std::vector<int64_t>& shape, const std::vector<int64
   while (padded_strides.size() < dims.size()) padded_strides.push_back(1);
   const std::vector<int> stride_ints = ToInts(padded_strides);
   DEMI_CUDNN_CHECK(cudnnSetTensorNdDescriptor(
-      desc_, CUDNN_DATA_FLOAT, static_cast<int>(dims.size()), dims.data(), stride_ints.data()));
+      get(), CUDNN_DATA_FLOAT, static_cast<int>(dims.size()), dims.data(), stride_ints.data()));
 }
-
-CudnnFilter::CudnnFilter() { DEMI_CUDNN_CHECK(cudnnCreateFilterDescriptor(&desc_)); }
-CudnnFilter::~CudnnFilter() { cudnnDestroyFilterDescriptor(desc_); }
 
 void CudnnFilter::Set(const std::vector<int64_t>& shape) {
   const std::vector<int> dims = ToInts(PadTo4(shape));
-  DEMI_CUDNN_CHECK(cudnnSetFilterNdDescriptor(desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+  DEMI_CUDNN_CHECK(cudnnSetFilterNdDescriptor(get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
                                               static_cast<int>(dims.size()), dims.data()));
 }
-
-CudnnConvolution::CudnnConvolution() { DEMI_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc_)); }
-CudnnConvolution::~CudnnConvolution() { cudnnDestroyConvolutionDescriptor(desc_); }
 
 void CudnnConvolution::Set(const std::vector<int>& pad, const std::vector<int>& stride,
                            const std::vector<int>& dilation, int group) {
   CHECK(pad.size() == stride.size() && pad.size() == dilation.size());
-  DEMI_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(desc_, static_cast<int>(pad.size()), pad.data(),
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(get(), static_cast<int>(pad.size()), pad.data(),
                                                    stride.data(), dilation.data(),
                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  DEMI_CUDNN_CHECK(cudnnSetConvolutionGroupCount(desc_, group));
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionGroupCount(get(), group));
 }
 
 const float* CudnnScale::One() {

@@ -1,6 +1,9 @@
 #include "demi/util/dnnl.hpp"
 
 #include <algorithm>
+#include <array>
+
+#include "demi/util/engine.hpp"
 
 namespace demi {
 
@@ -69,7 +72,7 @@ dnnl::primitive_attr UserScratchpadAttr() {
 
 namespace {
 
-void Execute(const dnnl::primitive& primitive, size_t count, const dnnl_exec_arg_t* args) {
+void ExecuteArgs(const dnnl::primitive& primitive, size_t count, const dnnl_exec_arg_t* args) {
   dnnl::error::wrap_c_api(
       dnnl_primitive_execute(primitive.get(), DnnlStream().get(), static_cast<int>(count), args),
       "could not execute a oneDNN primitive");
@@ -78,11 +81,11 @@ void Execute(const dnnl::primitive& primitive, size_t count, const dnnl_exec_arg
 }  // namespace
 
 void DnnlExecute(const dnnl::primitive& primitive, std::initializer_list<dnnl_exec_arg_t> args) {
-  Execute(primitive, args.size(), args.begin());
+  ExecuteArgs(primitive, args.size(), args.begin());
 }
 
 void DnnlExecute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_arg_t>& args) {
-  Execute(primitive, args.size(), args.data());
+  ExecuteArgs(primitive, args.size(), args.data());
 }
 
 dnnl::memory UnboundMemory(const dnnl::memory::desc& desc) {
@@ -111,6 +114,63 @@ void DnnlScratch::Reshape(std::initializer_list<dnnl::memory::desc> descs) {
 const dnnl::memory& DnnlScratch::Bound() {
   if (blob.count() > 0) Bind(memory, blob.mutable_cpu_data());
   return memory;
+}
+
+void DnnlLayerState::Reset(std::initializer_list<Blob*> buffers) {
+  ready = false;
+  for (Blob* buffer : buffers) buffer->Reshape(std::vector<int64_t>{0});
+  scratchpad.Reshape();
+}
+
+void DnnlLayerState::Execute(const dnnl::primitive& primitive,
+                             std::initializer_list<dnnl_exec_arg_t> args) {
+  // On the stack: no allocation while a net runs.
+  constexpr size_t kMaxArgs = 8;
+  DEMI_CHECK(args.size() < kMaxArgs, "a oneDNN primitive with ", args.size(),
+             " arguments besides its scratchpad; at most ", kMaxArgs - 1, " fit");
+  std::array<dnnl_exec_arg_t, kMaxArgs> all;
+  std::copy(args.begin(), args.end(), all.begin());
+  all[args.size()] = {DNNL_ARG_SCRATCHPAD, scratchpad.Bound().get()};
+  ExecuteArgs(primitive, args.size() + 1, all.data());
+}
+
+bool TryDnnl(const LayerParameter& param, const std::string& what,
+             const std::function<void()>& build) {
+  try {
+    build();
+  } catch (const dnnl::error& error) {
+    LogDnnlFallback(param, StrCat("oneDNN has no ", what, " (", error.what(), ")"));
+    return false;
+  }
+  return true;
+}
+
+void DnnlForwardBackward::Set(const dnnl::primitive_desc& forward_pd,
+                              const dnnl::primitive_desc& backward_pd) {
+  forward = dnnl::primitive(forward_pd);
+  backward = dnnl::primitive(backward_pd);
+  scratchpad.Reshape({forward_pd.scratchpad_desc(), backward_pd.scratchpad_desc()});
+}
+
+void DnnlActivation::Set(const dnnl::primitive_desc& forward_pd,
+                         const dnnl::primitive_desc& backward_pd, const dnnl::memory::desc& data) {
+  DnnlForwardBackward::Set(forward_pd, backward_pd);
+  for (dnnl::memory* m : {&src_, &dst_, &diff_dst_, &diff_src_}) *m = UnboundMemory(data);
+}
+
+void DnnlActivation::Forward(const float* x, float* y) {
+  Bind(src_, x);
+  Bind(dst_, y);
+  Execute(forward, {{DNNL_ARG_SRC, src_.get()}, {DNNL_ARG_DST, dst_.get()}});
+}
+
+void DnnlActivation::Backward(const float* y, const float* dy, float* dx) {
+  Bind(dst_, y);
+  Bind(diff_dst_, dy);
+  Bind(diff_src_, dx);
+  Execute(backward, {{DNNL_ARG_DST, dst_.get()},
+                     {DNNL_ARG_DIFF_DST, diff_dst_.get()},
+                     {DNNL_ARG_DIFF_SRC, diff_src_.get()}});
 }
 
 void DnnlTensor::Reshape(const dnnl::memory::desc& layout, const dnnl::memory::desc& user,
