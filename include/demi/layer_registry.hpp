@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "demi/layer.hpp"
+#include "demi/util/type_registry.hpp"
 
 namespace demi {
 
@@ -17,12 +18,17 @@ class LayerRegistry {
  public:
   using Creator = std::function<std::unique_ptr<Layer>(const LayerParameter&)>;
 
-  static void Add(const std::string& type, Creator creator);
+  static void Add(const std::string& type, Creator creator) {
+    Table().Add(type, std::move(creator));
+  }
   /// Creates the layer for `param.type()`; an unknown type throws an Error
   /// that lists every known type.
   static std::unique_ptr<Layer> Create(const LayerParameter& param);
-  static std::vector<std::string> Types();
-  static bool Has(const std::string& type);
+  static std::vector<std::string> Types() { return Table().Types(); }
+  static bool Has(const std::string& type) { return Table().Has(type); }
+
+ private:
+  static TypeRegistry<Creator>& Table();
 };
 
 struct LayerRegisterer {

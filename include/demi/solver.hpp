@@ -26,8 +26,8 @@ namespace demi {
 /// ForwardBackward; divide the diffs by iter_size; clip them to a global L2
 /// norm of clip_gradients (after the division, unlike Caffe, so that
 /// iter_size k at batch b matches batch k * b); add weight decay (L2:
-/// wd * decay_mult * w; L1: wd * decay_mult * sign(w)); ComputeUpdateValue
-/// (param, lr); data -= diff; poll for signals; snapshot if due.
+/// wd * decay_mult * w; L1: wd * decay_mult * sign(w)); the rule's step
+/// (param, lr); data -= step; poll for signals; snapshot if due.
 ///
 /// The update runs on the net's param block (param_block.hpp), history in
 /// the same layout: one memset clears the diffs, and one threaded pass over
@@ -122,26 +122,25 @@ class Solver {
 
  protected:
   /// Builds the train and test nets (test nets only on the root replica:
-  /// context.replica == 0). `history_sets`: how many history blobs
-  /// the update rule keeps per learnable param (momentum; Adam's two moments).
-  Solver(const SolverParameter& param, const Context& context, int history_sets);
+  /// context.replica == 0). `rule`: the subclass's update rule, which the GPU
+  /// pass runs (GpuUpdate) and which sets how many history blobs are kept per
+  /// learnable param (HistorySets: momentum; Adam's two moments).
+  Solver(const SolverParameter& param, const Context& context, UpdateRule rule);
 
-  /// Replaces floats [begin, end) of the diff of `row`'s param (already
-  /// averaged, clipped and regularized) with the step to subtract, updating
-  /// the history. A piece of a row: pieces run on several threads, so
-  /// element-wise only. Indices are offsets into the blocks.
-  virtual void ComputeUpdateValue(const UpdateRow& row, int64_t begin, int64_t end,
-                                  const UpdateBlocks& blocks,
-                                  const UpdateConstants& constants) const = 0;
-#ifndef CPU_ONLY
-  /// The whole update on the GPU: one fused kernel over `rows` (device
-  /// memory) that regularizes, computes the step and subtracts it.
-  virtual void ComputeUpdateValue_gpu(const UpdateRow* rows, int num_rows, int64_t max_count,
-                                      const UpdateBlocks& blocks,
-                                      const UpdateConstants& constants) const = 0;
-#endif
+  /// Takes floats [begin, end) of `row` (offsets into the blocks; diffs
+  /// already averaged and clipped) through the update on the host: each
+  /// float through UpdateFloat with the rule (RuleSolver). A piece of a row:
+  /// pieces run on several threads.
+  virtual void UpdateFloats(const UpdateRow& row, int64_t begin, int64_t end,
+                            const UpdateBlocks& blocks, const UpdateConstants& constants) const = 0;
   /// This iteration's constants of the update rule.
   virtual UpdateConstants Constants() const;
+
+  /// For the subclasses' constructors: throws unless `value`, the parameter
+  /// `what` names, is a decay rate in [0, 1).
+  void CheckDecayRate(const std::string& what, float value) const;
+  /// Throws if momentum is set: the rule has none (`hint` ends the message).
+  void CheckNoMomentum(const std::string& hint) const;
 
   /// rate * the param's lr_mult.
   float LocalRate(int param_id, float rate) const { return rate * net_->params_lr()[param_id]; }
@@ -150,6 +149,8 @@ class Solver {
 
  private:
   void InitTrainNet();
+  /// The test nets the solver's fields give, sharing the train net's params
+  /// and arena (solver_test_nets.cpp, with TestAll and Test).
   void InitTestNets();
   void CheckSnapshotPrefix() const;
   /// Runs iter_size forward-backward passes; returns their mean loss.
@@ -158,14 +159,17 @@ class Solver {
   void ApplyUpdate();
   /// The table of this iteration's update: a row per learnable param.
   void FillUpdateTable(float rate);
-  /// The factor that brings the gradients' global L2 norm down to
-  /// clip_gradients (1 when within it or clipping is off); `sumsq` gives a
-  /// row's sum of squares.
-  template <typename Sumsq>
-  float ClipScale(const Sumsq& sumsq) const;
-  void ApplyUpdateOnCpu();
+  /// The factor that brings the global L2 norm of `diff` (the diff block on
+  /// `device`) down to clip_gradients (1 when within it or clipping is off).
+  float ClipScale(Device device, const float* diff) const;
+  /// Averages the diffs over iter_size and clips them, on `device`; returns
+  /// the blocks of the update there.
+  UpdateBlocks PrepareUpdate(Device device);
+  /// The update pass: threaded over the rows on the host, one fused kernel
+  /// (GpuUpdate) on the GPU.
+  void UpdateOnCpu(const UpdateBlocks& blocks, const UpdateConstants& constants);
 #ifndef CPU_ONLY
-  void ApplyUpdateOnGpu();
+  void UpdateOnGpu(const UpdateBlocks& blocks, const UpdateConstants& constants);
 #endif
   void UpdateSmoothedLoss(float loss, int start_iter);
   void DisplayTrainOutputs();
@@ -178,6 +182,7 @@ class Solver {
   std::vector<RandomEngine*> RandomEngines();
 
   Context context_;
+  UpdateRule rule_;
   int history_sets_;
   std::unique_ptr<Net> net_;
   std::vector<std::unique_ptr<Net>> test_nets_;
@@ -197,6 +202,23 @@ class Solver {
   std::vector<Callback*> callbacks_;
   std::chrono::steady_clock::time_point display_start_;
   int display_start_iter_ = 0;
+};
+
+/// @brief A solver whose update is `Rule` (solvers/*.hpp): the step of one
+/// float, which the host pass below and the GPU kernel of Rule::kRule
+/// (GpuUpdate) both apply, so the two devices agree bit for bit.
+template <typename Rule>
+class RuleSolver : public Solver {
+ protected:
+  RuleSolver(const SolverParameter& param, const Context& context)
+      : Solver(param, context, Rule::kRule) {}
+
+  void UpdateFloats(const UpdateRow& row, int64_t begin, int64_t end, const UpdateBlocks& blocks,
+                    const UpdateConstants& constants) const override {
+    const Rule rule{};
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) UpdateFloat(rule, i, row, blocks, constants);
+  }
 };
 
 }  // namespace demi

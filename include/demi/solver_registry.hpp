@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "demi/solver.hpp"
+#include "demi/util/type_registry.hpp"
 
 namespace demi {
 
@@ -16,12 +17,17 @@ class SolverRegistry {
  public:
   using Creator = std::function<std::unique_ptr<Solver>(const SolverParameter&, const Context&)>;
 
-  static void Add(const std::string& type, Creator creator);
+  static void Add(const std::string& type, Creator creator) {
+    Table().Add(type, std::move(creator));
+  }
   /// Creates the solver for `param` (its `type`, or its legacy solver_type);
   /// an unknown type throws an Error listing the known ones.
   static std::unique_ptr<Solver> Create(const SolverParameter& param,
                                         const Context& context = Context());
-  static std::vector<std::string> Types();
+  static std::vector<std::string> Types() { return Table().Types(); }
+
+ private:
+  static TypeRegistry<Creator>& Table();
 };
 
 struct SolverRegisterer {

@@ -13,11 +13,9 @@
 
 #include "demi/memory/report.hpp"
 #include "demi/util/cli.hpp"
+#include "demi/util/device_math.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
-#ifndef CPU_ONLY
-#include "demi/util/math_gpu.hpp"
-#endif
 #include "demi/util/temporary_files.hpp"
 #include "demi/util/threads.hpp"
 #include "demi/util/upgrade_proto.hpp"
@@ -40,15 +38,6 @@ uint32_t ChooseSeed(const SolverParameter& param) {
   std::random_device entropy;
   const auto ticks = std::chrono::high_resolution_clock::now().time_since_epoch().count();
   return entropy() ^ static_cast<uint32_t>(ticks) ^ static_cast<uint32_t>(ticks >> 32);
-}
-
-/// A seed for test net `index`, distinct from the train net's, so that a
-/// test net's data layers do not replay the train net's random draws.
-uint32_t TestNetSeed(uint32_t seed, int index) {
-  std::seed_seq seq{seed, static_cast<uint32_t>(index) + 1u, 0x74657374u};
-  uint32_t derived = 0;
-  seq.generate(&derived, &derived + 1);
-  return derived;
 }
 
 /// "1h02m03s", "4m05s" or "6.7s".
@@ -83,9 +72,8 @@ int FirstNonFiniteTop(const Net& net, int layer_id) {
 
 // ---- construction ----
 
-Solver::Solver(const SolverParameter& param, const Context& context, int history_sets)
-    : param_(param), context_(context), history_sets_(history_sets) {
-  CHECK(history_sets >= 0 && history_sets <= 2) << "UpdateBlocks holds two history sets";
+Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule rule)
+    : param_(param), context_(context), rule_(rule), history_sets_(HistorySets(rule)) {
   UpgradeSolverAsNeeded("solver parameters", &param_);
   LOG(INFO) << "Initializing solver from parameters:\n" << param_.DebugString();
   DEMI_CHECK(param_.iter_size() >= 1, "iter_size must be at least 1, got ", param_.iter_size());
@@ -118,6 +106,15 @@ Solver::Solver(const SolverParameter& param, const Context& context, int history
   net_->param_block().BindCopies(history_, history_sets_, &history_block_);
   for (const std::string& weights : param_.weights()) CopyWeights(weights);
   LOG(INFO) << "Solver scaffolding done.";
+}
+
+void Solver::CheckDecayRate(const std::string& what, float value) const {
+  DEMI_CHECK(value >= 0 && value < 1, type(), " needs ", what, " in [0, 1), got ", value);
+}
+
+void Solver::CheckNoMomentum(const std::string& hint) const {
+  DEMI_CHECK(param_.momentum() == 0, "the ", type(),
+             " solver has no momentum; remove momentum (got ", param_.momentum(), ")", hint);
 }
 
 void Solver::CheckSnapshotPrefix() const {
@@ -173,79 +170,6 @@ void Solver::InitTrainNet() {
   // Only the train net runs backward: the budget is its own.
   if (param_.has_memory_budget()) net_param.set_memory_budget(param_.memory_budget());
   net_ = std::make_unique<Net>(net_param, context_, nullptr, path);
-}
-
-void Solver::InitTestNets() {
-  const bool has_net_param = param_.has_net_param();
-  const bool has_net_file = param_.has_net();
-  DEMI_CHECK(!(has_net_param && has_net_file), "the solver gives both net and net_param");
-  const int num_generic = has_net_param + has_net_file;
-  const int num_specific = param_.test_net_param_size() + param_.test_net_size();
-  if (num_generic > 0) {
-    DEMI_CHECK(param_.test_iter_size() >= num_specific, "the solver has ", num_specific,
-               " test nets but ", param_.test_iter_size(),
-               " test_iter values; give one per test net");
-  } else {
-    DEMI_CHECK(param_.test_iter_size() == num_specific, "the solver has ", num_specific,
-               " test nets but ", param_.test_iter_size(),
-               " test_iter values; give one per test net");
-  }
-  // With a generic net, every test_iter beyond the specific test nets is
-  // one more test instance of the generic net.
-  const int num_instances = param_.test_iter_size();
-  DEMI_CHECK(param_.test_state_size() == 0 || param_.test_state_size() == num_instances,
-             "the solver has ", num_instances, " test nets but ", param_.test_state_size(),
-             " test_state values; give none or one per test net");
-  if (num_instances > 0) {
-    DEMI_CHECK(param_.test_interval() > 0, "the solver has test nets but test_interval is ",
-               param_.test_interval(), "; give a positive test_interval");
-  }
-  for (int i = 0; i < num_instances; ++i) {
-    DEMI_CHECK(param_.test_iter(i) > 0, "test_iter ", i, " must be positive, got ",
-               param_.test_iter(i));
-  }
-  std::vector<NetParameter> net_params;
-  std::vector<std::string> sources;
-  std::vector<std::string> paths;  // the prototxt of each, when from one
-  for (const NetParameter& test_param : param_.test_net_param()) {
-    net_params.push_back(test_param);
-    sources.push_back("test_net_param");
-    paths.emplace_back();
-  }
-  for (const std::string& path : param_.test_net()) {
-    net_params.emplace_back();
-    ReadNetParamsFromTextFile(path, &net_params.back());
-    sources.push_back(StrCat("test_net file ", path));
-    paths.push_back(path);
-  }
-  if (num_instances > num_specific) {
-    NetParameter generic;
-    if (has_net_param) {
-      generic.CopyFrom(param_.net_param());
-    } else {
-      ReadNetParamsFromTextFile(param_.net(), &generic);
-    }
-    for (int i = num_specific; i < num_instances; ++i) {
-      net_params.push_back(generic);
-      sources.push_back(has_net_param ? "net_param" : StrCat("net file ", param_.net()));
-      paths.push_back(has_net_param ? "" : param_.net());
-    }
-  }
-  for (int i = 0; i < num_instances; ++i) {
-    NetState state;
-    state.set_phase(TEST);
-    state.MergeFrom(net_params[i].state());
-    if (param_.test_state_size() > 0) state.MergeFrom(param_.test_state(i));
-    net_params[i].mutable_state()->CopyFrom(state);
-    ApplySolverOverrides(param_, &net_params[i]);
-    LOG(INFO) << "Creating test net (#" << i << ") specified by " << sources[i];
-    Context test_context = context_;
-    test_context.seed = TestNetSeed(context_.seed, i);
-    // Test nets never run while the train net does: they share its arena.
-    test_nets_.push_back(
-        std::make_unique<Net>(net_params[i], test_context, net_->arena(), paths[i]));
-    test_nets_.back()->ShareTrainedLayersWith(*net_);
-  }
 }
 
 void Solver::CopyWeights(const std::string& paths) {
@@ -453,13 +377,21 @@ void Solver::ApplyUpdate() {
     LOG(INFO) << "Iteration " << iter_ << ", lr = " << rate;
   }
   FillUpdateTable(rate);
+  if (net_->param_block().floats() == 0) return;
+#ifdef CPU_ONLY
+  const Device device = Device::kCPU;
+#else
+  const Device device = context_.device;
+#endif
+  const UpdateBlocks blocks = PrepareUpdate(device);
+  const UpdateConstants constants = Constants();
 #ifndef CPU_ONLY
-  if (context_.device == Device::kGPU) {
-    ApplyUpdateOnGpu();
+  if (device == Device::kGPU) {
+    UpdateOnGpu(blocks, constants);
     return;
   }
 #endif
-  ApplyUpdateOnCpu();
+  UpdateOnCpu(blocks, constants);
 }
 
 void Solver::FillUpdateTable(float rate) {
@@ -486,13 +418,14 @@ UpdateConstants Solver::Constants() const {
   return constants;
 }
 
-template <typename Sumsq>
-float Solver::ClipScale(const Sumsq& sumsq_of) const {
+float Solver::ClipScale(Device device, const float* diff) const {
   const float clip = param_.clip_gradients();
   if (clip < 0) return 1.0f;
   // Row by row in order: the same sum on every replica and every run.
   double sumsq = 0;
-  for (const UpdateRow& row : update_rows_) sumsq += row.count ? sumsq_of(row) : 0.0;
+  for (const UpdateRow& row : update_rows_) {
+    sumsq += row.count ? Sumsq(device, row.count, diff + row.offset) : 0.0;
+  }
   const double norm = std::sqrt(sumsq);
   if (norm <= clip) return 1.0f;
   const float scale = static_cast<float>(clip / norm);
@@ -503,79 +436,43 @@ float Solver::ClipScale(const Sumsq& sumsq_of) const {
 
 namespace {
 
-/// Floats of a row one thread takes through all three steps before the
-/// next: small enough to stay in L1 between them.
-constexpr int64_t kUpdateChunk = 2048;
-
-void Regularize(float decay, bool l1, int64_t begin, int64_t end, const float* data, float* diff) {
-  if (l1) {
-#pragma omp simd
-    for (int64_t i = begin; i < end; ++i) {
-      diff[i] += decay * static_cast<float>((data[i] > 0) - (data[i] < 0));
-    }
-    return;
-  }
-#pragma omp simd
-  for (int64_t i = begin; i < end; ++i) diff[i] += decay * data[i];
-}
-
-void Subtract(int64_t begin, int64_t end, const float* diff, float* data) {
-#pragma omp simd
-  for (int64_t i = begin; i < end; ++i) data[i] += -1.0f * diff[i];
+/// The whole of `block` on `device`, marked written there.
+float* MutableOn(Device device, ViewBlock* block) {
+  return device == Device::kGPU ? block->mutable_gpu() : block->mutable_cpu();
 }
 
 }  // namespace
 
-void Solver::ApplyUpdateOnCpu() {
+UpdateBlocks Solver::PrepareUpdate(Device device) {
   ParamBlock& block = net_->param_block();
   const int64_t n = block.floats();
-  if (n == 0) return;
-  float* diff = block.diff().mutable_cpu();
-  if (param_.iter_size() > 1) Scal(n, 1.0f / param_.iter_size(), diff);
-  const float clip_scale =
-      ClipScale([&](const UpdateRow& row) { return Sumsq(row.count, diff + row.offset); });
-  if (clip_scale != 1.0f) Scal(n, clip_scale, diff);
+  float* diff = MutableOn(device, &block.diff());
+  if (param_.iter_size() > 1) Scal(device, n, 1.0f / param_.iter_size(), diff);
+  const float clip_scale = ClipScale(device, diff);
+  if (clip_scale != 1.0f) Scal(device, n, clip_scale, diff);
   UpdateBlocks blocks;
-  blocks.data = block.data().mutable_cpu();
+  blocks.data = MutableOn(device, &block.data());
   blocks.diff = diff;
-  float* history = history_block_.mutable_cpu();
-  for (int set = 0; set < std::min(history_sets_, 2); ++set)
-    blocks.history[set] = history + set * n;
-  const UpdateConstants constants = Constants();
+  float* history = MutableOn(device, &history_block_);
+  for (int set = 0; set < history_sets_; ++set) blocks.history[set] = history + set * n;
+  return blocks;
+}
+
+void Solver::UpdateOnCpu(const UpdateBlocks& blocks, const UpdateConstants& constants) {
+  const int64_t n = net_->param_block().floats();
   ParallelForSegments(update_rows_, n, [&](int r, int64_t begin, int64_t end) {
-    const UpdateRow& row = update_rows_[r];
-    for (int64_t from = begin; from < end; from += kUpdateChunk) {
-      const int64_t to = std::min(end, from + kUpdateChunk);
-      if (row.decay != 0) Regularize(row.decay, constants.l1, from, to, blocks.data, blocks.diff);
-      ComputeUpdateValue(row, from, to, blocks, constants);
-      Subtract(from, to, blocks.diff, blocks.data);
-    }
+    UpdateFloats(update_rows_[r], begin, end, blocks, constants);
   });
 }
 
 #ifndef CPU_ONLY
-void Solver::ApplyUpdateOnGpu() {
-  ParamBlock& block = net_->param_block();
-  const int64_t n = block.floats();
-  if (n == 0) return;
-  float* diff = block.diff().mutable_gpu();
-  if (param_.iter_size() > 1) GpuScal(n, 1.0f / param_.iter_size(), diff);
-  const float clip_scale =
-      ClipScale([&](const UpdateRow& row) { return GpuSumsq(row.count, diff + row.offset); });
-  if (clip_scale != 1.0f) GpuScal(n, clip_scale, diff);
-  UpdateBlocks blocks;
-  blocks.data = block.data().mutable_gpu();
-  blocks.diff = diff;
-  float* history = history_block_.mutable_gpu();
-  for (int set = 0; set < std::min(history_sets_, 2); ++set)
-    blocks.history[set] = history + set * n;
+void Solver::UpdateOnGpu(const UpdateBlocks& blocks, const UpdateConstants& constants) {
   // The table changes with the learning rate: a few KiB to the device.
   const size_t table_bytes = update_rows_.size() * sizeof(UpdateRow);
   update_table_.Resize(table_bytes);
   std::memcpy(update_table_.mutable_cpu_data(), update_rows_.data(), table_bytes);
   const auto* rows = static_cast<const UpdateRow*>(update_table_.gpu_data());
-  ComputeUpdateValue_gpu(rows, static_cast<int>(update_rows_.size()), max_row_count_, blocks,
-                         Constants());
+  GpuUpdate(rule_, rows, static_cast<int>(update_rows_.size()), max_row_count_, blocks, constants);
 }
 #endif
 
@@ -591,67 +488,5 @@ SolverAction Solver::Agree(SolverAction action) {
 void Solver::BeforeTestOrSnapshot() {
   for (Callback* callback : callbacks_) callback->OnBeforeTestOrSnapshot();
 }
-
-// ---- testing ----
-
-std::vector<std::vector<float>> Solver::TestAll() {
-  std::vector<std::vector<float>> results;
-  for (size_t i = 0; i < test_nets_.size() && !requested_early_exit_; ++i) {
-    results.push_back(Test(static_cast<int>(i)));
-  }
-  return results;
-}
-
-std::vector<float> Solver::Test(int test_net_id) {
-  CHECK(test_net_id >= 0 && test_net_id < static_cast<int>(test_nets_.size()));
-  LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
-  Net& test_net = *test_nets_[test_net_id];
-  const int test_iter = param_.test_iter(test_net_id);
-  std::vector<double> sums;
-  std::vector<int> output_of;  // which output blob each score comes from
-  double loss = 0;
-  for (int i = 0; i < test_iter; ++i) {
-    for (SolverAction request = RequestedAction(); request != SolverAction::kNone;
-         request = RequestedAction()) {
-      if (ActionSnapshots(request)) Snapshot();
-      if (ActionStops(request)) requested_early_exit_ = true;
-    }
-    if (requested_early_exit_) break;
-    const float iter_loss = test_net.Forward();
-    if (param_.test_compute_loss()) loss += iter_loss;
-    size_t index = 0;
-    const auto& outputs = test_net.output_blobs();
-    for (size_t j = 0; j < outputs.size(); ++j) {
-      const float* values = outputs[j]->cpu_data();
-      for (int64_t k = 0; k < outputs[j]->count(); ++k, ++index) {
-        if (i == 0) {
-          sums.push_back(values[k]);
-          output_of.push_back(static_cast<int>(j));
-        } else {
-          sums[index] += values[k];
-        }
-      }
-    }
-  }
-  if (requested_early_exit_) {
-    LOG(INFO) << "Test interrupted.";
-    return {};
-  }
-  if (param_.test_compute_loss()) LOG(INFO) << "Test loss: " << loss / test_iter;
-  std::vector<float> means;
-  for (size_t i = 0; i < sums.size(); ++i) {
-    const int blob_id = test_net.output_blob_indices()[output_of[i]];
-    const float weight = test_net.blob_loss_weights()[blob_id];
-    const float mean = static_cast<float>(sums[i] / test_iter);
-    LOG(INFO) << "    Test net output #" << i << ": " << test_net.blob_names()[blob_id] << " = "
-              << mean
-              << (weight != 0 ? StrCat(" (* ", weight, " = ", weight * mean, " loss)")
-                              : std::string());
-    means.push_back(mean);
-  }
-  return means;
-}
-
-// ---- snapshots ----
 
 }  // namespace demi

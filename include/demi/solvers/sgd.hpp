@@ -5,24 +5,26 @@
 
 namespace demi {
 
+/// The step of SGDSolver (below) for one float, on the host and the GPU.
+/// Without momentum the old v is never read (it could be anything).
+struct SGDRule {
+  static constexpr UpdateRule kRule = UpdateRule::kSGD;
+  DEMI_HOST_DEVICE float operator()(float g, int64_t i, float rate, const UpdateBlocks& b,
+                                    const UpdateConstants& c) const {
+    float* v = b.history[0];
+    v[i] = c.momentum == 0.0f ? MulRn(rate, g) : AddRn(MulRn(rate, g), MulRn(c.momentum, v[i]));
+    return v[i];
+  }
+};
+
 /// @brief Stochastic gradient descent with momentum, as in Caffe:
 ///   v <- momentum * v + lr * g;   w <- w - v
 /// with g the regularized gradient and lr the rate times the param's
 /// lr_mult. History: v.
-class SGDSolver : public Solver {
+class SGDSolver : public RuleSolver<SGDRule> {
  public:
   explicit SGDSolver(const SolverParameter& param, const Context& context = Context());
   const char* type() const override { return "SGD"; }
-
- protected:
-  void ComputeUpdateValue(const UpdateRow& row, int64_t begin, int64_t end,
-                          const UpdateBlocks& blocks,
-                          const UpdateConstants& constants) const override;
-#ifndef CPU_ONLY
-  void ComputeUpdateValue_gpu(const UpdateRow* rows, int num_rows, int64_t max_count,
-                              const UpdateBlocks& blocks,
-                              const UpdateConstants& constants) const override;
-#endif
 };
 
 }  // namespace demi

@@ -7,6 +7,8 @@
 // defined in that command's file.
 #include <gflags/gflags.h>
 
+#include <string>
+
 #include "demi/proto/demi.pb.h"
 
 DECLARE_string(model);
@@ -27,6 +29,10 @@ namespace demi {
 
 /// --schedule into `order`; false when the flag is not given.
 bool ParseScheduleFlag(ScheduleOrder* order);
+
+/// The net prototxt `model` as a tool that runs its TEST phase reads it:
+/// phase TEST, --level and --stage in its state, and --engine applied.
+NetParameter ReadTestNetParam(const std::string& model);
 
 }  // namespace demi
 

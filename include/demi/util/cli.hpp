@@ -13,6 +13,12 @@ namespace demi {
 /// Splits "a,b,,c" into {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> SplitList(const std::string& text, char separator = ',');
 
+/// Reads the number `text` starts with, as std::stod (a double) or std::stol
+/// (a long) reads it, into `*value`; returns how many characters it took, 0
+/// when `text` does not start with a number or the number is out of range.
+size_t ReadNumber(const std::string& text, double* value);
+size_t ReadNumber(const std::string& text, long* value);
+
 /// Parses a --gpu value ("", "0,1", "all") into device ids. Any request on a
 /// machine without a CUDA device throws an Error saying so.
 std::vector<int> ParseGpuFlag(const std::string& gpu);

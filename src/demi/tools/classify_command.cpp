@@ -20,9 +20,7 @@
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/batch_size.hpp"
 #include "demi/util/cli.hpp"
-#include "demi/util/engine.hpp"
 #include "demi/util/io.hpp"
-#include "demi/util/upgrade_proto.hpp"
 
 DEFINE_string(labels, "",
               "A file of class names, one per line in class order (Caffe's synset_words.txt "
@@ -52,13 +50,8 @@ namespace {
 std::vector<double> ParseNumbers(const std::string& flag, const std::string& text) {
   std::vector<double> values;
   for (const std::string& item : SplitList(text)) {
-    size_t end = 0;
     double value = 0;
-    try {
-      value = std::stod(item, &end);
-    } catch (const std::exception&) {
-      end = 0;
-    }
+    const size_t end = ReadNumber(item, &value);
     DEMI_CHECK(end == item.size() && end > 0, "--", flag, ": '", item, "' is not a number");
     values.push_back(value);
   }
@@ -140,13 +133,7 @@ ImageInputOptions ReadOptions(int64_t channels, int64_t height, int64_t width) {
 
 /// The net, TEST phase, with its weights and --batch applied.
 std::unique_ptr<Net> LoadNet(const Context& context) {
-  NetParameter param;
-  ReadNetParamsFromTextFile(FLAGS_model, &param);
-  param.mutable_state()->set_phase(TEST);
-  param.mutable_state()->set_level(FLAGS_level);
-  for (const std::string& stage : SplitList(FLAGS_stage)) param.mutable_state()->add_stage(stage);
-  Engine engine;
-  if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
+  NetParameter param = ReadTestNetParam(FLAGS_model);
   if (FLAGS_batch > 0) SetBatchSize(&param, FLAGS_batch);
   auto net = std::make_unique<Net>(param, context, nullptr, FLAGS_model);
   net->CopyTrainedLayersFrom(SplitList(FLAGS_weights));

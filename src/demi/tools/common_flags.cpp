@@ -1,6 +1,9 @@
 #include "demi/tools/common_flags.hpp"
 
 #include "demi/common.hpp"
+#include "demi/util/cli.hpp"
+#include "demi/util/engine.hpp"
+#include "demi/util/upgrade_proto.hpp"
 
 DEFINE_string(model, "", "The net prototxt.");
 DEFINE_string(solver, "", "The solver prototxt.");
@@ -42,6 +45,17 @@ bool ParseScheduleFlag(ScheduleOrder* order) {
              "--schedule must be search or prototxt, got '", FLAGS_schedule, "'");
   *order = FLAGS_schedule == "search" ? SEARCH : PROTOTXT;
   return true;
+}
+
+NetParameter ReadTestNetParam(const std::string& model) {
+  NetParameter param;
+  ReadNetParamsFromTextFile(model, &param);
+  param.mutable_state()->set_phase(TEST);
+  param.mutable_state()->set_level(FLAGS_level);
+  for (const std::string& stage : SplitList(FLAGS_stage)) param.mutable_state()->add_stage(stage);
+  Engine engine;
+  if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
+  return param;
 }
 
 }  // namespace demi

@@ -19,8 +19,6 @@
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/cli.hpp"
-#include "demi/util/engine.hpp"
-#include "demi/util/upgrade_proto.hpp"
 
 DEFINE_string(blobs, "", "Comma-separated blobs to extract (extract_features).");
 DEFINE_string(dbs, "",
@@ -43,13 +41,8 @@ struct Extraction {
 };
 
 int ParseCount(const std::string& what, const std::string& text) {
-  size_t end = 0;
   long value = 0;
-  try {
-    value = std::stol(text, &end);
-  } catch (const std::exception&) {
-    end = 0;
-  }
+  const size_t end = ReadNumber(text, &value);
   DEMI_CHECK(end == text.size() && end > 0 && value >= 0 && value <= INT_MAX, what, ": '", text,
              "' is not a count");
   return static_cast<int>(value);
@@ -139,13 +132,7 @@ int ExtractFeatures(const std::vector<std::string>& args) {
              " blob(s) but ", job.dbs.size(), " database(s)");
   DEMI_CHECK(job.batches > 0, "the number of mini-batches must be positive, got ", job.batches);
   ApplyThreadsFlag(FLAGS_threads);
-  NetParameter param;
-  ReadNetParamsFromTextFile(job.model, &param);
-  param.mutable_state()->set_phase(TEST);
-  param.mutable_state()->set_level(FLAGS_level);
-  for (const std::string& stage : SplitList(FLAGS_stage)) param.mutable_state()->add_stage(stage);
-  Engine engine;
-  if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
+  NetParameter param = ReadTestNetParam(job.model);
   CheckBlobsExist(param, job.model, job.blobs);
   // Planned memory reuses an activation once read: the extracted blobs keep theirs.
   for (const std::string& blob : job.blobs) param.add_keep_blob(blob);

@@ -1,17 +1,14 @@
 #include "demi/util/byte_size.hpp"
 
 #include "demi/common.hpp"
+#include "demi/util/cli.hpp"
 
 namespace demi {
 
 size_t ParseByteSize(const std::string& text, const std::string& what) {
-  size_t end = 0;
   double value = 0;
-  try {
-    value = std::stod(text, &end);
-  } catch (const std::exception&) {
-    ThrowError(StrCat(what, ": cannot read a size from '", text, "'"));
-  }
+  const size_t end = ReadNumber(text, &value);
+  if (end == 0) ThrowError(StrCat(what, ": cannot read a size from '", text, "'"));
   const std::string unit = text.substr(end);
   double scale = 1;
   if (unit == "KiB" || unit == "K" || unit == "KB") {

@@ -28,6 +28,32 @@ std::vector<std::string> SplitList(const std::string& text, char separator) {
   return items;
 }
 
+namespace {
+
+/// `read` is std::stod or std::stol; an exception it throws means no number.
+template <typename T, typename Read>
+size_t ReadNumberWith(const std::string& text, T* value, const Read& read) {
+  size_t end = 0;
+  try {
+    *value = read(text, &end);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  return end;
+}
+
+}  // namespace
+
+size_t ReadNumber(const std::string& text, double* value) {
+  return ReadNumberWith(text, value,
+                        [](const std::string& s, size_t* end) { return std::stod(s, end); });
+}
+
+size_t ReadNumber(const std::string& text, long* value) {
+  return ReadNumberWith(text, value,
+                        [](const std::string& s, size_t* end) { return std::stol(s, end); });
+}
+
 std::vector<int> ParseGpuFlag(const std::string& gpu) {
   if (gpu.empty()) return {};
   // The syntax first: a typo is named as such, on any machine.

@@ -1,0 +1,167 @@
+// The test nets of a Solver: building them from the solver's fields
+// (InitTestNets) and running them (TestAll, Test).
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "demi/output_means.hpp"
+#include "demi/solver.hpp"
+#include "demi/util/upgrade_proto.hpp"
+
+namespace demi {
+
+namespace {
+
+/// A seed for test net `index`, distinct from the train net's, so that a
+/// test net's data layers do not replay the train net's random draws.
+uint32_t TestNetSeed(uint32_t seed, int index) {
+  std::seed_seq seq{seed, static_cast<uint32_t>(index) + 1u, 0x74657374u};
+  uint32_t derived = 0;
+  seq.generate(&derived, &derived + 1);
+  return derived;
+}
+
+/// One test net's parameters, where they come from (for the log) and the
+/// prototxt they were read from ("" when given inline).
+struct TestNetSource {
+  NetParameter param;
+  std::string source;
+  std::string path;
+};
+
+/// Checks that the solver's test fields agree (a test_iter per test net,
+/// none or one test_state per test net, a positive test_interval when there
+/// are test nets, positive test_iter values); returns how many test nets
+/// they give.
+int CountTestNets(const SolverParameter& param) {
+  const bool has_net_param = param.has_net_param();
+  const bool has_net_file = param.has_net();
+  DEMI_CHECK(!(has_net_param && has_net_file), "the solver gives both net and net_param");
+  const int num_generic = has_net_param + has_net_file;
+  const int num_specific = param.test_net_param_size() + param.test_net_size();
+  if (num_generic > 0) {
+    DEMI_CHECK(param.test_iter_size() >= num_specific, "the solver has ", num_specific,
+               " test nets but ", param.test_iter_size(),
+               " test_iter values; give one per test net");
+  } else {
+    DEMI_CHECK(param.test_iter_size() == num_specific, "the solver has ", num_specific,
+               " test nets but ", param.test_iter_size(),
+               " test_iter values; give one per test net");
+  }
+  // With a generic net, every test_iter beyond the specific test nets is
+  // one more test instance of the generic net.
+  const int num_instances = param.test_iter_size();
+  DEMI_CHECK(param.test_state_size() == 0 || param.test_state_size() == num_instances,
+             "the solver has ", num_instances, " test nets but ", param.test_state_size(),
+             " test_state values; give none or one per test net");
+  if (num_instances > 0) {
+    DEMI_CHECK(param.test_interval() > 0, "the solver has test nets but test_interval is ",
+               param.test_interval(), "; give a positive test_interval");
+  }
+  for (int i = 0; i < num_instances; ++i) {
+    DEMI_CHECK(param.test_iter(i) > 0, "test_iter ", i, " must be positive, got ",
+               param.test_iter(i));
+  }
+  return num_instances;
+}
+
+/// The `num_instances` test nets in order: every test_net_param, every
+/// test_net file, then instances of the generic net (net_param or net).
+std::vector<TestNetSource> ReadTestNetSources(const SolverParameter& param, int num_instances) {
+  std::vector<TestNetSource> sources;
+  for (const NetParameter& test_param : param.test_net_param()) {
+    sources.push_back({test_param, "test_net_param", ""});
+  }
+  for (const std::string& path : param.test_net()) {
+    sources.push_back({NetParameter(), StrCat("test_net file ", path), path});
+    ReadNetParamsFromTextFile(path, &sources.back().param);
+  }
+  if (num_instances > static_cast<int>(sources.size())) {
+    TestNetSource generic;
+    if (param.has_net_param()) {
+      generic = {param.net_param(), "net_param", ""};
+    } else {
+      generic = {NetParameter(), StrCat("net file ", param.net()), param.net()};
+      ReadNetParamsFromTextFile(param.net(), &generic.param);
+    }
+    sources.resize(num_instances, generic);
+  }
+  return sources;
+}
+
+/// Test net `index`'s state: phase TEST, then the net's own state, then the
+/// solver's test_state for it.
+void SetTestState(const SolverParameter& solver, int index, NetParameter* net) {
+  NetState state;
+  state.set_phase(TEST);
+  state.MergeFrom(net->state());
+  if (solver.test_state_size() > 0) state.MergeFrom(solver.test_state(index));
+  net->mutable_state()->CopyFrom(state);
+}
+
+}  // namespace
+
+void Solver::InitTestNets() {
+  const int num_instances = CountTestNets(param_);
+  std::vector<TestNetSource> sources = ReadTestNetSources(param_, num_instances);
+  for (int i = 0; i < num_instances; ++i) {
+    NetParameter& net_param = sources[i].param;
+    SetTestState(param_, i, &net_param);
+    ApplySolverOverrides(param_, &net_param);
+    LOG(INFO) << "Creating test net (#" << i << ") specified by " << sources[i].source;
+    Context test_context = context_;
+    test_context.seed = TestNetSeed(context_.seed, i);
+    // Test nets never run while the train net does: they share its arena.
+    test_nets_.push_back(
+        std::make_unique<Net>(net_param, test_context, net_->arena(), sources[i].path));
+    test_nets_.back()->ShareTrainedLayersWith(*net_);
+  }
+}
+
+std::vector<std::vector<float>> Solver::TestAll() {
+  std::vector<std::vector<float>> results;
+  for (size_t i = 0; i < test_nets_.size() && !requested_early_exit_; ++i) {
+    results.push_back(Test(static_cast<int>(i)));
+  }
+  return results;
+}
+
+std::vector<float> Solver::Test(int test_net_id) {
+  CHECK(test_net_id >= 0 && test_net_id < static_cast<int>(test_nets_.size()));
+  LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
+  Net& test_net = *test_nets_[test_net_id];
+  const int test_iter = param_.test_iter(test_net_id);
+  OutputMeans outputs;
+  double loss = 0;
+  for (int i = 0; i < test_iter; ++i) {
+    for (SolverAction request = RequestedAction(); request != SolverAction::kNone;
+         request = RequestedAction()) {
+      if (ActionSnapshots(request)) Snapshot();
+      if (ActionStops(request)) requested_early_exit_ = true;
+    }
+    if (requested_early_exit_) break;
+    const float iter_loss = test_net.Forward();
+    if (param_.test_compute_loss()) loss += iter_loss;
+    outputs.Add(test_net);
+  }
+  if (requested_early_exit_) {
+    LOG(INFO) << "Test interrupted.";
+    return {};
+  }
+  if (param_.test_compute_loss()) LOG(INFO) << "Test loss: " << loss / test_iter;
+  std::vector<float> means;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const int blob_id = outputs.blob_id(i);
+    const float weight = test_net.blob_loss_weights()[blob_id];
+    const float mean = static_cast<float>(outputs.mean(i));
+    LOG(INFO) << "    Test net output #" << i << ": " << test_net.blob_names()[blob_id] << " = "
+              << mean
+              << (weight != 0 ? StrCat(" (* ", weight, " = ", weight * mean, " loss)")
+                              : std::string());
+    means.push_back(mean);
+  }
+  return means;
+}
+
+}  // namespace demi
