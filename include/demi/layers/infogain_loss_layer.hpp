@@ -52,8 +52,6 @@ class InfogainLossLayer : public ProbabilityLossLayer {
                     const std::vector<Blob*>& bottom) override;
 
  private:
-  /// Throws unless infogain_loss_param.axis names an axis of the scores.
-  void CheckAxis(const Blob& scores) const;
   /// H: the third bottom when given, else the matrix read from `source`.
   const float* Infogain(const std::vector<Blob*>& bottom) const;
   bool Ignored(float label) const {

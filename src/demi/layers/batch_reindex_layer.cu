@@ -51,10 +51,8 @@ void BatchReindexLayer::Forward_gpu(const std::vector<Blob*>& bottom,
   }
   const int64_t n = top[0]->count();
   if (n == 0) return;
-  ReindexForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, bottom[0]->count(1), bottom[1]->gpu_data(), bottom[0]->gpu_data(),
-      top[0]->mutable_gpu_data());
-  CheckLaunch("ReindexForwardKernel");
+  Launch("ReindexForwardKernel", CudaBlocks(n), ReindexForwardKernel, n, bottom[0]->count(1),
+         bottom[1]->gpu_data(), bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
 }
 
 void BatchReindexLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -81,10 +79,8 @@ void BatchReindexLayer::Backward_gpu(const std::vector<Blob*>& top,
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
   const float* gather = gather_.gpu_data();
-  ReindexBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, bottom[0]->count(1), gather, gather + num + 1, top[0]->gpu_diff(),
-      bottom[0]->mutable_gpu_diff());
-  CheckLaunch("ReindexBackwardKernel");
+  Launch("ReindexBackwardKernel", CudaBlocks(n), ReindexBackwardKernel, n, bottom[0]->count(1),
+         gather, gather + num + 1, top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi

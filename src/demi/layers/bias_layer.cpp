@@ -2,23 +2,11 @@
 
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
-
-namespace {
-
-/// Maps bias_param.axis to [0, num_axes) of `bottom`, or throws an Error
-/// naming the layer and the bottom's shape.
-int CanonicalAxis(const Blob& bottom, int axis, const std::string& layer) {
-  const int num_axes = bottom.num_axes();
-  DEMI_CHECK(axis >= -num_axes && axis < num_axes, "Bias layer '", layer, "': bias_param.axis ",
-             axis, " is out of range for bottom 0 of shape ", bottom.shape_string());
-  return axis < 0 ? axis + num_axes : axis;
-}
-
-}  // namespace
 
 void BiasLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const BiasParameter& param = layer_param_.bias_param();
@@ -32,17 +20,8 @@ void BiasLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<B
     DEMI_CHECK(blobs_.size() == 1, "Bias layer '", name, "' has one param blob, but was given ",
                blobs_.size());
   } else {
-    const int axis = CanonicalAxis(*bottom[0], param.axis(), name);
-    const int num_axes = param.num_axes();
-    DEMI_CHECK(num_axes >= -1, "Bias layer '", name, "': bias_param.num_axes ", num_axes,
-               " must be >= 0, or -1 for all axes from `axis` on");
-    const int end = num_axes == -1 ? bottom[0]->num_axes() : axis + num_axes;
-    DEMI_CHECK(end <= bottom[0]->num_axes(), "Bias layer '", name, "': axis ", param.axis(),
-               " + num_axes ", num_axes, " reaches past the end of bottom 0 of shape ",
-               bottom[0]->shape_string());
-    const std::vector<int64_t>& shape = bottom[0]->shape();
-    blobs_.push_back(
-        std::make_shared<Blob>(std::vector<int64_t>(shape.begin() + axis, shape.begin() + end)));
+    blobs_.push_back(std::make_shared<Blob>(
+        AxesShape(*this, *bottom[0], param.axis(), param.num_axes(), "bias_param")));
     GetFiller(param.filler())->Fill(blobs_[0].get(), rng());
   }
   param_propagate_down_.assign(blobs_.size(), true);
@@ -50,18 +29,8 @@ void BiasLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<B
 
 void BiasLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const Blob& bias = bottom.size() == 2 ? *bottom[1] : *blobs_[0];
-  // A scalar bias applies from axis 0, whatever bias_param.axis says.
-  const int axis =
-      bias.num_axes() == 0
-          ? 0
-          : CanonicalAxis(*bottom[0], layer_param_.bias_param().axis(), layer_param_.name());
-  bool match = axis + bias.num_axes() <= bottom[0]->num_axes();
-  for (int i = 0; match && i < bias.num_axes(); ++i) {
-    match = bottom[0]->shape(axis + i) == bias.shape(i);
-  }
-  DEMI_CHECK(match, "Bias layer '", layer_param_.name(), "': bias of shape ", bias.shape_string(),
-             bottom.size() == 2 ? " (bottom 1)" : " (param)", " does not match bottom 0 of shape ",
-             bottom[0]->shape_string(), " from axis ", axis);
+  const int axis = OperandAxis(*this, *bottom[0], bias, layer_param_.bias_param().axis(),
+                               "bias_param", "bias", bottom.size() == 2);
   outer_ = bottom[0]->count(0, axis);
   bias_dim_ = bias.count();
   inner_ = bottom[0]->count(axis + bias.num_axes());

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -45,9 +46,7 @@ void SoftmaxWithLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
         for (int64_t c = 0; c < channels_; ++c) column[c * inner_num_] = 0.0f;
         continue;
       }
-      DEMI_CHECK(value >= 0 && value < channels_, "SoftmaxWithLoss layer '", layer_param_.name(),
-                 "': label ", value, " at index ", index, " is outside [0, ", channels_,
-                 ") for scores ", bottom[0]->shape_string());
+      CheckClassLabel(*this, value, index, channels_, *bottom[0]);
       float* p = column + value * inner_num_;
       loss -= std::log(std::max(*p, FLT_MIN));
       *p -= 1.0f;
