@@ -57,33 +57,22 @@ const float* InfogainLossLayer::Infogain(const std::vector<Blob*>& bottom) const
 void InfogainLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
   ForwardSoftmax(top);
-  const float* label = bottom[1]->cpu_data();
   const float* infogain = Infogain(bottom);
-  float* prob = prob_.mutable_cpu_data();
   double loss = 0;
-  int64_t valid = 0;
-  for (int64_t i = 0; i < outer_num_; ++i) {
-    for (int64_t j = 0; j < inner_num_; ++j) {
-      const int64_t index = i * inner_num_ + j;
-      float* column = prob + i * channels_ * inner_num_ + j;
-      if (Ignored(label[index])) {
-        for (int64_t k = 0; k < channels_; ++k) column[k * inner_num_] = 0.0f;
-        continue;
-      }
-      const float* row =
-          infogain + WholeClassLabel(*this, label[index], index, channels_, *bottom[0]) * channels_;
-      float row_sum = 0.0f;
-      for (int64_t k = 0; k < channels_; ++k) {
-        loss -= row[k] * std::log(std::max(column[k * inner_num_], FLT_MIN));
-        row_sum += row[k];
-      }
-      // The probabilities become the unscaled gradient p_c sum_k H[l, k] - H[l, c].
-      for (int64_t k = 0; k < channels_; ++k) {
-        column[k * inner_num_] = column[k * inner_num_] * row_sum - row[k];
-      }
-      ++valid;
-    }
-  }
+  const int64_t valid =
+      ForEachLabeledColumn(bottom[1]->cpu_data(), [&](int64_t index, float label, float* column) {
+        const float* row =
+            infogain + WholeClassLabel(*this, label, index, channels_, *bottom[0]) * channels_;
+        float row_sum = 0.0f;
+        for (int64_t k = 0; k < channels_; ++k) {
+          loss -= row[k] * std::log(std::max(column[k * inner_num_], FLT_MIN));
+          row_sum += row[k];
+        }
+        // The probabilities become the unscaled gradient p_c sum_k H[l, k] - H[l, c].
+        for (int64_t k = 0; k < channels_; ++k) {
+          column[k * inner_num_] = column[k * inner_num_] * row_sum - row[k];
+        }
+      });
   normalizer_ =
       WriteNormalizedLoss(loss, Normalizer(normalization_, outer_num_, inner_num_, valid), top[0]);
 }
