@@ -3,6 +3,7 @@
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
 #include "demi/layers/layer_checks.hpp"
+#include "demi/util/device_math.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
@@ -54,13 +55,21 @@ void BiasLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<
 
 void BiasLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                              const std::vector<Blob*>& bottom) {
-  const float* dy = top[0]->cpu_diff();
-  if (propagate_down[0]) Copy(top[0]->count(), dy, bottom[0]->mutable_cpu_diff());
+  const Device device = context_.device;
+  const float* dy = top[0]->diff_on(device);
+  if (propagate_down[0]) Copy(device, top[0]->count(), dy, bottom[0]->mutable_diff_on(device));
   const bool bias_is_param = bottom.size() == 1;
   if (bias_is_param ? !param_propagate_down(0) : !propagate_down[1]) return;
   // A param gradient accumulates; bottom 1's gradient is written.
-  float* db = (bias_is_param ? blobs_[0].get() : bottom[1])->mutable_cpu_diff();
-  if (!bias_is_param) Set(bias_dim_, 0.0f, db);
+  SumPerBias(device, dy, bias_is_param,
+             (bias_is_param ? blobs_[0].get() : bottom[1])->mutable_diff_on(device));
+}
+
+void BiasLayer::SumPerBias(Device device, const float* dy, bool accumulate, float* db) const {
+#ifndef CPU_ONLY
+  if (device == Device::kGPU) return SumPerBiasGpu(dy, accumulate, db);
+#endif
+  if (!accumulate) Set(bias_dim_, 0.0f, db);
   const int64_t outer = outer_, dim = bias_dim_, inner = inner_;
   // Threads take bias entries: each db[d] still adds o = 0, 1, ... in order.
   ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
