@@ -81,10 +81,11 @@ __global__ void ChannelSumKernel(int64_t outer, int64_t channels, int64_t inner,
 
 // launchers
 
-/// Queues ChannelSumKernel (above) on this thread's stream.
+/// Queues ChannelSumKernel (above) on this thread's stream: the device
+/// counterpart of util/channel_blocks.hpp's ChannelSums, on plain layouts.
 template <typename Term>
-void ChannelSums(int64_t outer, int64_t channels, int64_t inner, bool accumulate, Term term,
-                 float* out) {
+void GpuChannelSums(int64_t outer, int64_t channels, int64_t inner, bool accumulate, Term term,
+                    float* out) {
   if (channels == 0) return;
   Launch("ChannelSumKernel", BlockPerItem(channels), ChannelSumKernel<Term>, outer, channels, inner,
          accumulate, term, out);

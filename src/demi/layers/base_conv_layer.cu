@@ -26,8 +26,8 @@ void BaseConvolutionLayer::AddBiasGpu(float* top_data) const {
 }
 
 void BaseConvolutionLayer::AccumulateBiasGradientGpu(const float* top_diff) {
-  ChannelSums(num_, num_output_, top_h_ * top_w_, true, GradientTerm{top_diff, nullptr},
-              blobs_[1]->mutable_gpu_diff());
+  GpuChannelSums(num_, num_output_, top_h_ * top_w_, true, GradientTerm{top_diff, nullptr},
+                 blobs_[1]->mutable_gpu_diff());
 }
 
 }  // namespace demi

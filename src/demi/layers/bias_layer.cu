@@ -26,7 +26,7 @@ void BiasLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<
 }
 
 void BiasLayer::SumPerBiasGpu(const float* dy, bool accumulate, float* db) const {
-  ChannelSums(outer_, bias_dim_, inner_, accumulate, GradientTerm{dy, nullptr}, db);
+  GpuChannelSums(outer_, bias_dim_, inner_, accumulate, GradientTerm{dy, nullptr}, db);
 }
 
 }  // namespace demi

@@ -55,7 +55,7 @@ void PReLULayer::Backward_gpu(const std::vector<Blob*>& top,
   const float* dy = top[0]->gpu_diff();
   // The slope gradient first: in place, dx overwrites dy.
   if (param_propagate_down(0)) {
-    ChannelSums(num, channels, dim, true, SlopeTerm{x, dy}, blobs_[0]->mutable_gpu_diff());
+    GpuChannelSums(num, channels, dim, true, SlopeTerm{x, dy}, blobs_[0]->mutable_gpu_diff());
   }
   if (!propagate_down[0]) return;
   Launch("PReLUKernel", CudaBlocks(n), PReLUKernel, n, channels, dim, blobs_[0]->gpu_data(), x, dy,

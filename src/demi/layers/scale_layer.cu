@@ -49,15 +49,15 @@ void ScaleLayer::Backward_gpu(const std::vector<Blob*>& top,
   const float* dy = top[0]->gpu_diff();
   const bool scale_is_param = bottom.size() == 1;
   if (bias_index_ >= 0 && param_propagate_down(bias_index_)) {
-    ChannelSums(outer_, scale_dim_, inner_, true, GradientTerm{dy, nullptr},
-                blobs_[bias_index_]->mutable_gpu_diff());
+    GpuChannelSums(outer_, scale_dim_, inner_, true, GradientTerm{dy, nullptr},
+                   blobs_[bias_index_]->mutable_gpu_diff());
   }
   if (scale_is_param ? param_propagate_down(0) : propagate_down[1]) {
     // Before dx: in place, dx overwrites dy. A param gradient accumulates;
     // bottom 1's gradient is written.
     const float* x = in_place_ ? input_.gpu_data() : bottom[0]->gpu_data();
     float* ds = (scale_is_param ? blobs_[0].get() : bottom[1])->mutable_gpu_diff();
-    ChannelSums(outer_, scale_dim_, inner_, scale_is_param, GradientTerm{dy, x}, ds);
+    GpuChannelSums(outer_, scale_dim_, inner_, scale_is_param, GradientTerm{dy, x}, ds);
   }
   const int64_t n = top[0]->count();
   if (propagate_down[0] && n > 0) {
