@@ -43,14 +43,23 @@ class AccuracyLayer : public Layer {
 #endif
 
  private:
-  /// The tops from the tallies (CPU and GPU count the same way).
-  void WriteAccuracies(int64_t correct, int64_t counted, const std::vector<Blob*>& top);
+  // The tallies, counted the same way on CPU and GPU.
+  /// Zeroes them; `per_class` with a second top.
+  void ResetTallies(bool per_class);
+  /// Counts a position whose label is `value`: a hit or a miss.
+  void Tally(int64_t value, bool hit);
+  /// The tops from the tallies.
+  void WriteAccuracies(const std::vector<Blob*>& top);
+
   int64_t top_k_ = 1;
   bool has_ignore_label_ = false;
   int64_t ignore_label_ = 0;
   int64_t outer_num_ = 0;
   int64_t channels_ = 0;
   int64_t inner_num_ = 0;
+  bool per_class_ = false;             ///< whether this Forward counts per class
+  int64_t correct_ = 0;                ///< hits in this Forward
+  int64_t counted_ = 0;                ///< labels not ignored in this Forward
   std::vector<int64_t> class_labels_;  ///< labels seen per class (with a second top)
   std::vector<int64_t> class_hits_;    ///< correct predictions per class
   Blob outcome_;  ///< Forward_gpu's verdict per position: hit, miss, ignored or bad label

@@ -37,6 +37,10 @@ class BatchReindexLayer : public Layer {
 #endif
 
  private:
+  /// The item of `data` that `index`, at position i of the indices, names;
+  /// throws unless it is a whole number in [0, N).
+  int64_t CheckedItem(float index, int64_t i, const Blob& data) const;
+
   /// Backward_gpu's grouping of the positions by item: N + 1 group starts,
   /// then the positions (built on the host, as floats).
   Blob gather_;

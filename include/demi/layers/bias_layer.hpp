@@ -38,11 +38,21 @@ class BiasLayer : public Layer {
                     const std::vector<Blob*>& bottom) override;
 #ifndef CPU_ONLY
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  /// Backward_cpu works on either device (context().device).
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
+                    const std::vector<Blob*>& bottom) override {
+    Backward_cpu(top, propagate_down, bottom);
+  }
 #endif
 
  private:
+  /// db[d] (+)= the sum of dy over the outer and inner axes, on `device`;
+  /// `accumulate` adds to db (a param gradient) instead of writing it.
+  void SumPerBias(Device device, const float* dy, bool accumulate, float* db) const;
+#ifndef CPU_ONLY
+  void SumPerBiasGpu(const float* dy, bool accumulate, float* db) const;  ///< bias_layer.cu
+#endif
+
   int64_t outer_ = 0;     ///< product of bottom 0's axes before `axis`
   int64_t bias_dim_ = 0;  ///< count of b
   int64_t inner_ = 0;     ///< product of bottom 0's axes after b's

@@ -18,9 +18,9 @@ namespace demi {
 /// margin, 0 outside); Backward writes da = w c_n (a_n - b_n) / N and
 /// db = -da, and reads neither bottom nor top data. It cannot backpropagate to
 /// the similarity labels.
-class ContrastiveLossLayer : public LossLayer {
+class ContrastiveLossLayer : public PerSampleLossLayer {
  public:
-  using LossLayer::LossLayer;
+  using PerSampleLossLayer::PerSampleLossLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "ContrastiveLoss"; }
@@ -43,8 +43,6 @@ class ContrastiveLossLayer : public LossLayer {
   Blob diff_;       ///< a - b; saved for backward
   Blob coeff_;      ///< per pair; saved for backward
   Blob pair_loss_;  ///< per pair, Forward_gpu's terms before their sum
-  int64_t num_ = 0;
-  int64_t dim_ = 0;
 };
 
 }  // namespace demi

@@ -33,8 +33,11 @@ class DropoutLayer : public NeuronLayer {
                     const std::vector<Blob*>& bottom) override;
 #ifndef CPU_ONLY
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  /// Backward_cpu works on either device: math calls on context().device.
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
+                    const std::vector<Blob*>& bottom) override {
+    Backward_cpu(top, propagate_down, bottom);
+  }
 #endif
 
  private:

@@ -27,15 +27,13 @@ __global__ void MapKernel2(int64_t n, const float* a, const float* b, float* y, 
 template <typename F>
 void MapOnGpu(int64_t n, const float* x, float* y, F f) {
   if (n == 0) return;
-  MapKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, x, y, f);
-  CheckLaunch("MapKernel");
+  Launch("MapKernel", CudaBlocks(n), MapKernel<F>, n, x, y, f);
 }
 
 template <typename F>
 void MapOnGpu(int64_t n, const float* a, const float* b, float* y, F f) {
   if (n == 0) return;
-  MapKernel2<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, a, b, y, f);
-  CheckLaunch("MapKernel2");
+  Launch("MapKernel2", CudaBlocks(n), MapKernel2<F>, n, a, b, y, f);
 }
 
 }  // namespace demi

@@ -57,6 +57,12 @@ class EltwiseLayer : public Layer {
 #endif
 
  private:
+  /// PROD and SUM, whose bodies are math calls, on `device`: the top from
+  /// the bottoms, and the gradients of the bottoms that propagate down.
+  void ForwardByMath(Device device, const std::vector<Blob*>& bottom, Blob* top) const;
+  void BackwardByMath(Device device, const Blob& top, const std::vector<bool>& propagate_down,
+                      const std::vector<Blob*>& bottom) const;
+
   /// The DNNL engine of SUM (eltwise_layer_dnnl.cpp).
   struct DnnlState;
   void DnnlSetUp();

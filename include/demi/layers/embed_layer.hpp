@@ -39,6 +39,10 @@ class EmbedLayer : public Layer {
 #endif
 
  private:
+  /// The row of W that `value`, input `i` of `bottom`, reads; throws unless
+  /// it is a whole number in [0, K).
+  int64_t CheckedRow(float value, int64_t i, const Blob& bottom) const;
+
   int64_t num_output_ = 0;  ///< N
   int64_t input_dim_ = 0;   ///< K, the number of indices
   bool bias_term_ = true;

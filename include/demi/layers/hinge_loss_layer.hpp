@@ -15,9 +15,9 @@ namespace demi {
 /// Forward keeps the unscaled gradient (-t where m > 0 for L1, -2 t m for L2)
 /// in a buffer; Backward scales it by loss weight / N and reads neither bottom
 /// nor top data. It cannot backpropagate to the labels.
-class HingeLossLayer : public LossLayer {
+class HingeLossLayer : public PerSampleLossLayer {
  public:
-  using LossLayer::LossLayer;
+  using PerSampleLossLayer::PerSampleLossLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "HingeLoss"; }
@@ -31,8 +31,6 @@ class HingeLossLayer : public LossLayer {
 
  private:
   Blob gradient_;  ///< d(sum of margins) / dx; saved for backward
-  int64_t num_ = 0;
-  int64_t dim_ = 0;
 };
 
 }  // namespace demi

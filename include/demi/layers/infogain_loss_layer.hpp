@@ -52,19 +52,10 @@ class InfogainLossLayer : public ProbabilityLossLayer {
                     const std::vector<Blob*>& bottom) override;
 
  private:
-  /// Throws unless infogain_loss_param.axis names an axis of the scores.
-  void CheckAxis(const Blob& scores) const;
   /// H: the third bottom when given, else the matrix read from `source`.
   const float* Infogain(const std::vector<Blob*>& bottom) const;
-  bool Ignored(float label) const {
-    return has_ignore_label_ && static_cast<int64_t>(label) == ignore_label_;
-  }
 
   Blob infogain_;  ///< H read from infogain_loss_param.source
-  int64_t outer_num_ = 0;
-  int64_t channels_ = 0;
-  int64_t inner_num_ = 0;
-  float normalizer_ = 1.0f;  ///< of the last Forward, used by Backward
 };
 
 }  // namespace demi

@@ -46,6 +46,33 @@ class LossLayer : public Layer {
                          float normalizer) const;
 };
 
+/// @brief Base of the losses averaged over samples with one label each
+/// (MultinomialLogisticLoss, HingeLoss, ContrastiveLoss): bottom 0 is
+/// N x ..., num_ = N samples of dim_ values each, and the bottom holding the
+/// labels has N values.
+class PerSampleLossLayer : public LossLayer {
+ public:
+  using LossLayer::LossLayer;
+
+ protected:
+  /// LossLayer::Reshape, then num_ and dim_ from bottom 0; throws unless
+  /// bottom `labels` holds num_ values (`what`, as the message names them).
+  void ReshapeSamples(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top, int labels,
+                      const char* what);
+  /// The mean over samples of a summed `loss` (divided by num_, at least 1).
+  double SampleMean(double loss) const { return loss / static_cast<double>(SampleDivisor()); }
+  /// top's diff / num_ (at least 1): the scale of one sample's gradient.
+  float SampleScale(const Blob& top) const {
+    return top.cpu_diff()[0] / static_cast<float>(SampleDivisor());
+  }
+
+  int64_t num_ = 0;
+  int64_t dim_ = 0;
+
+ private:
+  int64_t SampleDivisor() const { return num_ > 1 ? num_ : 1; }
+};
+
 }  // namespace demi
 
 #endif  // DEMI_LAYERS_LOSS_LAYER_HPP_

@@ -14,9 +14,9 @@ namespace demi {
 /// -w / (N max(p[n, l_n], 1e-20)) and 0 elsewhere, with w the loss weight. It
 /// reads both bottoms' data (p is usually a Softmax output, which that layer's
 /// Backward keeps anyway), not the top, and cannot backpropagate to the labels.
-class MultinomialLogisticLossLayer : public LossLayer {
+class MultinomialLogisticLossLayer : public PerSampleLossLayer {
  public:
-  using LossLayer::LossLayer;
+  using PerSampleLossLayer::PerSampleLossLayer;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "MultinomialLogisticLoss"; }
   bool BackwardReadsBottomData(int) const override { return true; }
@@ -26,10 +26,6 @@ class MultinomialLogisticLossLayer : public LossLayer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
-
- private:
-  int64_t num_ = 0;
-  int64_t dim_ = 0;
 };
 
 }  // namespace demi

@@ -33,6 +33,10 @@ class PReLULayer : public InputSavingNeuronLayer {
 #endif
 
  private:
+  /// out = in where x > 0, else a[c] in, with a[c] the slope of the channel
+  /// (Forward: in = x; Backward: in = dy). Over `bottom`'s shape; in place works.
+  void ApplySlopes(const Blob& bottom, const float* x, const float* in, float* out) const;
+
   bool channel_shared_ = false;
 };
 

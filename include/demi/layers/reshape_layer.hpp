@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "demi/layer.hpp"
+#include "demi/layers/view_layer.hpp"
 
 namespace demi {
 
@@ -18,24 +18,13 @@ namespace demi {
 /// bottom (2, 3, 4), `shape { dim: 0 dim: -1 }` gives (2, 12) and
 /// `axis: 1 shape { dim: 3 dim: 2 dim: 2 }` gives (2, 3, 2, 2).
 ///
-/// The top shares the bottom's data and diff, so Forward and Backward move
-/// nothing and Backward reads no data. Not in place.
-class ReshapeLayer : public Layer {
+/// A view (ViewLayer): the top shares the bottom's data and diff. Not in place.
+class ReshapeLayer : public ViewLayer {
  public:
-  using Layer::Layer;
+  using ViewLayer::ViewLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "Reshape"; }
-  bool CanReplay() const override { return true; }
-  int ExactNumBottomBlobs() const override { return 1; }
-  int ExactNumTopBlobs() const override { return 1; }
-  bool BackwardReadsBottomData(int) const override { return false; }
-  bool BackwardReadsTopData(int) const override { return false; }
-
- protected:
-  void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override;
 
  private:
   std::vector<int> copy_axes_;  ///< positions in `shape` holding 0

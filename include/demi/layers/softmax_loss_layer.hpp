@@ -54,10 +54,6 @@ class SoftmaxWithLossLayer : public ProbabilityLossLayer {
 
  private:
   Blob position_loss_;  ///< Forward_gpu's loss per (outer, inner) position, before the sum
-  int64_t outer_num_ = 0;
-  int64_t channels_ = 0;
-  int64_t inner_num_ = 0;
-  float normalizer_ = 1.0f;  ///< of the last Forward, used by Backward
 };
 
 }  // namespace demi

@@ -2,7 +2,8 @@
 #define DEMI_UTIL_CUDA_KERNEL_CUH_
 
 // For .cu files: the grid-stride loop bounds every kernel uses, in 64-bit
-// indices, so tensors past 2^31 elements index correctly.
+// indices, so tensors past 2^31 elements index correctly, and the
+// reductions several layers share.
 
 #include <cstdint>
 
@@ -30,6 +31,64 @@ __device__ inline double BlockSum(double value, double* shared) {
   const double total = shared[0];
   __syncthreads();  // before `shared` is written again
   return total;
+}
+
+/// Queues `kernel` on this thread's stream in `blocks` blocks of kCudaThreads
+/// threads and checks the launch, `name` naming the kernel in the message:
+/// every launch goes through here.
+template <typename... Params, typename... Args>
+void Launch(const char* name, unsigned int blocks, void (*kernel)(Params...), Args... args) {
+  kernel<<<blocks, kCudaThreads, 0, CudaStream()>>>(args...);
+  CheckLaunch(name);
+}
+
+/// Blocks for a kernel that gives each of `items` (rows, channels) a block
+/// of its own, striding by the grid past the most blocks a launch takes.
+inline unsigned int BlockPerItem(int64_t items) {
+  return static_cast<unsigned int>(items < 1 ? 1 : (items > 65535 ? 65535 : items));
+}
+
+/// The term dy[i] x[i] of a gradient sum, or dy[i] alone where x is null.
+struct GradientTerm {
+  const float* dy;
+  const float* x;
+  __device__ double operator()(int64_t i) const {
+    return x ? static_cast<double>(dy[i]) * x[i] : static_cast<double>(dy[i]);
+  }
+};
+
+// kernels
+
+/// out[c] (+)= the sum of term(i) over the elements i = (o * channels + c) *
+/// inner + j of channel c of an outer x channels x inner blob: one block per
+/// channel, its threads striding over the (o, j) pairs in double, summed in
+/// a fixed tree (the same result every run). `accumulate` adds to out (a
+/// param gradient) instead of writing it.
+template <typename Term>
+__global__ void ChannelSumKernel(int64_t outer, int64_t channels, int64_t inner, bool accumulate,
+                                 Term term, float* out) {
+  __shared__ double shared[kCudaThreads];
+  const int64_t per_channel = outer * inner;
+  for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {
+    double sum = 0;
+    for (int64_t k = threadIdx.x; k < per_channel; k += blockDim.x) {
+      sum += term(((k / inner) * channels + c) * inner + k % inner);
+    }
+    sum = BlockSum(sum, shared);
+    if (threadIdx.x == 0) out[c] = static_cast<float>(sum) + (accumulate ? out[c] : 0.0f);
+  }
+}
+
+// launchers
+
+/// Queues ChannelSumKernel (above) on this thread's stream: the device
+/// counterpart of util/channel_blocks.hpp's ChannelSums, on plain layouts.
+template <typename Term>
+void GpuChannelSums(int64_t outer, int64_t channels, int64_t inner, bool accumulate, Term term,
+                    float* out) {
+  if (channels == 0) return;
+  Launch("ChannelSumKernel", BlockPerItem(channels), ChannelSumKernel<Term>, outer, channels, inner,
+         accumulate, term, out);
 }
 
 }  // namespace demi

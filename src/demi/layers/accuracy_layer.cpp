@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 
 namespace demi {
 
@@ -15,12 +16,8 @@ void AccuracyLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
 }
 
 void AccuracyLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const int axis = layer_param_.accuracy_param().axis();
-  const int num_axes = bottom[0]->num_axes();
-  DEMI_CHECK(axis >= -num_axes && axis < num_axes, "Accuracy layer '", layer_param_.name(),
-             "': accuracy_param.axis ", axis, " is out of range for scores ",
-             bottom[0]->shape_string());
-  const int canonical = bottom[0]->CanonicalAxisIndex(axis);
+  const int canonical = CanonicalAxis(*this, *bottom[0], layer_param_.accuracy_param().axis(),
+                                      "accuracy_param.axis", "scores");
   outer_num_ = bottom[0]->count(0, canonical);
   channels_ = bottom[0]->shape(canonical);
   inner_num_ = bottom[0]->count(canonical + 1);
@@ -39,46 +36,48 @@ void AccuracyLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<
 }
 
 void AccuracyLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const bool per_class = top.size() > 1;
   const int64_t dim = channels_ * inner_num_;
   const float* scores = bottom[0]->cpu_data();
   const float* label = bottom[1]->cpu_data();
-  if (per_class) {
-    std::fill(class_labels_.begin(), class_labels_.end(), 0);
-    std::fill(class_hits_.begin(), class_hits_.end(), 0);
-  }
-  int64_t correct = 0;
-  int64_t counted = 0;
+  ResetTallies(top.size() > 1);
   for (int64_t i = 0; i < outer_num_; ++i) {
     for (int64_t j = 0; j < inner_num_; ++j) {
       const int64_t index = i * inner_num_ + j;
       const int64_t value = static_cast<int64_t>(label[index]);
       if (has_ignore_label_ && value == ignore_label_) continue;
-      DEMI_CHECK(value >= 0 && value < channels_, "Accuracy layer '", layer_param_.name(),
-                 "': label ", value, " at index ", index, " is outside [0, ", channels_,
-                 ") for scores ", bottom[0]->shape_string());
+      CheckClassLabel(*this, value, index, channels_, *bottom[0]);
       const float* column = scores + i * dim + j;
       const float label_score = column[value * inner_num_];
       int64_t num_better = 0;
       for (int64_t c = 0; c < channels_; ++c) {
         if (column[c * inner_num_] > label_score) ++num_better;
       }
-      const bool hit = num_better < top_k_;
-      correct += hit ? 1 : 0;
-      ++counted;
-      if (per_class) {
-        ++class_labels_[value];
-        class_hits_[value] += hit ? 1 : 0;
-      }
+      Tally(value, num_better < top_k_);
     }
   }
-  WriteAccuracies(correct, counted, top);
+  WriteAccuracies(top);
 }
 
-void AccuracyLayer::WriteAccuracies(int64_t correct, int64_t counted,
-                                    const std::vector<Blob*>& top) {
+void AccuracyLayer::ResetTallies(bool per_class) {
+  per_class_ = per_class;
+  correct_ = 0;
+  counted_ = 0;
+  if (!per_class) return;
+  std::fill(class_labels_.begin(), class_labels_.end(), 0);
+  std::fill(class_hits_.begin(), class_hits_.end(), 0);
+}
+
+void AccuracyLayer::Tally(int64_t value, bool hit) {
+  correct_ += hit ? 1 : 0;
+  ++counted_;
+  if (!per_class_) return;
+  ++class_labels_[value];
+  class_hits_[value] += hit ? 1 : 0;
+}
+
+void AccuracyLayer::WriteAccuracies(const std::vector<Blob*>& top) {
   top[0]->mutable_cpu_data()[0] =
-      counted == 0 ? 0.0f : static_cast<float>(static_cast<double>(correct) / counted);
+      counted_ == 0 ? 0.0f : static_cast<float>(static_cast<double>(correct_) / counted_);
   if (top.size() < 2) return;
   float* class_accuracy = top[1]->mutable_cpu_data();
   for (int64_t c = 0; c < channels_; ++c) {

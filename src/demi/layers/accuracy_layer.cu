@@ -1,6 +1,5 @@
-#include <algorithm>
-
 #include "demi/layers/accuracy_layer.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/cuda_kernel.cuh"
 
 namespace demi {
@@ -51,35 +50,20 @@ void AccuracyLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vec
   const float* outcome = nullptr;
   if (positions > 0) {
     outcome_.Reshape(std::vector<int64_t>{positions});
-    AccuracyKernel<<<CudaBlocks(positions), kCudaThreads, 0, CudaStream()>>>(
-        positions, channels_, inner_num_, top_k_, has_ignore_label_, ignore_label_,
-        bottom[0]->gpu_data(), bottom[1]->gpu_data(), outcome_.mutable_gpu_data());
-    CheckLaunch("AccuracyKernel");
+    Launch("AccuracyKernel", CudaBlocks(positions), AccuracyKernel, positions, channels_,
+           inner_num_, top_k_, has_ignore_label_, ignore_label_, bottom[0]->gpu_data(),
+           bottom[1]->gpu_data(), outcome_.mutable_gpu_data());
     outcome = outcome_.cpu_data();
   }
-  const bool per_class = top.size() > 1;
-  if (per_class) {
-    std::fill(class_labels_.begin(), class_labels_.end(), 0);
-    std::fill(class_hits_.begin(), class_hits_.end(), 0);
-  }
+  ResetTallies(top.size() > 1);
   const float* label = bottom[1]->cpu_data();
-  int64_t correct = 0;
-  int64_t counted = 0;
   for (int64_t index = 0; index < positions; ++index) {
     if (outcome[index] == kIgnored) continue;
     const int64_t value = static_cast<int64_t>(label[index]);
-    DEMI_CHECK(outcome[index] != kBadLabel, "Accuracy layer '", layer_param_.name(), "': label ",
-               value, " at index ", index, " is outside [0, ", channels_, ") for scores ",
-               bottom[0]->shape_string());
-    const bool hit = outcome[index] == kHit;
-    correct += hit ? 1 : 0;
-    ++counted;
-    if (per_class) {
-      ++class_labels_[value];
-      class_hits_[value] += hit ? 1 : 0;
-    }
+    if (outcome[index] == kBadLabel) CheckClassLabel(*this, value, index, channels_, *bottom[0]);
+    Tally(value, outcome[index] == kHit);
   }
-  WriteAccuracies(correct, counted, top);
+  WriteAccuracies(top);
 }
 
 void AccuracyLayer::Backward_gpu(const std::vector<Blob*>& top,

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 
 namespace demi {
 
@@ -20,10 +21,7 @@ void ArgMaxLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Bl
   const Blob& x = *bottom[0];
   std::vector<int64_t> top_shape;
   if (has_axis_) {
-    DEMI_CHECK(param.axis() >= -x.num_axes() && param.axis() < x.num_axes(), "ArgMax layer '",
-               layer_param_.name(), "': argmax_param.axis ", param.axis(),
-               " is out of range for bottom ", x.shape_string());
-    const int axis = x.CanonicalAxisIndex(param.axis());
+    const int axis = CanonicalAxis(*this, x, param.axis(), "argmax_param.axis");
     outer_ = x.count(0, axis);
     dim_ = x.shape(axis);
     inner_ = x.count(axis + 1);

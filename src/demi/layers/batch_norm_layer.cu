@@ -94,10 +94,6 @@ __global__ void BatchDiffKernel(const float* y, const float* dy, const float* in
   }
 }
 
-unsigned int ChannelGridSize(int64_t channels) {
-  return static_cast<unsigned int>(channels < 65535 ? (channels < 1 ? 1 : channels) : 65535);
-}
-
 }  // namespace
 
 // launchers
@@ -113,25 +109,21 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
   float* mean = mean_.mutable_gpu_data();
   float* inv_std = inv_std_.mutable_gpu_data();
   if (use_global_stats_) {
-    GlobalStatsKernel<<<CudaBlocks(channels_), kCudaThreads, 0, CudaStream()>>>(
-        channels_, blobs_[0]->gpu_data(), blobs_[1]->gpu_data(), blobs_[2]->gpu_data(), eps_, mean,
-        inv_std);
-    CheckLaunch("GlobalStatsKernel");
+    Launch("GlobalStatsKernel", CudaBlocks(channels_), GlobalStatsKernel, channels_,
+           blobs_[0]->gpu_data(), blobs_[1]->gpu_data(), blobs_[2]->gpu_data(), eps_, mean,
+           inv_std);
   } else {
     const int64_t m = num_ * spatial_;
     const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.0f;
-    BatchStatsKernel<<<ChannelGridSize(channels_), kCudaThreads, 0, CudaStream()>>>(
-        bottom[0]->gpu_data(), s, moving_average_fraction_, correction, eps_, mean, inv_std,
-        blobs_[0]->mutable_gpu_data(), blobs_[1]->mutable_gpu_data(),
-        blobs_[2]->mutable_gpu_data());
-    CheckLaunch("BatchStatsKernel");
+    Launch("BatchStatsKernel", BlockPerItem(channels_), BatchStatsKernel, bottom[0]->gpu_data(), s,
+           moving_average_fraction_, correction, eps_, mean, inv_std, blobs_[0]->mutable_gpu_data(),
+           blobs_[1]->mutable_gpu_data(), blobs_[2]->mutable_gpu_data());
   }
   const int64_t n = top[0]->count();
   if (n == 0) return;
   float* y = top[0]->mutable_gpu_data();
-  NormalizeKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, bottom[0]->gpu_data(), mean,
-                                                                    inv_std, s, y);
-  CheckLaunch("NormalizeKernel");
+  Launch("NormalizeKernel", CudaBlocks(n), NormalizeKernel, n, bottom[0]->gpu_data(), mean, inv_std,
+         s, y);
   if (keeps_x_norm() && runs_backward()) GpuCopy(n, y, x_norm_.mutable_gpu_data());
 }
 
@@ -146,8 +138,7 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
   float* dx = bottom[0]->mutable_gpu_diff();  // may be dy (in place)
   const float* inv_std = inv_std_.gpu_data();
   if (use_global_stats_) {
-    ScaleDiffKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, dy, inv_std, s, dx);
-    CheckLaunch("ScaleDiffKernel");
+    Launch("ScaleDiffKernel", CudaBlocks(n), ScaleDiffKernel, n, dy, inv_std, s, dx);
     return;
   }
 #ifdef USE_CUDNN
@@ -157,9 +148,7 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
   }
 #endif
   const float* y = keeps_x_norm() ? x_norm_.gpu_data() : top[0]->gpu_data();
-  BatchDiffKernel<<<ChannelGridSize(channels_), kCudaThreads, 0, CudaStream()>>>(y, dy, inv_std, s,
-                                                                                 dx);
-  CheckLaunch("BatchDiffKernel");
+  Launch("BatchDiffKernel", BlockPerItem(channels_), BatchDiffKernel, y, dy, inv_std, s, dx);
 }
 
 }  // namespace demi

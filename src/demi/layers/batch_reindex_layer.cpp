@@ -16,19 +16,21 @@ void BatchReindexLayer::Reshape(const std::vector<Blob*>& bottom, const std::vec
   top[0]->Reshape(top_shape);
 }
 
+int64_t BatchReindexLayer::CheckedItem(float index, int64_t i, const Blob& data) const {
+  DEMI_CHECK(index >= 0 && index < static_cast<float>(data.shape(0)) && index == std::floor(index),
+             "BatchReindex layer '", layer_param_.name(), "': index ", index, " at position ", i,
+             " is not an item of data ", data.shape_string());
+  return static_cast<int64_t>(index);
+}
+
 void BatchReindexLayer::Forward_cpu(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
-  const int64_t num = bottom[0]->shape(0);
   const int64_t inner = bottom[0]->count(1);
   const float* x = bottom[0]->cpu_data();
   const float* index = bottom[1]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
   for (int64_t i = 0; i < bottom[1]->count(); ++i) {
-    DEMI_CHECK(
-        index[i] >= 0 && index[i] < static_cast<float>(num) && index[i] == std::floor(index[i]),
-        "BatchReindex layer '", layer_param_.name(), "': index ", index[i], " at position ", i,
-        " is not an item of data ", bottom[0]->shape_string());
-    Copy(inner, x + static_cast<int64_t>(index[i]) * inner, y + i * inner);
+    Copy(inner, x + CheckedItem(index[i], i, *bottom[0]) * inner, y + i * inner);
   }
 }
 

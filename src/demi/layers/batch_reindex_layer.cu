@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 #include "demi/layers/batch_reindex_layer.hpp"
@@ -41,20 +40,12 @@ __global__ void ReindexBackwardKernel(int64_t n, int64_t inner, const float* beg
 
 void BatchReindexLayer::Forward_gpu(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
-  const int64_t num = bottom[0]->shape(0);
   const float* index = bottom[1]->cpu_data();
-  for (int64_t i = 0; i < bottom[1]->count(); ++i) {
-    DEMI_CHECK(
-        index[i] >= 0 && index[i] < static_cast<float>(num) && index[i] == std::floor(index[i]),
-        "BatchReindex layer '", layer_param_.name(), "': index ", index[i], " at position ", i,
-        " is not an item of data ", bottom[0]->shape_string());
-  }
+  for (int64_t i = 0; i < bottom[1]->count(); ++i) CheckedItem(index[i], i, *bottom[0]);
   const int64_t n = top[0]->count();
   if (n == 0) return;
-  ReindexForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, bottom[0]->count(1), bottom[1]->gpu_data(), bottom[0]->gpu_data(),
-      top[0]->mutable_gpu_data());
-  CheckLaunch("ReindexForwardKernel");
+  Launch("ReindexForwardKernel", CudaBlocks(n), ReindexForwardKernel, n, bottom[0]->count(1),
+         bottom[1]->gpu_data(), bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
 }
 
 void BatchReindexLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -81,10 +72,8 @@ void BatchReindexLayer::Backward_gpu(const std::vector<Blob*>& top,
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
   const float* gather = gather_.gpu_data();
-  ReindexBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, bottom[0]->count(1), gather, gather + num + 1, top[0]->gpu_diff(),
-      bottom[0]->mutable_gpu_diff());
-  CheckLaunch("ReindexBackwardKernel");
+  Launch("ReindexBackwardKernel", CudaBlocks(n), ReindexBackwardKernel, n, bottom[0]->count(1),
+         gather, gather + num + 1, top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi

@@ -2,23 +2,12 @@
 
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
+#include "demi/util/device_math.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
-
-namespace {
-
-/// Maps bias_param.axis to [0, num_axes) of `bottom`, or throws an Error
-/// naming the layer and the bottom's shape.
-int CanonicalAxis(const Blob& bottom, int axis, const std::string& layer) {
-  const int num_axes = bottom.num_axes();
-  DEMI_CHECK(axis >= -num_axes && axis < num_axes, "Bias layer '", layer, "': bias_param.axis ",
-             axis, " is out of range for bottom 0 of shape ", bottom.shape_string());
-  return axis < 0 ? axis + num_axes : axis;
-}
-
-}  // namespace
 
 void BiasLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const BiasParameter& param = layer_param_.bias_param();
@@ -32,17 +21,8 @@ void BiasLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<B
     DEMI_CHECK(blobs_.size() == 1, "Bias layer '", name, "' has one param blob, but was given ",
                blobs_.size());
   } else {
-    const int axis = CanonicalAxis(*bottom[0], param.axis(), name);
-    const int num_axes = param.num_axes();
-    DEMI_CHECK(num_axes >= -1, "Bias layer '", name, "': bias_param.num_axes ", num_axes,
-               " must be >= 0, or -1 for all axes from `axis` on");
-    const int end = num_axes == -1 ? bottom[0]->num_axes() : axis + num_axes;
-    DEMI_CHECK(end <= bottom[0]->num_axes(), "Bias layer '", name, "': axis ", param.axis(),
-               " + num_axes ", num_axes, " reaches past the end of bottom 0 of shape ",
-               bottom[0]->shape_string());
-    const std::vector<int64_t>& shape = bottom[0]->shape();
-    blobs_.push_back(
-        std::make_shared<Blob>(std::vector<int64_t>(shape.begin() + axis, shape.begin() + end)));
+    blobs_.push_back(std::make_shared<Blob>(
+        AxesShape(*this, *bottom[0], param.axis(), param.num_axes(), "bias_param")));
     GetFiller(param.filler())->Fill(blobs_[0].get(), rng());
   }
   param_propagate_down_.assign(blobs_.size(), true);
@@ -50,18 +30,8 @@ void BiasLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<B
 
 void BiasLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const Blob& bias = bottom.size() == 2 ? *bottom[1] : *blobs_[0];
-  // A scalar bias applies from axis 0, whatever bias_param.axis says.
-  const int axis =
-      bias.num_axes() == 0
-          ? 0
-          : CanonicalAxis(*bottom[0], layer_param_.bias_param().axis(), layer_param_.name());
-  bool match = axis + bias.num_axes() <= bottom[0]->num_axes();
-  for (int i = 0; match && i < bias.num_axes(); ++i) {
-    match = bottom[0]->shape(axis + i) == bias.shape(i);
-  }
-  DEMI_CHECK(match, "Bias layer '", layer_param_.name(), "': bias of shape ", bias.shape_string(),
-             bottom.size() == 2 ? " (bottom 1)" : " (param)", " does not match bottom 0 of shape ",
-             bottom[0]->shape_string(), " from axis ", axis);
+  const int axis = OperandAxis(*this, *bottom[0], bias, layer_param_.bias_param().axis(),
+                               "bias_param", "bias", bottom.size() == 2);
   outer_ = bottom[0]->count(0, axis);
   bias_dim_ = bias.count();
   inner_ = bottom[0]->count(axis + bias.num_axes());
@@ -85,13 +55,21 @@ void BiasLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<
 
 void BiasLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                              const std::vector<Blob*>& bottom) {
-  const float* dy = top[0]->cpu_diff();
-  if (propagate_down[0]) Copy(top[0]->count(), dy, bottom[0]->mutable_cpu_diff());
+  const Device device = context_.device;
+  const float* dy = top[0]->diff_on(device);
+  if (propagate_down[0]) Copy(device, top[0]->count(), dy, bottom[0]->mutable_diff_on(device));
   const bool bias_is_param = bottom.size() == 1;
   if (bias_is_param ? !param_propagate_down(0) : !propagate_down[1]) return;
   // A param gradient accumulates; bottom 1's gradient is written.
-  float* db = (bias_is_param ? blobs_[0].get() : bottom[1])->mutable_cpu_diff();
-  if (!bias_is_param) Set(bias_dim_, 0.0f, db);
+  SumPerBias(device, dy, bias_is_param,
+             (bias_is_param ? blobs_[0].get() : bottom[1])->mutable_diff_on(device));
+}
+
+void BiasLayer::SumPerBias(Device device, const float* dy, bool accumulate, float* db) const {
+#ifndef CPU_ONLY
+  if (device == Device::kGPU) return SumPerBiasGpu(dy, accumulate, db);
+#endif
+  if (!accumulate) Set(bias_dim_, 0.0f, db);
   const int64_t outer = outer_, dim = bias_dim_, inner = inner_;
   // Threads take bias entries: each db[d] still adds o = 0, 1, ... in order.
   ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {

@@ -1,6 +1,7 @@
 #include "demi/layers/concat_layer.hpp"
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/layers/part_copy.hpp"
 
 namespace demi {
@@ -14,14 +15,12 @@ void ConcatLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector
 void ConcatLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const std::string& name = layer_param_.name();
   const ConcatParameter& param = layer_param_.concat_param();
-  const int num_axes = bottom[0]->num_axes();
   // concat_dim is unsigned and counts from the front only.
-  const int64_t axis = param.has_concat_dim() ? static_cast<int64_t>(param.concat_dim())
-                                              : static_cast<int64_t>(param.axis());
-  DEMI_CHECK(axis >= (param.has_concat_dim() ? 0 : -num_axes) && axis < num_axes, "Concat layer '",
-             name, "': concat_param.", param.has_concat_dim() ? "concat_dim " : "axis ", axis,
-             " is out of range for bottom 0 of shape ", bottom[0]->shape_string());
-  axis_ = static_cast<int>(axis < 0 ? axis + num_axes : axis);
+  const bool legacy = param.has_concat_dim();
+  axis_ = CanonicalAxis(*this, *bottom[0],
+                        legacy ? static_cast<int64_t>(param.concat_dim()) : param.axis(),
+                        legacy ? "concat_param.concat_dim" : "concat_param.axis");
+  const int num_axes = bottom[0]->num_axes();
   std::vector<int64_t> top_shape = bottom[0]->shape();
   for (size_t i = 1; i < bottom.size(); ++i) {
     bool match = bottom[i]->num_axes() == num_axes;

@@ -19,12 +19,7 @@ void ContrastiveLossLayer::Reshape(const std::vector<Blob*>& bottom,
   DEMI_CHECK(bottom[0]->count() == bottom[1]->count(), "ContrastiveLoss layer '",
              layer_param_.name(), "': features ", bottom[0]->shape_string(), " and ",
              bottom[1]->shape_string(), " differ in their number of elements");
-  LossLayer::Reshape(bottom, top);
-  num_ = bottom[0]->shape(0);
-  dim_ = num_ > 0 ? bottom[0]->count() / num_ : 0;
-  DEMI_CHECK(bottom[2]->count() == num_, "ContrastiveLoss layer '", layer_param_.name(),
-             "': features ", bottom[0]->shape_string(), " need ", num_,
-             " similarity labels, but the labels have shape ", bottom[2]->shape_string());
+  ReshapeSamples(bottom, top, 2, "similarity labels");
   diff_.ReshapeLike(*bottom[0]);
   coeff_.Reshape(std::vector<int64_t>{num_});
 }
@@ -54,7 +49,7 @@ void ContrastiveLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
       coeff[n] = inside > 0 ? static_cast<float>(-inside / (dist + 1e-4)) : 0.0f;
     }
   }
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / std::max<int64_t>(num_, 1) / 2.0);
+  top[0]->mutable_cpu_data()[0] = static_cast<float>(SampleMean(loss) / 2.0);
 }
 
 void ContrastiveLossLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -65,9 +60,7 @@ void ContrastiveLossLayer::Backward_cpu(const std::vector<Blob*>& top,
   const float* coeff = coeff_.cpu_data();
   for (int b = 0; b < 2; ++b) {
     if (!propagate_down[b]) continue;
-    const float sign = b == 0 ? 1.0f : -1.0f;
-    const float alpha =
-        sign * top[0]->cpu_diff()[0] / static_cast<float>(std::max<int64_t>(num_, 1));
+    const float alpha = b == 0 ? SampleScale(*top[0]) : -SampleScale(*top[0]);
     float* dx = bottom[b]->mutable_cpu_diff();
     for (int64_t n = 0; n < num_; ++n) {
       const float c = alpha * coeff[n];

@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "demi/layers/contrastive_loss_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math_gpu.hpp"
@@ -58,14 +56,12 @@ void ContrastiveLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
   double loss = 0;
   if (num_ > 0) {
     pair_loss_.Reshape(std::vector<int64_t>{num_});
-    ContrastivePairKernel<<<CudaBlocks(num_), kCudaThreads, 0, CudaStream()>>>(
-        num_, dim_, param.margin(), param.legacy_version(), diff, bottom[2]->gpu_data(),
-        pair_loss_.mutable_gpu_data(), coeff_.mutable_gpu_data());
-    CheckLaunch("ContrastivePairKernel");
+    Launch("ContrastivePairKernel", CudaBlocks(num_), ContrastivePairKernel, num_, dim_,
+           param.margin(), param.legacy_version(), diff, bottom[2]->gpu_data(),
+           pair_loss_.mutable_gpu_data(), coeff_.mutable_gpu_data());
     loss = GpuAsum(num_, pair_loss_.gpu_data());  // every term is >= 0
   }
-  top[0]->mutable_cpu_data()[0] =
-      static_cast<float>(loss / static_cast<double>(std::max<int64_t>(num_, 1)) / 2.0);
+  top[0]->mutable_cpu_data()[0] = static_cast<float>(SampleMean(loss) / 2.0);
 }
 
 void ContrastiveLossLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -76,12 +72,9 @@ void ContrastiveLossLayer::Backward_gpu(const std::vector<Blob*>& top,
   if (count == 0) return;
   for (int b = 0; b < 2; ++b) {
     if (!propagate_down[b]) continue;
-    const float sign = b == 0 ? 1.0f : -1.0f;
-    const float alpha =
-        sign * top[0]->cpu_diff()[0] / static_cast<float>(std::max<int64_t>(num_, 1));
-    ContrastiveBackwardKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(
-        count, dim_, alpha, coeff_.gpu_data(), diff_.gpu_data(), bottom[b]->mutable_gpu_diff());
-    CheckLaunch("ContrastiveBackwardKernel");
+    const float alpha = b == 0 ? SampleScale(*top[0]) : -SampleScale(*top[0]);
+    Launch("ContrastiveBackwardKernel", CudaBlocks(count), ContrastiveBackwardKernel, count, dim_,
+           alpha, coeff_.gpu_data(), diff_.gpu_data(), bottom[b]->mutable_gpu_diff());
   }
 }
 

@@ -1,6 +1,7 @@
 #include "demi/layers/crop_layer.hpp"
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -12,10 +13,7 @@ void CropLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob
   const int num_axes = a.num_axes();
   DEMI_CHECK(num_axes == b.num_axes(), "Crop layer '", layer_param_.name(), "': bottoms ",
              a.shape_string(), " and ", b.shape_string(), " differ in their number of axes");
-  DEMI_CHECK(param.axis() >= -num_axes && param.axis() < num_axes, "Crop layer '",
-             layer_param_.name(), "': crop_param.axis ", param.axis(),
-             " is out of range for bottom ", a.shape_string());
-  const int start = a.CanonicalAxisIndex(param.axis());
+  const int start = CanonicalAxis(*this, a, param.axis(), "crop_param.axis");
   const int cropped = num_axes - start;
   DEMI_CHECK(param.offset_size() <= 1 || param.offset_size() == cropped, "Crop layer '",
              layer_param_.name(), "' gives ", param.offset_size(), " offsets; cropping bottom ",

@@ -58,9 +58,8 @@ void CropLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<
   const int64_t n = top[0]->count();
   if (n == 0) return;
   const CropGeometry g = MakeGeometry(*top[0], offsets_, strides_);
-  CropKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, g, false, bottom[0]->gpu_data(),
-                                                               top[0]->mutable_gpu_data());
-  CheckLaunch("CropKernel");
+  Launch("CropKernel", CudaBlocks(n), CropKernel, n, g, false, bottom[0]->gpu_data(),
+         top[0]->mutable_gpu_data());
 }
 
 void CropLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -72,8 +71,7 @@ void CropLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bo
   const int64_t n = top[0]->count();
   if (n == 0) return;
   const CropGeometry g = MakeGeometry(*top[0], offsets_, strides_);
-  CropKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, g, true, top[0]->gpu_diff(), dx);
-  CheckLaunch("CropKernel");
+  Launch("CropKernel", CudaBlocks(n), CropKernel, n, g, true, top[0]->gpu_diff(), dx);
 }
 
 }  // namespace demi

@@ -1,6 +1,7 @@
 #include "demi/layers/dropout_layer.hpp"
 
 #include "demi/layer_registry.hpp"
+#include "demi/util/device_math.hpp"
 #include "demi/util/math.hpp"
 #ifndef CPU_ONLY
 #include "demi/util/math_gpu.hpp"
@@ -57,12 +58,16 @@ void DropoutLayer::Backward_cpu(const std::vector<Blob*>& top,
                                 const std::vector<bool>& propagate_down,
                                 const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
+  const Device device = context_.device;
   const int64_t count = top[0]->count();
   if (phase_ != TRAIN) {
-    if (top[0] != bottom[0]) Copy(count, top[0]->cpu_diff(), bottom[0]->mutable_cpu_diff());
+    if (top[0] != bottom[0]) {
+      Copy(device, count, top[0]->diff_on(device), bottom[0]->mutable_diff_on(device));
+    }
     return;
   }
-  Mul(count, top[0]->cpu_diff(), mask_.cpu_data(), bottom[0]->mutable_cpu_diff());
+  Mul(device, count, top[0]->diff_on(device), mask_.data_on(device),
+      bottom[0]->mutable_diff_on(device));
 }
 
 DEMI_REGISTER_LAYER(Dropout);

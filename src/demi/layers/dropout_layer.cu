@@ -34,22 +34,8 @@ void DropoutLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vect
   // devices drop the same elements.
   RngUniform(count, 0.0f, 1.0f, mask_.mutable_cpu_data(), rng());
   if (count == 0) return;
-  DropoutForwardKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(
-      count, ratio_, scale_, bottom[0]->gpu_data(), mask_.mutable_gpu_data(),
-      top[0]->mutable_gpu_data());
-  CheckLaunch("DropoutForwardKernel");
-}
-
-void DropoutLayer::Backward_gpu(const std::vector<Blob*>& top,
-                                const std::vector<bool>& propagate_down,
-                                const std::vector<Blob*>& bottom) {
-  if (!propagate_down[0]) return;
-  const int64_t count = top[0]->count();
-  if (phase_ != TRAIN) {
-    if (top[0] != bottom[0]) GpuCopy(count, top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
-    return;
-  }
-  GpuMul(count, top[0]->gpu_diff(), mask_.gpu_data(), bottom[0]->mutable_gpu_diff());
+  Launch("DropoutForwardKernel", CudaBlocks(count), DropoutForwardKernel, count, ratio_, scale_,
+         bottom[0]->gpu_data(), mask_.mutable_gpu_data(), top[0]->mutable_gpu_data());
 }
 
 }  // namespace demi

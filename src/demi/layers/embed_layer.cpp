@@ -41,17 +41,19 @@ void EmbedLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blo
   top[0]->Reshape(top_shape);
 }
 
+int64_t EmbedLayer::CheckedRow(float value, int64_t i, const Blob& bottom) const {
+  DEMI_CHECK(value >= 0 && value < static_cast<float>(input_dim_) && value == std::floor(value),
+             "Embed layer '", layer_param_.name(), "': input ", value, " at position ", i,
+             " of bottom ", bottom.shape_string(), " is not an index in [0, ", input_dim_, ")");
+  return static_cast<int64_t>(value);
+}
+
 void EmbedLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const float* x = bottom[0]->cpu_data();
   const float* w = blobs_[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
   for (int64_t i = 0; i < bottom[0]->count(); ++i) {
-    const float value = x[i];
-    DEMI_CHECK(value >= 0 && value < static_cast<float>(input_dim_) && value == std::floor(value),
-               "Embed layer '", layer_param_.name(), "': input ", value, " at position ", i,
-               " of bottom ", bottom[0]->shape_string(), " is not an index in [0, ", input_dim_,
-               ")");
-    Copy(num_output_, w + static_cast<int64_t>(value) * num_output_, y + i * num_output_);
+    Copy(num_output_, w + CheckedRow(x[i], i, *bottom[0]) * num_output_, y + i * num_output_);
     if (bias_term_) Axpy(num_output_, 1.0f, blobs_[1]->cpu_data(), y + i * num_output_);
   }
 }

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 #include "demi/layers/embed_layer.hpp"
@@ -47,19 +46,12 @@ __global__ void EmbedWeightGradKernel(int64_t n, int64_t num_output, const float
 
 void EmbedLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const float* x = bottom[0]->cpu_data();
-  for (int64_t i = 0; i < bottom[0]->count(); ++i) {
-    const float value = x[i];
-    DEMI_CHECK(value >= 0 && value < static_cast<float>(input_dim_) && value == std::floor(value),
-               "Embed layer '", layer_param_.name(), "': input ", value, " at position ", i,
-               " of bottom ", bottom[0]->shape_string(), " is not an index in [0, ", input_dim_,
-               ")");
-  }
+  for (int64_t i = 0; i < bottom[0]->count(); ++i) CheckedRow(x[i], i, *bottom[0]);
   const int64_t n = top[0]->count();
   if (n == 0) return;
-  EmbedForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, num_output_, bottom[0]->gpu_data(), blobs_[0]->gpu_data(),
-      bias_term_ ? blobs_[1]->gpu_data() : nullptr, top[0]->mutable_gpu_data());
-  CheckLaunch("EmbedForwardKernel");
+  Launch("EmbedForwardKernel", CudaBlocks(n), EmbedForwardKernel, n, num_output_,
+         bottom[0]->gpu_data(), blobs_[0]->gpu_data(), bias_term_ ? blobs_[1]->gpu_data() : nullptr,
+         top[0]->mutable_gpu_data());
 }
 
 void EmbedLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -96,10 +88,8 @@ void EmbedLayer::Backward_gpu(const std::vector<Blob*>& top,
     }
     const float* gather = gather_.gpu_data();
     const int64_t n = num_rows * num_output_;
-    EmbedWeightGradKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-        n, num_output_, gather, gather + num_rows, gather + 2 * num_rows + 1, dy,
-        blobs_[0]->mutable_gpu_diff());
-    CheckLaunch("EmbedWeightGradKernel");
+    Launch("EmbedWeightGradKernel", CudaBlocks(n), EmbedWeightGradKernel, n, num_output_, gather,
+           gather + num_rows, gather + 2 * num_rows + 1, dy, blobs_[0]->mutable_gpu_diff());
   }
   if (bias_term_ && param_propagate_down(1)) {
     GpuSumRows(positions, num_output_, dy, blobs_[1]->mutable_gpu_diff());

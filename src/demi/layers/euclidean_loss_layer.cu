@@ -36,9 +36,8 @@ void EuclideanLossLayer::Backward_gpu(const std::vector<Blob*>& top,
     if (!propagate_down[b]) continue;
     const float sign = b == 0 ? 1.0f : -1.0f;
     const float alpha = sign * top[0]->cpu_diff()[0] / static_cast<float>(bottom[0]->shape(0));
-    ScaleKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(
-        count, alpha, diff_.gpu_data(), bottom[b]->mutable_gpu_diff());
-    CheckLaunch("ScaleKernel");
+    Launch("ScaleKernel", CudaBlocks(count), ScaleKernel, count, alpha, diff_.gpu_data(),
+           bottom[b]->mutable_gpu_diff());
   }
 }
 

@@ -28,9 +28,7 @@ __global__ void FilterKernel(int64_t n, int64_t inner, const float* selected, bo
 void LaunchFilter(int64_t n, int64_t inner, const float* selected, bool backward, const float* from,
                   float* to) {
   if (n == 0) return;
-  FilterKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, inner, selected, backward, from,
-                                                                 to);
-  CheckLaunch("FilterKernel");
+  Launch("FilterKernel", CudaBlocks(n), FilterKernel, n, inner, selected, backward, from, to);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 
 namespace demi {
 
@@ -12,12 +13,7 @@ void HingeLossLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
 }
 
 void HingeLossLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  LossLayer::Reshape(bottom, top);
-  num_ = bottom[0]->shape(0);
-  dim_ = num_ > 0 ? bottom[0]->count() / num_ : 0;
-  DEMI_CHECK(bottom[1]->count() == num_, "HingeLoss layer '", layer_param_.name(), "': scores ",
-             bottom[0]->shape_string(), " need ", num_, " labels, but the labels have shape ",
-             bottom[1]->shape_string());
+  ReshapeSamples(bottom, top, 1, "labels");
   gradient_.ReshapeLike(*bottom[0]);
 }
 
@@ -28,11 +24,7 @@ void HingeLossLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
   float* gradient = gradient_.mutable_cpu_data();
   double loss = 0;
   for (int64_t n = 0; n < num_; ++n) {
-    DEMI_CHECK(
-        label[n] >= 0 && label[n] < static_cast<float>(dim_) && label[n] == std::floor(label[n]),
-        "HingeLoss layer '", layer_param_.name(), "': label ", label[n], " at index ", n,
-        " is not a class in [0, ", dim_, ") for scores ", bottom[0]->shape_string());
-    const int64_t target = static_cast<int64_t>(label[n]);
+    const int64_t target = WholeClassLabel(*this, label[n], n, dim_, *bottom[0]);
     for (int64_t k = 0; k < dim_; ++k) {
       const int64_t i = n * dim_ + k;
       const float t = k == target ? 1.0f : -1.0f;
@@ -41,7 +33,7 @@ void HingeLossLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
       gradient[i] = l2 ? -2.0f * t * margin : (margin > 0 ? -t : 0.0f);
     }
   }
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / std::max<int64_t>(num_, 1));
+  top[0]->mutable_cpu_data()[0] = static_cast<float>(SampleMean(loss));
 }
 
 void HingeLossLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -49,7 +41,7 @@ void HingeLossLayer::Backward_cpu(const std::vector<Blob*>& top,
                                   const std::vector<Blob*>& bottom) {
   RefuseGradient(propagate_down, 1, "labels");
   if (!propagate_down[0]) return;
-  const float scale = top[0]->cpu_diff()[0] / static_cast<float>(std::max<int64_t>(num_, 1));
+  const float scale = SampleScale(*top[0]);
   const float* gradient = gradient_.cpu_data();
   float* dx = bottom[0]->mutable_cpu_diff();
   for (int64_t i = 0; i < gradient_.count(); ++i) dx[i] = scale * gradient[i];

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
 
@@ -24,21 +25,14 @@ void InfogainLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
     }
     infogain_.FromProto(proto);
   }
-  CheckAxis(*bottom[0]);
+  CanonicalAxis(*this, *bottom[0], param.axis(), "infogain_loss_param.axis", "scores");
   SetUpSoftmax(bottom[0], param.axis());
-}
-
-void InfogainLossLayer::CheckAxis(const Blob& scores) const {
-  const int axis = layer_param_.infogain_loss_param().axis();
-  DEMI_CHECK(axis >= -scores.num_axes() && axis < scores.num_axes(), "InfogainLoss layer '",
-             layer_param_.name(), "': infogain_loss_param.axis ", axis,
-             " is out of range for scores ", scores.shape_string());
 }
 
 void InfogainLossLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const Blob& scores = *bottom[0];
-  CheckAxis(scores);
-  const int axis = scores.CanonicalAxisIndex(layer_param_.infogain_loss_param().axis());
+  const int axis = CanonicalAxis(*this, scores, layer_param_.infogain_loss_param().axis(),
+                                 "infogain_loss_param.axis", "scores");
   outer_num_ = scores.count(0, axis);
   channels_ = scores.shape(axis);
   inner_num_ = scores.count(axis + 1);
@@ -63,37 +57,22 @@ const float* InfogainLossLayer::Infogain(const std::vector<Blob*>& bottom) const
 void InfogainLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
   ForwardSoftmax(top);
-  const float* label = bottom[1]->cpu_data();
   const float* infogain = Infogain(bottom);
-  float* prob = prob_.mutable_cpu_data();
   double loss = 0;
-  int64_t valid = 0;
-  for (int64_t i = 0; i < outer_num_; ++i) {
-    for (int64_t j = 0; j < inner_num_; ++j) {
-      const int64_t index = i * inner_num_ + j;
-      float* column = prob + i * channels_ * inner_num_ + j;
-      if (Ignored(label[index])) {
-        for (int64_t k = 0; k < channels_; ++k) column[k * inner_num_] = 0.0f;
-        continue;
-      }
-      DEMI_CHECK(label[index] >= 0 && label[index] < static_cast<float>(channels_) &&
-                     label[index] == std::floor(label[index]),
-                 "InfogainLoss layer '", layer_param_.name(), "': label ", label[index],
-                 " at index ", index, " is not a class in [0, ", channels_, ") for scores ",
-                 bottom[0]->shape_string());
-      const float* row = infogain + static_cast<int64_t>(label[index]) * channels_;
-      float row_sum = 0.0f;
-      for (int64_t k = 0; k < channels_; ++k) {
-        loss -= row[k] * std::log(std::max(column[k * inner_num_], FLT_MIN));
-        row_sum += row[k];
-      }
-      // The probabilities become the unscaled gradient p_c sum_k H[l, k] - H[l, c].
-      for (int64_t k = 0; k < channels_; ++k) {
-        column[k * inner_num_] = column[k * inner_num_] * row_sum - row[k];
-      }
-      ++valid;
-    }
-  }
+  const int64_t valid =
+      ForEachLabeledColumn(bottom[1]->cpu_data(), [&](int64_t index, float label, float* column) {
+        const float* row =
+            infogain + WholeClassLabel(*this, label, index, channels_, *bottom[0]) * channels_;
+        float row_sum = 0.0f;
+        for (int64_t k = 0; k < channels_; ++k) {
+          loss -= row[k] * std::log(std::max(column[k * inner_num_], FLT_MIN));
+          row_sum += row[k];
+        }
+        // The probabilities become the unscaled gradient p_c sum_k H[l, k] - H[l, c].
+        for (int64_t k = 0; k < channels_; ++k) {
+          column[k * inner_num_] = column[k * inner_num_] * row_sum - row[k];
+        }
+      });
   normalizer_ =
       WriteNormalizedLoss(loss, Normalizer(normalization_, outer_num_, inner_num_, valid), top[0]);
 }

@@ -31,10 +31,8 @@ void LogLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<B
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
   const LogParameter& param = layer_param_.log_param();
-  LogForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, param.scale(), param.shift(), log_base_, bottom[0]->gpu_data(),
-      top[0]->mutable_gpu_data());
-  CheckLaunch("LogForwardKernel");
+  Launch("LogForwardKernel", CudaBlocks(n), LogForwardKernel, n, param.scale(), param.shift(),
+         log_base_, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
 }
 
 void LogLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -42,9 +40,8 @@ void LogLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<boo
   const int64_t n = top[0]->count();
   if (!propagate_down[0] || n == 0) return;
   const double factor = layer_param_.log_param().scale() / log_base_;
-  LogBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, factor, log_base_, top[0]->gpu_data(), top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
-  CheckLaunch("LogBackwardKernel");
+  Launch("LogBackwardKernel", CudaBlocks(n), LogBackwardKernel, n, factor, log_base_,
+         top[0]->gpu_data(), top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi

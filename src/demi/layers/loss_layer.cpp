@@ -54,4 +54,15 @@ void LossLayer::BackwardFromSaved(const std::vector<Blob*>& top,
   Scal(device, saved.count(), scale, dx);
 }
 
+void PerSampleLossLayer::ReshapeSamples(const std::vector<Blob*>& bottom,
+                                        const std::vector<Blob*>& top, int labels,
+                                        const char* what) {
+  LossLayer::Reshape(bottom, top);
+  num_ = bottom[0]->shape(0);
+  dim_ = num_ > 0 ? bottom[0]->count() / num_ : 0;
+  DEMI_CHECK(bottom[labels]->count() == num_, type(), " layer '", layer_param_.name(),
+             "': samples ", bottom[0]->shape_string(), " need ", num_, " ", what, ", but the ",
+             what, " have shape ", bottom[labels]->shape_string());
+}
+
 }  // namespace demi

@@ -91,10 +91,8 @@ void LRNLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<B
   }
 #endif
   const LrnShape s{channels_, height_, width_, half_, across_};
-  LrnForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, bottom[0]->gpu_data(), s, shift_, alpha_over_n_, beta_, scale_.mutable_gpu_data(),
-      top[0]->mutable_gpu_data());
-  CheckLaunch("LrnForwardKernel");
+  Launch("LrnForwardKernel", CudaBlocks(n), LrnForwardKernel, n, bottom[0]->gpu_data(), s, shift_,
+         alpha_over_n_, beta_, scale_.mutable_gpu_data(), top[0]->mutable_gpu_data());
 }
 
 void LRNLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -117,12 +115,9 @@ void LRNLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<boo
     const float* scale = scale_.gpu_data() + n * image;
     const float* dy = top[0]->gpu_diff() + n * image;
     float* dx = bottom[0]->mutable_gpu_diff() + n * image;
-    LrnDirectKernel<<<CudaBlocks(image), kCudaThreads, 0, CudaStream()>>>(image, x, scale, dy,
-                                                                          beta_, dx, ratio);
-    CheckLaunch("LrnDirectKernel");
-    LrnCrossKernel<<<CudaBlocks(image), kCudaThreads, 0, CudaStream()>>>(image, x, ratio, s, coeff,
-                                                                         dx);
-    CheckLaunch("LrnCrossKernel");
+    Launch("LrnDirectKernel", CudaBlocks(image), LrnDirectKernel, image, x, scale, dy, beta_, dx,
+           ratio);
+    Launch("LrnCrossKernel", CudaBlocks(image), LrnCrossKernel, image, x, ratio, s, coeff, dx);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -15,12 +16,7 @@ constexpr float kLogThreshold = 1e-20f;
 
 void MultinomialLogisticLossLayer::Reshape(const std::vector<Blob*>& bottom,
                                            const std::vector<Blob*>& top) {
-  LossLayer::Reshape(bottom, top);
-  num_ = bottom[0]->shape(0);
-  dim_ = num_ > 0 ? bottom[0]->count() / num_ : 0;
-  DEMI_CHECK(bottom[1]->count() == num_, "MultinomialLogisticLoss layer '", layer_param_.name(),
-             "': probabilities ", bottom[0]->shape_string(), " need ", num_,
-             " labels, but the labels have shape ", bottom[1]->shape_string());
+  ReshapeSamples(bottom, top, 1, "labels");
 }
 
 void MultinomialLogisticLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
@@ -29,14 +25,10 @@ void MultinomialLogisticLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
   const float* label = bottom[1]->cpu_data();
   double loss = 0;
   for (int64_t n = 0; n < num_; ++n) {
-    DEMI_CHECK(
-        label[n] >= 0 && label[n] < static_cast<float>(dim_) && label[n] == std::floor(label[n]),
-        "MultinomialLogisticLoss layer '", layer_param_.name(), "': label ", label[n], " at index ",
-        n, " is not a class in [0, ", dim_, ") for probabilities ", bottom[0]->shape_string());
-    const float p = prob[n * dim_ + static_cast<int64_t>(label[n])];
+    const float p = prob[n * dim_ + WholeClassLabel(*this, label[n], n, dim_, *bottom[0])];
     loss -= std::log(std::max(p, kLogThreshold));
   }
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / std::max<int64_t>(num_, 1));
+  top[0]->mutable_cpu_data()[0] = static_cast<float>(SampleMean(loss));
 }
 
 void MultinomialLogisticLossLayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -44,7 +36,7 @@ void MultinomialLogisticLossLayer::Backward_cpu(const std::vector<Blob*>& top,
                                                 const std::vector<Blob*>& bottom) {
   RefuseGradient(propagate_down, 1, "labels");
   if (!propagate_down[0]) return;
-  const float scale = -top[0]->cpu_diff()[0] / static_cast<float>(std::max<int64_t>(num_, 1));
+  const float scale = -SampleScale(*top[0]);
   const float* prob = bottom[0]->cpu_data();
   const float* label = bottom[1]->cpu_data();
   float* dx = bottom[0]->mutable_cpu_diff();

@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "demi/layers/mvn_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
 
@@ -80,11 +78,9 @@ __global__ void MVNBackwardKernel(int64_t num, int64_t dim, bool normalize_varia
 void MVNLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (num_ == 0) return;
   const MVNParameter& param = layer_param_.mvn_param();
-  const unsigned int blocks = static_cast<unsigned int>(std::min<int64_t>(num_, 65535));
-  MVNForwardKernel<<<blocks, kCudaThreads, 0, CudaStream()>>>(
-      num_, dim_, param.normalize_variance(), param.eps(), bottom[0]->gpu_data(),
-      top[0]->mutable_gpu_data(), param.normalize_variance() ? std_.mutable_gpu_data() : nullptr);
-  CheckLaunch("MVNForwardKernel");
+  Launch("MVNForwardKernel", BlockPerItem(num_), MVNForwardKernel, num_, dim_,
+         param.normalize_variance(), param.eps(), bottom[0]->gpu_data(), top[0]->mutable_gpu_data(),
+         param.normalize_variance() ? std_.mutable_gpu_data() : nullptr);
 }
 
 void MVNLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -92,13 +88,10 @@ void MVNLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<boo
   if (!propagate_down[0] || num_ == 0) return;
   const MVNParameter& param = layer_param_.mvn_param();
   const bool normalize_variance = param.normalize_variance();
-  const unsigned int blocks = static_cast<unsigned int>(std::min<int64_t>(num_, 65535));
-  MVNBackwardKernel<<<blocks, kCudaThreads, 0, CudaStream()>>>(
-      num_, dim_, normalize_variance, param.eps(),
-      normalize_variance ? top[0]->gpu_data() : nullptr,
-      normalize_variance ? std_.gpu_data() : nullptr, top[0]->gpu_diff(),
-      bottom[0]->mutable_gpu_diff());
-  CheckLaunch("MVNBackwardKernel");
+  Launch("MVNBackwardKernel", BlockPerItem(num_), MVNBackwardKernel, num_, dim_, normalize_variance,
+         param.eps(), normalize_variance ? top[0]->gpu_data() : nullptr,
+         normalize_variance ? std_.gpu_data() : nullptr, top[0]->gpu_diff(),
+         bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi

@@ -28,9 +28,8 @@ __global__ void CopyPartKernel(int64_t n, int64_t part_row, int64_t whole_row, i
 void GpuCopyPart(int64_t n, int64_t part_row, int64_t whole_row, int64_t offset, bool into_whole,
                  const float* from, float* to) {
   if (n == 0) return;
-  CopyPartKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, part_row, whole_row, offset,
-                                                                   into_whole, from, to);
-  CheckLaunch("CopyPartKernel");
+  Launch("CopyPartKernel", CudaBlocks(n), CopyPartKernel, n, part_row, whole_row, offset,
+         into_whole, from, to);
 }
 
 }  // namespace demi

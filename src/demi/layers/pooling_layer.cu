@@ -142,12 +142,10 @@ void PoolingLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vect
   float* y = top[0]->mutable_gpu_data();
   if (method_ == PoolingParameter::MAX) {
     float* argmax = argmax_.mutable_gpu_data();
-    MaxPoolForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, x, s, y, argmax);
-    CheckLaunch("MaxPoolForwardKernel");
+    Launch("MaxPoolForwardKernel", CudaBlocks(n), MaxPoolForwardKernel, n, x, s, y, argmax);
     if (top.size() > 1) GpuCopy(n, argmax, top[1]->mutable_gpu_data());
   } else {
-    AvePoolForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, x, s, y);
-    CheckLaunch("AvePoolForwardKernel");
+    Launch("AvePoolForwardKernel", CudaBlocks(n), AvePoolForwardKernel, n, x, s, y);
   }
 }
 
@@ -168,12 +166,10 @@ void PoolingLayer::Backward_gpu(const std::vector<Blob*>& top,
   const float* dy = top[0]->gpu_diff();
   float* dx = bottom[0]->mutable_gpu_diff();
   if (method_ == PoolingParameter::MAX) {
-    MaxPoolBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-        n, dy, argmax_.gpu_data(), s, dx);
-    CheckLaunch("MaxPoolBackwardKernel");
+    Launch("MaxPoolBackwardKernel", CudaBlocks(n), MaxPoolBackwardKernel, n, dy, argmax_.gpu_data(),
+           s, dx);
   } else {
-    AvePoolBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, dy, s, dx);
-    CheckLaunch("AvePoolBackwardKernel");
+    Launch("AvePoolBackwardKernel", CudaBlocks(n), AvePoolBackwardKernel, n, dy, s, dx);
   }
 }
 

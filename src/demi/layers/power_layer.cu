@@ -39,10 +39,8 @@ void PowerLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector
     GpuCopy(n, bottom[0]->gpu_data(), bottom_copy_.mutable_gpu_data());
   }
   if (n == 0) return;
-  PowerForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, param.power(), param.scale(), param.shift(), bottom[0]->gpu_data(),
-      top[0]->mutable_gpu_data());
-  CheckLaunch("PowerForwardKernel");
+  Launch("PowerForwardKernel", CudaBlocks(n), PowerForwardKernel, n, param.power(), param.scale(),
+         param.shift(), bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
 }
 
 void PowerLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -52,16 +50,13 @@ void PowerLayer::Backward_gpu(const std::vector<Blob*>& top,
   if (!propagate_down[0] || n == 0) return;
   const PowerParameter& param = layer_param_.power_param();
   if (ConstantDerivative()) {
-    PowerConstantBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-        n, param.power() * param.scale(), top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
-    CheckLaunch("PowerConstantBackwardKernel");
+    Launch("PowerConstantBackwardKernel", CudaBlocks(n), PowerConstantBackwardKernel, n,
+           param.power() * param.scale(), top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
     return;
   }
   const float* x = in_place_ ? bottom_copy_.gpu_data() : bottom[0]->gpu_data();
-  PowerBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, param.power(), param.scale(), param.shift(), x, top[0]->gpu_diff(),
-      bottom[0]->mutable_gpu_diff());
-  CheckLaunch("PowerBackwardKernel");
+  Launch("PowerBackwardKernel", CudaBlocks(n), PowerBackwardKernel, n, param.power(), param.scale(),
+         param.shift(), x, top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi

@@ -26,21 +26,25 @@ void PReLULayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<
   InputSavingNeuronLayer::LayerSetUp(bottom, top);
 }
 
-void PReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const int64_t num = bottom[0]->shape(0);
-  const int64_t channels = bottom[0]->shape(1);
-  const int64_t dim = bottom[0]->count(2);
-  const float* x = bottom[0]->cpu_data();
-  SaveInput(*bottom[0]);
+void PReLULayer::ApplySlopes(const Blob& bottom, const float* x, const float* in,
+                             float* out) const {
+  const int64_t num = bottom.shape(0);
+  const int64_t channels = bottom.shape(1);
+  const int64_t dim = bottom.count(2);
   const float* slope = blobs_[0]->cpu_data();
-  float* y = top[0]->mutable_cpu_data();
   for (int64_t n = 0; n < num; ++n) {
     for (int64_t c = 0; c < channels; ++c) {
       const float a = slope[channel_shared_ ? 0 : c];
       const int64_t offset = (n * channels + c) * dim;
-      for (int64_t j = offset; j < offset + dim; ++j) y[j] = x[j] > 0 ? x[j] : a * x[j];
+      for (int64_t j = offset; j < offset + dim; ++j) out[j] = x[j] > 0 ? in[j] : a * in[j];
     }
   }
+}
+
+void PReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const float* x = bottom[0]->cpu_data();
+  SaveInput(*bottom[0]);
+  ApplySlopes(*bottom[0], x, x, top[0]->mutable_cpu_data());
 }
 
 void PReLULayer::Backward_cpu(const std::vector<Blob*>& top,
@@ -65,16 +69,7 @@ void PReLULayer::Backward_cpu(const std::vector<Blob*>& top,
       }
     }
   }
-  if (!propagate_down[0]) return;
-  const float* slope = blobs_[0]->cpu_data();
-  float* dx = bottom[0]->mutable_cpu_diff();
-  for (int64_t n = 0; n < num; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const float a = slope[channel_shared_ ? 0 : c];
-      const int64_t offset = (n * channels + c) * dim;
-      for (int64_t j = offset; j < offset + dim; ++j) dx[j] = x[j] > 0 ? dy[j] : a * dy[j];
-    }
-  }
+  if (propagate_down[0]) ApplySlopes(*bottom[0], x, dy, bottom[0]->mutable_cpu_diff());
 }
 
 DEMI_REGISTER_LAYER(PReLU);

@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "demi/layers/prelu_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math_gpu.hpp"
@@ -10,43 +8,25 @@ namespace {
 
 // kernels
 
-/// y = x where x > 0, else a[c] x, with channel c = (i / dim) % channels
-/// (channels = 1 when the slope is shared).
-__global__ void PReLUForwardKernel(int64_t n, int64_t channels, int64_t dim, const float* slope,
-                                   const float* x, float* y) {
+/// out = in where x > 0, else a[c] in, with channel c = (i / dim) % channels
+/// (channels = 1 when the slope is shared): y from x (in = x) and dx from dy
+/// (in = dy). In place works.
+__global__ void PReLUKernel(int64_t n, int64_t channels, int64_t dim, const float* slope,
+                            const float* x, const float* in, float* out) {
   for (int64_t i = GridStart(); i < n; i += GridStride()) {
     const float a = slope[(i / dim) % channels];
-    y[i] = x[i] > 0 ? x[i] : a * x[i];
+    out[i] = x[i] > 0 ? in[i] : a * in[i];
   }
 }
 
-/// da[c] += sum over n and the channel's elements with x <= 0 of dy x. One
-/// block per slope (channels of them; 1 when shared, which then spans the
-/// whole blob: num x all_channels x dim), its threads striding over the
-/// (n, j) pairs.
-__global__ void PReLUSlopeBackwardKernel(int64_t num, int64_t channels, int64_t dim, const float* x,
-                                         const float* dy, float* da) {
-  __shared__ double shared[kCudaThreads];
-  const int64_t per_slope = num * dim;
-  for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {
-    double sum = 0;
-    for (int64_t k = threadIdx.x; k < per_slope; k += blockDim.x) {
-      const int64_t i = ((k / dim) * channels + c) * dim + k % dim;
-      if (x[i] <= 0) sum += static_cast<double>(dy[i]) * x[i];
-    }
-    sum = BlockSum(sum, shared);
-    if (threadIdx.x == 0) da[c] += static_cast<float>(sum);
+/// The term of the slope gradient: dy x where x <= 0.
+struct SlopeTerm {
+  const float* x;
+  const float* dy;
+  __device__ double operator()(int64_t i) const {
+    return x[i] <= 0 ? static_cast<double>(dy[i]) * x[i] : 0.0;
   }
-}
-
-/// dx = dy where x > 0, else a[c] dy.
-__global__ void PReLUBackwardKernel(int64_t n, int64_t channels, int64_t dim, const float* slope,
-                                    const float* x, const float* dy, float* dx) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) {
-    const float a = slope[(i / dim) % channels];
-    dx[i] = x[i] > 0 ? dy[i] : a * dy[i];
-  }
-}
+};
 
 }  // namespace
 
@@ -57,10 +37,9 @@ void PReLULayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector
   SaveInput(*bottom[0]);
   if (n == 0) return;
   const int64_t channels = channel_shared_ ? 1 : bottom[0]->shape(1);
-  PReLUForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, channels, bottom[0]->count(2), blobs_[0]->gpu_data(), bottom[0]->gpu_data(),
-      top[0]->mutable_gpu_data());
-  CheckLaunch("PReLUForwardKernel");
+  const float* x = bottom[0]->gpu_data();
+  Launch("PReLUKernel", CudaBlocks(n), PReLUKernel, n, channels, bottom[0]->count(2),
+         blobs_[0]->gpu_data(), x, x, top[0]->mutable_gpu_data());
 }
 
 void PReLULayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -76,15 +55,11 @@ void PReLULayer::Backward_gpu(const std::vector<Blob*>& top,
   const float* dy = top[0]->gpu_diff();
   // The slope gradient first: in place, dx overwrites dy.
   if (param_propagate_down(0)) {
-    const unsigned int blocks = static_cast<unsigned int>(std::min<int64_t>(channels, 65535));
-    PReLUSlopeBackwardKernel<<<blocks, kCudaThreads, 0, CudaStream()>>>(
-        num, channels, dim, x, dy, blobs_[0]->mutable_gpu_diff());
-    CheckLaunch("PReLUSlopeBackwardKernel");
+    GpuChannelSums(num, channels, dim, true, SlopeTerm{x, dy}, blobs_[0]->mutable_gpu_diff());
   }
   if (!propagate_down[0]) return;
-  PReLUBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, channels, dim, blobs_[0]->gpu_data(), x, dy, bottom[0]->mutable_gpu_diff());
-  CheckLaunch("PReLUBackwardKernel");
+  Launch("PReLUKernel", CudaBlocks(n), PReLUKernel, n, channels, dim, blobs_[0]->gpu_data(), x, dy,
+         bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi

@@ -1,6 +1,7 @@
 #include "demi/layers/reduction_layer.hpp"
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -11,12 +12,9 @@ bool ReductionLayer::BackwardReadsBottomData(int) const {
 }
 
 void ReductionLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const int axis_param = layer_param_.reduction_param().axis();
   const Blob& x = *bottom[0];
-  DEMI_CHECK(axis_param >= -x.num_axes() && axis_param < x.num_axes(), "Reduction layer '",
-             layer_param_.name(), "': reduction_param.axis ", axis_param,
-             " is out of range for bottom ", x.shape_string());
-  const int axis = x.CanonicalAxisIndex(axis_param);
+  const int axis =
+      CanonicalAxis(*this, x, layer_param_.reduction_param().axis(), "reduction_param.axis");
   num_ = x.count(0, axis);
   dim_ = x.count(axis);
   top[0]->Reshape(std::vector<int64_t>(x.shape().begin(), x.shape().begin() + axis));

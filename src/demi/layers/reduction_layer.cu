@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "demi/layers/reduction_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
 
@@ -62,11 +60,8 @@ __global__ void ReductionBackwardKernel(int64_t n, int64_t dim, ReductionParamet
 void ReductionLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (num_ == 0) return;
   const ReductionParameter& param = layer_param_.reduction_param();
-  const unsigned int blocks = static_cast<unsigned int>(std::min<int64_t>(num_, 65535));
-  ReductionForwardKernel<<<blocks, kCudaThreads, 0, CudaStream()>>>(
-      num_, dim_, param.operation(), param.coeff(), bottom[0]->gpu_data(),
-      top[0]->mutable_gpu_data());
-  CheckLaunch("ReductionForwardKernel");
+  Launch("ReductionForwardKernel", BlockPerItem(num_), ReductionForwardKernel, num_, dim_,
+         param.operation(), param.coeff(), bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
 }
 
 void ReductionLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -76,10 +71,8 @@ void ReductionLayer::Backward_gpu(const std::vector<Blob*>& top,
   if (!propagate_down[0] || n == 0) return;
   const ReductionParameter& param = layer_param_.reduction_param();
   const float* x = BackwardReadsBottomData(0) ? bottom[0]->gpu_data() : nullptr;
-  ReductionBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, dim_, param.operation(), param.coeff(), x, top[0]->gpu_diff(),
-      bottom[0]->mutable_gpu_diff());
-  CheckLaunch("ReductionBackwardKernel");
+  Launch("ReductionBackwardKernel", CudaBlocks(n), ReductionBackwardKernel, n, dim_,
+         param.operation(), param.coeff(), x, top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi

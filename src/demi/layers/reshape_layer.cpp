@@ -41,7 +41,7 @@ void ReshapeLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
 
 void ReshapeLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const std::string& name = layer_param_.name();
-  DEMI_CHECK(top[0] != bottom[0], "Reshape layer '", name, "' cannot run in place");
+  CheckNotInPlace(bottom, top);
   const ReshapeParameter& param = layer_param_.reshape_param();
   const std::vector<int64_t>& bottom_shape = bottom[0]->shape();
   const int bottom_axes = bottom[0]->num_axes();
@@ -80,22 +80,7 @@ void ReshapeLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
   DEMI_CHECK(top_count == bottom[0]->count(), "Reshape layer '", name, "': top shape ",
              ShapeString(top_shape), " and bottom shape ", bottom[0]->shape_string(),
              " differ in count");
-  top[0]->Reshape(top_shape);
-  top[0]->ShareData(*bottom[0]);
-  top[0]->ShareDiff(*bottom[0]);
-}
-
-void ReshapeLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  // Reshape made the top a view of the bottom; re-share only if the bottom's
-  // memories were replaced since.
-  if (top[0]->data() != bottom[0]->data()) top[0]->ShareData(*bottom[0]);
-  if (top[0]->diff() != bottom[0]->diff()) top[0]->ShareDiff(*bottom[0]);
-}
-
-void ReshapeLayer::Backward_cpu(const std::vector<Blob*>& top,
-                                const std::vector<bool>& propagate_down,
-                                const std::vector<Blob*>& bottom) {
-  // The bottom's diff is the top's diff: the gradient is already in place.
+  ShareAs(top_shape, bottom, top);
 }
 
 DEMI_REGISTER_LAYER(Reshape);

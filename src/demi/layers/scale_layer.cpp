@@ -2,24 +2,12 @@
 
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/engine.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
-
-namespace {
-
-/// Maps scale_param.axis to [0, num_axes) of `bottom`, or throws an Error
-/// naming the layer and the bottom's shape.
-int CanonicalAxis(const Blob& bottom, int axis, const std::string& layer) {
-  const int num_axes = bottom.num_axes();
-  DEMI_CHECK(axis >= -num_axes && axis < num_axes, "Scale layer '", layer, "': scale_param.axis ",
-             axis, " is out of range for bottom 0 of shape ", bottom.shape_string());
-  return axis < 0 ? axis + num_axes : axis;
-}
-
-}  // namespace
 
 void ScaleLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const ScaleParameter& param = layer_param_.scale_param();
@@ -35,15 +23,7 @@ void ScaleLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<
   } else {
     std::vector<int64_t> shape;
     if (scale_is_param) {
-      const int axis = CanonicalAxis(*bottom[0], param.axis(), name);
-      const int num_axes = param.num_axes();
-      DEMI_CHECK(num_axes >= -1, "Scale layer '", name, "': scale_param.num_axes ", num_axes,
-                 " must be >= 0, or -1 for all axes from `axis` on");
-      const int end = num_axes == -1 ? bottom[0]->num_axes() : axis + num_axes;
-      DEMI_CHECK(end <= bottom[0]->num_axes(), "Scale layer '", name, "': axis ", param.axis(),
-                 " + num_axes ", num_axes, " reaches past the end of bottom 0 of shape ",
-                 bottom[0]->shape_string());
-      shape.assign(bottom[0]->shape().begin() + axis, bottom[0]->shape().begin() + end);
+      shape = AxesShape(*this, *bottom[0], param.axis(), param.num_axes(), "scale_param");
       blobs_.push_back(std::make_shared<Blob>(shape));
       FillerParameter unit;
       unit.set_type("constant");
@@ -64,17 +44,8 @@ void ScaleLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<
 void ScaleLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const std::string& name = layer_param_.name();
   const Blob& scale = bottom.size() == 2 ? *bottom[1] : *blobs_[0];
-  // A scalar scale applies from axis 0, whatever scale_param.axis says.
-  const int axis = scale.num_axes() == 0
-                       ? 0
-                       : CanonicalAxis(*bottom[0], layer_param_.scale_param().axis(), name);
-  bool match = axis + scale.num_axes() <= bottom[0]->num_axes();
-  for (int i = 0; match && i < scale.num_axes(); ++i) {
-    match = bottom[0]->shape(axis + i) == scale.shape(i);
-  }
-  DEMI_CHECK(match, "Scale layer '", name, "': scale of shape ", scale.shape_string(),
-             bottom.size() == 2 ? " (bottom 1)" : " (param)", " does not match bottom 0 of shape ",
-             bottom[0]->shape_string(), " from axis ", axis);
+  const int axis = OperandAxis(*this, *bottom[0], scale, layer_param_.scale_param().axis(),
+                               "scale_param", "scale", bottom.size() == 2);
   if (bias_index_ >= 0) {
     const Blob& bias = *blobs_[bias_index_];
     DEMI_CHECK(bias.shape() == scale.shape(), "Scale layer '", name, "': bias of shape ",

@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "demi/layers/scale_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math_gpu.hpp"
@@ -16,25 +14,6 @@ __global__ void ScaleForwardKernel(int64_t n, int64_t scale_dim, int64_t inner, 
   for (int64_t i = GridStart(); i < n; i += GridStride()) {
     const int64_t d = (i / inner) % scale_dim;
     y[i] = x[i] * s[d] + (b ? b[d] : 0.0f);
-  }
-}
-
-/// out[d] (+)= the sum over o and j of dy[o, d, j] x[o, d, j] (of dy alone
-/// when `x` is null): one block per d, its threads striding over the (o, j)
-/// pairs. `accumulate` adds to out (a param gradient) instead of writing it
-/// (bottom 1's).
-__global__ void ScaleReduceKernel(int64_t outer, int64_t scale_dim, int64_t inner, bool accumulate,
-                                  const float* dy, const float* x, float* out) {
-  __shared__ double shared[kCudaThreads];
-  const int64_t per_scale = outer * inner;
-  for (int64_t d = blockIdx.x; d < scale_dim; d += gridDim.x) {
-    double sum = 0;
-    for (int64_t k = threadIdx.x; k < per_scale; k += blockDim.x) {
-      const int64_t i = ((k / inner) * scale_dim + d) * inner + k % inner;
-      sum += x ? static_cast<double>(dy[i]) * x[i] : static_cast<double>(dy[i]);
-    }
-    sum = BlockSum(sum, shared);
-    if (threadIdx.x == 0) out[d] = static_cast<float>(sum) + (accumulate ? out[d] : 0.0f);
   }
 }
 
@@ -60,9 +39,8 @@ void ScaleLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector
   if (n == 0) return;
   const float* s = (bottom.size() == 2 ? bottom[1] : blobs_[0].get())->gpu_data();
   const float* b = bias_index_ >= 0 ? blobs_[bias_index_]->gpu_data() : nullptr;
-  ScaleForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, scale_dim_, inner_, x, s, b, top[0]->mutable_gpu_data());
-  CheckLaunch("ScaleForwardKernel");
+  Launch("ScaleForwardKernel", CudaBlocks(n), ScaleForwardKernel, n, scale_dim_, inner_, x, s, b,
+         top[0]->mutable_gpu_data());
 }
 
 void ScaleLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -70,27 +48,22 @@ void ScaleLayer::Backward_gpu(const std::vector<Blob*>& top,
                               const std::vector<Blob*>& bottom) {
   const float* dy = top[0]->gpu_diff();
   const bool scale_is_param = bottom.size() == 1;
-  const unsigned int blocks = static_cast<unsigned int>(std::min<int64_t>(scale_dim_, 65535));
-  if (scale_dim_ > 0 && bias_index_ >= 0 && param_propagate_down(bias_index_)) {
-    ScaleReduceKernel<<<blocks, kCudaThreads, 0, CudaStream()>>>(
-        outer_, scale_dim_, inner_, true, dy, nullptr, blobs_[bias_index_]->mutable_gpu_diff());
-    CheckLaunch("ScaleReduceKernel");
+  if (bias_index_ >= 0 && param_propagate_down(bias_index_)) {
+    GpuChannelSums(outer_, scale_dim_, inner_, true, GradientTerm{dy, nullptr},
+                   blobs_[bias_index_]->mutable_gpu_diff());
   }
-  if (scale_dim_ > 0 && (scale_is_param ? param_propagate_down(0) : propagate_down[1])) {
+  if (scale_is_param ? param_propagate_down(0) : propagate_down[1]) {
     // Before dx: in place, dx overwrites dy. A param gradient accumulates;
     // bottom 1's gradient is written.
     const float* x = in_place_ ? input_.gpu_data() : bottom[0]->gpu_data();
     float* ds = (scale_is_param ? blobs_[0].get() : bottom[1])->mutable_gpu_diff();
-    ScaleReduceKernel<<<blocks, kCudaThreads, 0, CudaStream()>>>(outer_, scale_dim_, inner_,
-                                                                 scale_is_param, dy, x, ds);
-    CheckLaunch("ScaleReduceKernel");
+    GpuChannelSums(outer_, scale_dim_, inner_, scale_is_param, GradientTerm{dy, x}, ds);
   }
   const int64_t n = top[0]->count();
   if (propagate_down[0] && n > 0) {
     const float* s = (scale_is_param ? blobs_[0].get() : bottom[1])->gpu_data();
-    ScaleBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-        n, scale_dim_, inner_, dy, s, bottom[0]->mutable_gpu_diff());
-    CheckLaunch("ScaleBackwardKernel");
+    Launch("ScaleBackwardKernel", CudaBlocks(n), ScaleBackwardKernel, n, scale_dim_, inner_, dy, s,
+           bottom[0]->mutable_gpu_diff());
   }
 }
 

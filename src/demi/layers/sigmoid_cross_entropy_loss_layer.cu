@@ -42,10 +42,9 @@ void SigmoidCrossEntropyLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
     terms_.Reshape(std::vector<int64_t>{2, count});
     float* loss_terms = terms_.mutable_gpu_data();
     float* counted = loss_terms + count;
-    SigmoidCrossEntropyKernel<<<CudaBlocks(count), kCudaThreads, 0, CudaStream()>>>(
-        count, has_ignore_label_, ignore_label_, bottom[0]->gpu_data(), bottom[1]->gpu_data(),
-        loss_terms, counted, gradient_.mutable_gpu_data());
-    CheckLaunch("SigmoidCrossEntropyKernel");
+    Launch("SigmoidCrossEntropyKernel", CudaBlocks(count), SigmoidCrossEntropyKernel, count,
+           has_ignore_label_, ignore_label_, bottom[0]->gpu_data(), bottom[1]->gpu_data(),
+           loss_terms, counted, gradient_.mutable_gpu_data());
     // A dot with the 0/1 flags: terms may be negative for targets outside [0, 1].
     loss = GpuDot(count, loss_terms, counted);
     valid = std::llround(GpuAsum(count, counted));

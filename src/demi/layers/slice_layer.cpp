@@ -1,6 +1,7 @@
 #include "demi/layers/slice_layer.hpp"
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/layers/part_copy.hpp"
 
 namespace demi {
@@ -18,14 +19,11 @@ void SliceLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<
 void SliceLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const std::string& name = layer_param_.name();
   const SliceParameter& param = layer_param_.slice_param();
-  const int num_axes = bottom[0]->num_axes();
   // slice_dim is unsigned and counts from the front only.
-  const int64_t axis = param.has_slice_dim() ? static_cast<int64_t>(param.slice_dim())
-                                             : static_cast<int64_t>(param.axis());
-  DEMI_CHECK(axis >= (param.has_slice_dim() ? 0 : -num_axes) && axis < num_axes, "Slice layer '",
-             name, "': slice_param.", param.has_slice_dim() ? "slice_dim " : "axis ", axis,
-             " is out of range for bottom shape ", bottom[0]->shape_string());
-  axis_ = static_cast<int>(axis < 0 ? axis + num_axes : axis);
+  const bool legacy = param.has_slice_dim();
+  axis_ = CanonicalAxis(*this, *bottom[0],
+                        legacy ? static_cast<int64_t>(param.slice_dim()) : param.axis(),
+                        legacy ? "slice_param.slice_dim" : "slice_param.axis");
   for (const Blob* blob : top) {
     DEMI_CHECK(blob != bottom[0], "Slice layer '", name, "' cannot run in place");
   }

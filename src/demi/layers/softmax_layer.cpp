@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -14,12 +15,8 @@ void SoftmaxLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
 }
 
 void SoftmaxLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const int axis = layer_param_.softmax_param().axis();
-  const int num_axes = bottom[0]->num_axes();
-  DEMI_CHECK(axis >= -num_axes && axis < num_axes, "Softmax layer '", layer_param_.name(),
-             "': softmax_param.axis ", axis, " is out of range for bottom shape ",
-             bottom[0]->shape_string());
-  const int canonical = bottom[0]->CanonicalAxisIndex(axis);
+  const int canonical =
+      CanonicalAxis(*this, *bottom[0], layer_param_.softmax_param().axis(), "softmax_param.axis");
   outer_num_ = bottom[0]->count(0, canonical);
   channels_ = bottom[0]->shape(canonical);
   inner_num_ = bottom[0]->count(canonical + 1);

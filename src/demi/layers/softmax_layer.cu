@@ -59,9 +59,8 @@ void SoftmaxLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vect
   }
 #endif
   const int64_t columns = outer_num_ * inner_num_;
-  SoftmaxForwardKernel<<<CudaBlocks(columns), kCudaThreads, 0, CudaStream()>>>(
-      columns, channels_, inner_num_, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
-  CheckLaunch("SoftmaxForwardKernel");
+  Launch("SoftmaxForwardKernel", CudaBlocks(columns), SoftmaxForwardKernel, columns, channels_,
+         inner_num_, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
 }
 
 void SoftmaxLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -76,10 +75,8 @@ void SoftmaxLayer::Backward_gpu(const std::vector<Blob*>& top,
   }
 #endif
   const int64_t columns = outer_num_ * inner_num_;
-  SoftmaxBackwardKernel<<<CudaBlocks(columns), kCudaThreads, 0, CudaStream()>>>(
-      columns, channels_, inner_num_, top[0]->gpu_data(), top[0]->gpu_diff(),
-      bottom[0]->mutable_gpu_diff());
-  CheckLaunch("SoftmaxBackwardKernel");
+  Launch("SoftmaxBackwardKernel", CudaBlocks(columns), SoftmaxBackwardKernel, columns, channels_,
+         inner_num_, top[0]->gpu_data(), top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -31,29 +32,15 @@ void SoftmaxWithLossLayer::Reshape(const std::vector<Blob*>& bottom,
 void SoftmaxWithLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
                                        const std::vector<Blob*>& top) {
   ForwardSoftmax(top);
-  const int64_t dim = channels_ * inner_num_;
-  const float* label = bottom[1]->cpu_data();
-  float* prob = prob_.mutable_cpu_data();
   double loss = 0;
-  int64_t valid_count = 0;
-  for (int64_t i = 0; i < outer_num_; ++i) {
-    for (int64_t j = 0; j < inner_num_; ++j) {
-      const int64_t index = i * inner_num_ + j;
-      const int64_t value = static_cast<int64_t>(label[index]);
-      float* column = prob + i * dim + j;
-      if (has_ignore_label_ && value == ignore_label_) {
-        for (int64_t c = 0; c < channels_; ++c) column[c * inner_num_] = 0.0f;
-        continue;
-      }
-      DEMI_CHECK(value >= 0 && value < channels_, "SoftmaxWithLoss layer '", layer_param_.name(),
-                 "': label ", value, " at index ", index, " is outside [0, ", channels_,
-                 ") for scores ", bottom[0]->shape_string());
-      float* p = column + value * inner_num_;
-      loss -= std::log(std::max(*p, FLT_MIN));
-      *p -= 1.0f;
-      ++valid_count;
-    }
-  }
+  const int64_t valid_count =
+      ForEachLabeledColumn(bottom[1]->cpu_data(), [&](int64_t index, float label, float* column) {
+        const int64_t value = static_cast<int64_t>(label);
+        CheckClassLabel(*this, value, index, channels_, *bottom[0]);
+        float* p = column + value * inner_num_;
+        loss -= std::log(std::max(*p, FLT_MIN));
+        *p -= 1.0f;
+      });
   normalizer_ = WriteNormalizedLoss(
       loss, Normalizer(normalization_, outer_num_, inner_num_, valid_count), top[0]);
 }

@@ -1,5 +1,6 @@
 #include <cfloat>
 
+#include "demi/layers/layer_checks.hpp"
 #include "demi/layers/softmax_loss_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math_gpu.hpp"
@@ -44,18 +45,15 @@ void SoftmaxWithLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
   for (int64_t index = 0; index < positions; ++index) {
     const int64_t value = static_cast<int64_t>(label[index]);
     if (has_ignore_label_ && value == ignore_label_) continue;
-    DEMI_CHECK(value >= 0 && value < channels_, "SoftmaxWithLoss layer '", layer_param_.name(),
-               "': label ", value, " at index ", index, " is outside [0, ", channels_,
-               ") for scores ", bottom[0]->shape_string());
+    CheckClassLabel(*this, value, index, channels_, *bottom[0]);
     ++valid_count;
   }
   double loss = 0;
   if (positions > 0) {
     position_loss_.Reshape(std::vector<int64_t>{positions});
-    SoftmaxLossKernel<<<CudaBlocks(positions), kCudaThreads, 0, CudaStream()>>>(
-        positions, channels_, inner_num_, has_ignore_label_, ignore_label_, bottom[1]->gpu_data(),
-        prob_.mutable_gpu_data(), position_loss_.mutable_gpu_data());
-    CheckLaunch("SoftmaxLossKernel");
+    Launch("SoftmaxLossKernel", CudaBlocks(positions), SoftmaxLossKernel, positions, channels_,
+           inner_num_, has_ignore_label_, ignore_label_, bottom[1]->gpu_data(),
+           prob_.mutable_gpu_data(), position_loss_.mutable_gpu_data());
     loss = GpuAsum(positions, position_loss_.gpu_data());  // every term is >= 0
   }
   normalizer_ = WriteNormalizedLoss(

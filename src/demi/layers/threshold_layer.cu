@@ -18,10 +18,9 @@ __global__ void ThresholdForwardKernel(int64_t n, float threshold, const float* 
 void ThresholdLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
-  ThresholdForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, layer_param_.threshold_param().threshold(), bottom[0]->gpu_data(),
-      top[0]->mutable_gpu_data());
-  CheckLaunch("ThresholdForwardKernel");
+  Launch("ThresholdForwardKernel", CudaBlocks(n), ThresholdForwardKernel, n,
+         layer_param_.threshold_param().threshold(), bottom[0]->gpu_data(),
+         top[0]->mutable_gpu_data());
 }
 
 void ThresholdLayer::Backward_gpu(const std::vector<Blob*>& top,

@@ -1,6 +1,7 @@
 #include "demi/layers/tile_layer.hpp"
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -8,12 +9,9 @@ namespace demi {
 void TileLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const TileParameter& param = layer_param_.tile_param();
   const Blob& x = *bottom[0];
-  DEMI_CHECK(param.axis() >= -x.num_axes() && param.axis() < x.num_axes(), "Tile layer '",
-             layer_param_.name(), "': tile_param.axis ", param.axis(),
-             " is out of range for bottom ", x.shape_string());
+  const int axis = CanonicalAxis(*this, x, param.axis(), "tile_param.axis");
   DEMI_CHECK(param.tiles() > 0, "Tile layer '", layer_param_.name(),
              "' needs tile_param.tiles > 0, got ", param.tiles());
-  const int axis = x.CanonicalAxisIndex(param.axis());
   tiles_ = param.tiles();
   outer_ = x.count(0, axis);
   inner_ = x.count(axis);

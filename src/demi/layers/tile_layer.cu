@@ -33,18 +33,16 @@ __global__ void TileBackwardKernel(int64_t n, int64_t tiles, int64_t inner, cons
 void TileLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t n = top[0]->count();
   if (n == 0) return;
-  TileForwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, tiles_, inner_, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
-  CheckLaunch("TileForwardKernel");
+  Launch("TileForwardKernel", CudaBlocks(n), TileForwardKernel, n, tiles_, inner_,
+         bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
 }
 
 void TileLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                              const std::vector<Blob*>& bottom) {
   const int64_t n = bottom[0]->count();
   if (!propagate_down[0] || n == 0) return;
-  TileBackwardKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(
-      n, tiles_, inner_, top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
-  CheckLaunch("TileBackwardKernel");
+  Launch("TileBackwardKernel", CudaBlocks(n), TileBackwardKernel, n, tiles_, inner_,
+         top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi
