@@ -164,6 +164,23 @@ TEST(TrainToolTest, AutoMemoryBudgetTrainsTheGlobalBatchThatFits) {
   EXPECT_TRUE(Contains(run.output, "Optimization Done."));
 }
 
+// --allreduce_bucket_mb reaches the replicas: per param (0) the net's
+// params are reduced one by one, in one bucket (the default) at once.
+TEST(TrainToolTest, AllReduceBucketFlagSetsTheCollectivesPerStep) {
+  ScratchDir dir;
+  const std::string solver = WriteSolver(dir, "SGD", "");
+  auto collectives_per_step = [&](const std::string& flags) {
+    const Result run = Tool("train", "--solver=" + solver + " --cpu_replicas=2 " + flags);
+    EXPECT_EQ(run.status, 0) << run.output;
+    std::smatch match;
+    const std::regex line("([0-9.]+) gradient all-reduces per step");
+    EXPECT_TRUE(std::regex_search(run.output, match, line)) << run.output;
+    return match.empty() ? 0.0 : std::stod(match[1]);
+  };
+  EXPECT_EQ(collectives_per_step(""), 1.0);
+  EXPECT_GT(collectives_per_step("--allreduce_bucket_mb=0"), 1.0);
+}
+
 TEST(TrainToolTest, SignalsSnapshotAndStop) {
   ScratchDir dir;
   const std::string solver = WriteSolver(dir, "SGD", "");

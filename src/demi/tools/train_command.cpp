@@ -296,13 +296,14 @@ Command TrainCommand() {
       "--solver=solver.prototxt [--snapshot=x.solverstate | "
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
       "[[--world_size=W --rank=R] --rendezvous=file:///dir|redis://host:port] (rank and world "
-      "size default to mpirun's, srun's or torchrun's) [--level=N] "
+      "size default to mpirun's, srun's or torchrun's) [--allreduce_bucket_mb=25] [--level=N] "
       "[--stage=a,b] [--schedule=search|prototxt]";
-  command.flags = {"solver",          "weights",       "snapshot",       "gpu",
-                   "cpu_replicas",    "world_size",    "rank",           "rendezvous",
-                   "rendezvous_host", "run_id",        "comm_timeout",   "engine",
-                   "memory_budget",   "threads",       "level",          "stage",
-                   "sigint_effect",   "sighup_effect", "sigterm_effect", "schedule"};
+  command.flags = {"solver",          "weights",       "snapshot",      "gpu",
+                   "cpu_replicas",    "world_size",    "rank",          "rendezvous",
+                   "rendezvous_host", "run_id",        "comm_timeout",  "allreduce_bucket_mb",
+                   "engine",          "memory_budget", "threads",       "level",
+                   "stage",           "sigint_effect", "sighup_effect", "sigterm_effect",
+                   "schedule"};
   command.run = [](const std::vector<std::string>&) { return Train(); };
   return command;
 }
