@@ -198,7 +198,11 @@ TEST(TrainToolTest, SignalsSnapshotAndStop) {
              " && return 0; sleep 0.1; done; return 1; }\n",
              "wait_for 'Iteration 0, loss' || { kill -9 $pid; exit 90; }\n", "kill -HUP $pid\n",
              "wait_for 'Snapshotting solver state' || { kill -9 $pid; exit 91; }\n",
-             "kill -INT $pid\n", "wait $pid\n");
+             // Past the iteration of SIGHUP's snapshot (a stop there writes no
+             // second one): two display lines after it.
+             "n=$(grep -c 'Iteration [0-9]*, loss' ", log, ")\n",
+             "for i in $(seq 300); do [ $(grep -c 'Iteration [0-9]*, loss' ", log,
+             ") -gt $((n + 1)) ] && break; sleep 0.1; done\n", "kill -INT $pid\n", "wait $pid\n");
   WriteFileAtomically(dir.file("run.sh"), script);
   const Result run = RunShell("timeout 120 bash " + dir.file("run.sh"));
   const std::string output = ReadFileToString(log);
