@@ -33,9 +33,10 @@ int Threads();
 /// new thread otherwise starts from OpenMP's process-wide default
 /// (OMP_NUM_THREADS, else every core), not from --threads or a replica's
 /// share: ranks started with one core each then all thread over every core.
+/// `threads` > 0 gives the new thread that many instead.
 template <typename Fn>
-std::thread StartThread(Fn fn) {
-  const int threads = Threads();
+std::thread StartThread(Fn fn, int threads = 0) {
+  if (threads <= 0) threads = Threads();
   return std::thread([threads, fn = std::move(fn)]() mutable {
     omp_set_num_threads(threads);
     fn();

@@ -194,30 +194,30 @@ void Replicas::Run(const std::function<void(int replica)>& fn) {
     std::exception_ptr error;
   };
   auto shared = std::make_shared<Shared>();
-  // Each replica thread runs OpenMP on its share of the cores, or (one
-  // replica per process) on this thread's setting (--threads), not on
-  // OpenMP's default for new threads (every core).
-  const int omp_threads = replica_threads_ > 0 ? replica_threads_ : Threads();
+  // Each replica thread runs OpenMP on its share of the cores (CPU
+  // replicas), else on this thread's setting (--threads).
   std::vector<std::thread> threads;
   for (int i = 0; i < size(); ++i) {
-    threads.emplace_back([this, i, &fn, shared, omp_threads] {
-      std::exception_ptr error;
-      try {
-        const Context& context = solvers_[i]->context();
-        if (context.device == Device::kGPU) SetCurrentDevice(context.device_id);
-        omp_set_num_threads(omp_threads);
-        fn(i);
-        // This thread's stream dies with it: its queued work must be done.
-        if (context.device == Device::kGPU) SynchronizeDevice();
-      } catch (const std::exception& e) {
-        error = std::current_exception();
-        group_->Abort(StrCat("replica ", solvers_[i]->context().replica, " failed: ", e.what()));
-      }
-      std::lock_guard<std::mutex> lock(shared->mutex);
-      if (error && !shared->error) shared->error = error;
-      ++shared->finished;
-      shared->changed.notify_all();
-    });
+    threads.push_back(StartThread(
+        [this, i, &fn, shared] {
+          std::exception_ptr error;
+          try {
+            const Context& context = solvers_[i]->context();
+            if (context.device == Device::kGPU) SetCurrentDevice(context.device_id);
+            fn(i);
+            // This thread's stream dies with it: its queued work must be done.
+            if (context.device == Device::kGPU) SynchronizeDevice();
+          } catch (const std::exception& e) {
+            error = std::current_exception();
+            group_->Abort(
+                StrCat("replica ", solvers_[i]->context().replica, " failed: ", e.what()));
+          }
+          std::lock_guard<std::mutex> lock(shared->mutex);
+          if (error && !shared->error) shared->error = error;
+          ++shared->finished;
+          shared->changed.notify_all();
+        },
+        replica_threads_));
   }
   std::unique_lock<std::mutex> lock(shared->mutex);
   shared->changed.wait(lock, [&] { return shared->finished == size() || shared->error; });
