@@ -23,6 +23,17 @@ std::unique_ptr<Solver> MakeGpuSolver(const std::string& text) {
   return SolverRegistry::Create(param, context);
 }
 
+/// Trains the solver `text` on the CPU and on GPU 0: the params stay within
+/// 1e-5 of each other (relative) and the smoothed losses within 1e-4.
+void ExpectCpuAndGpuTrainAlike(const std::string& text) {
+  auto cpu = MakeSolver(text);
+  cpu->Solve();
+  auto gpu = MakeGpuSolver(text);
+  gpu->Solve();
+  EXPECT_LT(WorstRelativeDifference(cpu->net(), gpu->net()), 1e-5);
+  EXPECT_NEAR(gpu->smoothed_loss(), cpu->smoothed_loss(), 1e-4 * cpu->smoothed_loss());
+}
+
 // The reference engine on both devices: im2col and GEMM in the same order of
 // terms, so the two stay within rounding over 50 iterations (an H100 gave
 // 1.5e-7).
@@ -30,13 +41,7 @@ TEST(GpuTrainingTest, LeNetOnAGpuTrainsTheParamsTheCpuTrains) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   ScratchDir dir;
   WriteBandsDB(dir.file("db"), 200);
-  const std::string text = LeNetSolver(dir.file("db"), 64, "engine: CAFFE");
-  auto cpu = MakeSolver(text);
-  cpu->Solve();
-  auto gpu = MakeGpuSolver(text);
-  gpu->Solve();
-  EXPECT_LT(WorstRelativeDifference(cpu->net(), gpu->net()), 1e-5);
-  EXPECT_NEAR(gpu->smoothed_loss(), cpu->smoothed_loss(), 1e-4 * cpu->smoothed_loss());
+  ExpectCpuAndGpuTrainAlike(LeNetSolver(dir.file("db"), 64, "engine: CAFFE"));
 }
 
 // The default engines: cuDNN on the GPU, oneDNN on the CPU. Their
@@ -51,12 +56,7 @@ TEST(GpuTrainingTest, LeNetWithCudnnTrainsTheParamsOneDnnTrains) {
   WriteBandsDB(dir.file("db"), 200);
   std::string text = LeNetSolver(dir.file("db"), 64);
   text.replace(text.find("max_iter: 50"), 12, "max_iter: 20");
-  auto cpu = MakeSolver(text);
-  cpu->Solve();
-  auto gpu = MakeGpuSolver(text);
-  gpu->Solve();
-  EXPECT_LT(WorstRelativeDifference(cpu->net(), gpu->net()), 1e-5);
-  EXPECT_NEAR(gpu->smoothed_loss(), cpu->smoothed_loss(), 1e-4 * cpu->smoothed_loss());
+  ExpectCpuAndGpuTrainAlike(text);
 }
 
 // One GPU through Replicas: the bucketed all-reduce (each bucket handed to
