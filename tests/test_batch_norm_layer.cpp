@@ -334,5 +334,200 @@ TEST(BatchNormNetTest, PlannedNetTrainsBitIdenticalToUnplanned) {
   EXPECT_NE(expected.front(), expected.back());  // the params did learn
 }
 
+// ---- NVCaffe's scale_bias: the layer's own learned gamma and beta ----
+
+std::unique_ptr<Layer> ScaleBiasLayer(const std::string& extra = "") {
+  return MakeLayer(R"(type: "BatchNorm" phase: TRAIN batch_norm_param { scale_bias: true )" +
+                   extra + " }");
+}
+
+TEST_F(BatchNormLayerTest, ScaleBiasForwardByHand) {
+  auto layer = ScaleBiasLayer();
+  layer->SetUp(bottom_vec_, top_vec_);
+  ASSERT_EQ(layer->blobs().size(), 5u);
+  EXPECT_EQ(DataOf(*layer->blobs()[3]), (std::vector<float>{1, 1}));  // the default fillers
+  EXPECT_EQ(DataOf(*layer->blobs()[4]), (std::vector<float>{0, 0}));
+  FillValues(layer->blobs()[3].get(), {2, -1});
+  FillValues(layer->blobs()[4].get(), {0.5, 1});
+  layer->Forward(bottom_vec_, top_vec_);
+  // x_hat as in TrainForwardNormalizesEachChannelByHand, then 2 x_hat + 0.5
+  // (channel 0) and 1 - x_hat (channel 1).
+  ExpectNear(DataOf(y_),
+             {-1.5f, 2.3416408f, -1.5f, 1.4472136f, 2.5f, 0.5527864f, 2.5f, -0.3416408f}, 2e-5f);
+}
+
+TEST_F(BatchNormLayerTest, ScaleBiasBlobsSpecsAndBuffers) {
+  // A filler alone turns scale_bias on, as in NVCaffe.
+  auto layer = MakeLayer(R"(type: "BatchNorm"
+      batch_norm_param { scale_filler { type: "constant" value: 3 } })");
+  layer->SetUp(bottom_vec_, top_vec_);
+  ASSERT_EQ(layer->blobs().size(), 5u);
+  EXPECT_EQ(DataOf(*layer->blobs()[3]), (std::vector<float>{3, 3}));
+  const LayerParameter& param = layer->layer_param();
+  ASSERT_EQ(param.param_size(), 5);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(param.param(i).lr_mult(), 0.0f);
+  for (int i = 3; i < 5; ++i) {
+    EXPECT_EQ(param.param(i).lr_mult(), 1.0f);
+    EXPECT_EQ(param.param(i).decay_mult(), 1.0f);
+  }
+  // It keeps x_hat and never reads its top's data, in place or not.
+  EXPECT_FALSE(layer->BackwardReadsTopData(0));
+  EXPECT_FALSE(layer->BackwardReadsBottomData(0));
+  EXPECT_EQ(layer->SavedOutputCopy(), nullptr);  // x_hat is not the top
+  bool keeps = false;
+  for (const LayerBuffer& buffer : layer->buffers()) keeps |= buffer.name == "x_norm";
+  EXPECT_TRUE(keeps);
+  // Five blobs from a .caffemodel fit; three do not.
+  auto preloaded = LayerRegistry::Create(ParseText<LayerParameter>(R"(
+      name: "bn" type: "BatchNorm" batch_norm_param { scale_bias: true }
+      blobs { shape { dim: 2 } data: 0 data: 0 }
+      blobs { shape { dim: 2 } data: 1 data: 1 }
+      blobs { shape { dim: 1 } data: 1 })"));
+  ExpectErrorContaining([&] { preloaded->SetUp(bottom_vec_, top_vec_); },
+                        {"given 3 blobs", "it needs 5", "2 scales and 2 biases (scale_bias)"});
+}
+
+TEST_F(BatchNormLayerTest, ScaleBiasGradient) {
+  GradientChecker checker(1e-3f, 1e-3f);
+  for (const std::vector<int64_t>& shape :
+       std::vector<std::vector<int64_t>>{{5, 3}, {2, 3, 3, 2}, {1, 13, 1, 3}}) {
+    Blob x(shape);
+    FillGaussian(&x, 76, 1.5f);
+    std::vector<Blob*> bottom{&x};
+    auto layer = ScaleBiasLayer(
+        R"(scale_filler { type: "uniform" min: 0.5 max: 2 } bias_filler { type: "gaussian" })");
+    SCOPED_TRACE(x.shape_string());
+    // The statistics blobs are checked too: the output does not depend on
+    // them with batch statistics, and their gradient is 0.
+    checker.CheckGradient(layer.get(), bottom, top_vec_);
+  }
+}
+
+TEST_F(BatchNormLayerTest, ScaleBiasGlobalStatsGradient) {
+  Blob x({2, 3, 2, 2});
+  FillGaussian(&x, 77);
+  std::vector<Blob*> bottom{&x};
+  auto layer = MakeLayer(R"(type: "BatchNorm" phase: TEST
+      batch_norm_param { use_global_stats: true eps: 0.001 scale_bias: true })");
+  layer->SetUp(bottom, top_vec_);
+  FillValues(layer->blobs()[0].get(), {0.5, -1, 2});
+  FillValues(layer->blobs()[1].get(), {1, 0.25, 4});
+  FillValues(layer->blobs()[2].get(), {0.5});
+  FillValues(layer->blobs()[3].get(), {1.5, -2, 0.25});
+  FillValues(layer->blobs()[4].get(), {0.1, 0.2, 0.3});
+  GradientChecker checker(1e-2f, 1e-3f);
+  checker.CheckGradientBottomsOnly(layer.get(), bottom, top_vec_);
+}
+
+/// BatchNorm + Scale(bias) with gamma and beta, against one BatchNorm with
+/// scale_bias and the same gamma and beta: the same top, bottom gradient and
+/// gamma and beta gradients, in place or not.
+TEST_F(BatchNormLayerTest, ScaleBiasEqualsABatchNormScalePair) {
+  for (bool in_place : {false, true}) {
+    SCOPED_TRACE(in_place ? "in place" : "out of place");
+    Blob x({3, 4, 2, 3}), dy({3, 4, 2, 3});
+    FillGaussian(&x, 78, 2.0f);
+    FillGaussian(&dy, 79);
+    const std::vector<float> gamma{1.5, -0.5, 2, 0.25}, beta{0.1, -0.2, 0.3, 0};
+
+    Blob pair_x({3, 4, 2, 3}), normalized, pair_y;
+    pair_x.CopyFrom(x);
+    std::vector<Blob*> bn_bottom{&pair_x}, bn_top{in_place ? &pair_x : &normalized};
+    std::vector<Blob*> scale_top{in_place ? &pair_x : &pair_y};
+    auto bn = MakeLayer(R"(type: "BatchNorm" phase: TRAIN)");
+    auto scale = MakeLayer(R"(type: "Scale" scale_param { bias_term: true })");
+    bn->SetUp(bn_bottom, bn_top);
+    scale->SetUp(bn_top, scale_top);
+    if (in_place) scale->ShareSavedInput(bn->SavedOutputCopy());
+    scale->set_param_propagate_down(0, true);
+    scale->set_param_propagate_down(1, true);
+    FillValues(scale->blobs()[0].get(), gamma);
+    FillValues(scale->blobs()[1].get(), beta);
+    bn->Forward(bn_bottom, bn_top);
+    scale->Forward(bn_top, scale_top);
+    const std::vector<float> pair_out = DataOf(*scale_top[0]);
+    Copy(dy.count(), dy.cpu_data(), scale_top[0]->mutable_cpu_diff());
+    scale->Backward(scale_top, {true}, bn_top);
+    bn->Backward(bn_top, {true}, bn_bottom);
+
+    Blob one_x({3, 4, 2, 3}), one_y;
+    one_x.CopyFrom(x);
+    std::vector<Blob*> bottom{&one_x}, top{in_place ? &one_x : &one_y};
+    auto one = ScaleBiasLayer();
+    one->SetUp(bottom, top);
+    FillValues(one->blobs()[3].get(), gamma);
+    FillValues(one->blobs()[4].get(), beta);
+    one->Forward(bottom, top);
+    ExpectNear(DataOf(*top[0]), pair_out, 1e-6f);
+    Copy(dy.count(), dy.cpu_data(), top[0]->mutable_cpu_diff());
+    one->Backward(top, {true}, bottom);
+    ExpectNear(DiffOf(one_x), DiffOf(pair_x), 1e-5f);
+    ExpectNear(DiffOf(*one->blobs()[3]), DiffOf(*scale->blobs()[0]), 1e-4f);
+    ExpectNear(DiffOf(*one->blobs()[4]), DiffOf(*scale->blobs()[1]), 1e-4f);
+  }
+}
+
+// ResNet's conv -> BatchNorm -> Scale -> ReLU, in place, against NVCaffe's
+// conv -> BatchNorm(scale_bias) -> ReLU.
+std::string ResNetStem(bool scale_bias) {
+  const std::string norm = scale_bias
+                               ? R"(layer { name: "bn" type: "BatchNorm" bottom: "c" top: "c"
+                       batch_norm_param { scale_bias: true } })"
+                               : R"(layer { name: "bn" type: "BatchNorm" bottom: "c" top: "c" }
+               layer { name: "scale" type: "Scale" bottom: "c" top: "c"
+                       scale_param { bias_term: true } })";
+  return R"(
+    name: "stem"
+    layer { name: "data" type: "DummyData" top: "x"
+            dummy_data_param { shape { dim: 4 dim: 3 dim: 8 dim: 8 }
+                               data_filler { type: "gaussian" } } }
+    layer { name: "conv" type: "Convolution" bottom: "x" top: "c"
+            convolution_param { num_output: 8 kernel_size: 3 pad: 1
+                                weight_filler { type: "xavier" } } })" +
+         norm + R"(
+    layer { name: "relu" type: "ReLU" bottom: "c" top: "c" }
+    layer { name: "ip" type: "InnerProduct" bottom: "c" top: "out" loss_weight: 1
+            inner_product_param { num_output: 3 weight_filler { type: "xavier" } } })";
+}
+
+TEST(BatchNormNetTest, ScaleBiasPlansNoMoreThanTheBatchNormScalePair) {
+  for (MemoryOptimization strategy : {NONE, ARENA}) {
+    NetParameter pair = ParseText<NetParameter>(ResNetStem(false));
+    NetParameter one = ParseText<NetParameter>(ResNetStem(true));
+    for (NetParameter* param : {&pair, &one}) {
+      param->mutable_state()->set_phase(TRAIN);
+      param->set_memory_optimization(strategy);
+    }
+    const Net pair_net(pair, Context()), one_net(one, Context());
+    EXPECT_LE(one_net.memory_plan().arena_bytes, pair_net.memory_plan().arena_bytes)
+        << MemoryOptimization_Name(strategy);
+    EXPECT_LE(one_net.memory_plan().lower_bound_bytes, pair_net.memory_plan().lower_bound_bytes);
+  }
+}
+
+TEST(BatchNormNetTest, ScaleBiasPlannedNetTrainsBitIdenticalToUnplanned) {
+  auto train = [](MemoryOptimization strategy) {
+    NetParameter param = ParseText<NetParameter>(ResNetStem(true));
+    param.set_memory_optimization(strategy);
+    param.mutable_state()->set_phase(TRAIN);
+    Net net(param, Context());
+    std::vector<float> values;
+    for (int step = 0; step < 4; ++step) {
+      net.ClearParamDiffs();
+      values.push_back(net.ForwardBackward());
+      for (Blob* blob : net.learnable_params()) blob->scale_diff(0.05f);
+      net.Update();
+    }
+    for (const auto& blob : net.layer_by_name("bn")->blobs()) {
+      const std::vector<float> data = DataOf(*blob);
+      values.insert(values.end(), data.begin(), data.end());
+    }
+    return values;
+  };
+  const std::vector<float> none = train(NONE);
+  EXPECT_EQ(train(ARENA), none);
+  EXPECT_NE(none[0], none[3]);  // gamma, beta and the rest learned
+}
+
 }  // namespace
 }  // namespace demi

@@ -152,7 +152,7 @@ TEST(BlockedLayoutLayerTest, PrimitivesRunOnBlockedBlobs) {
       top.set_channel_block(block);
       layer->Reshape(bottom, {&top});
     }
-    EXPECT_TRUE(layer->RunsDnnl());
+    EXPECT_TRUE(layer->running_engine() == EngineKind::kDnnl);
     EXPECT_NE(layer->blocked_layouts(), BlockedLayouts::kNone);
   }
 }

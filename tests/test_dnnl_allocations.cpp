@@ -140,7 +140,7 @@ TEST(DnnlAllocationTest, TrainingIterationsAllocateNoTensors) {
       const std::string type = layer->type();
       if (type == "Convolution" || type == "LRN" || type == "Pooling" || type == "ReLU" ||
           type == "InnerProduct") {
-        EXPECT_TRUE(layer->RunsDnnl()) << layer->layer_param().name();
+        EXPECT_TRUE(layer->running_engine() == EngineKind::kDnnl) << layer->layer_param().name();
       }
     }
     EXPECT_EQ(net.blob_by_name("conv1")->channel_block(), DnnlChannelBlock());

@@ -41,7 +41,7 @@ void ExpectDnnlMatchesCaffe(const LayerCase& c) {
   std::vector<Blob*> top;
   for (Blob& blob : tops) top.push_back(&blob);
   probe->SetUp(bottom, top);
-  ASSERT_TRUE(probe->RunsDnnl()) << c.layer;
+  ASSERT_TRUE(probe->running_engine() == EngineKind::kDnnl) << c.layer;
   ExpectLayersAgree(
       c, [&] { return MakeLayerWithEngine(c.layer, EngineKind::kCaffe); },
       [&] { return MakeLayerWithEngine(c.layer, EngineKind::kDnnl); });
@@ -127,7 +127,7 @@ void ExpectParamGradientsAccumulate(const std::string& text) {
   Blob x({2, 4, 6, 5}), y;
   FillGaussian(&x, 3);
   layer->SetUp({&x}, {&y});
-  ASSERT_TRUE(layer->RunsDnnl());
+  ASSERT_TRUE(layer->running_engine() == EngineKind::kDnnl);
   layer->Forward({&x}, {&y});
   FillGaussian(&y, 4);
   Copy(y.count(), y.cpu_data(), y.mutable_cpu_diff());
@@ -206,12 +206,12 @@ TEST(DnnlPoolingTest, FallsBackWhereWindowsDiffer) {
       MakeLayerWithEngine(Pool("pool: AVE kernel_size: 3 stride: 2 pad: 1"), EngineKind::kDnnl);
   Blob x({1, 2, 6, 6}), y;
   ave->SetUp({&x}, {&y});
-  EXPECT_FALSE(ave->RunsDnnl());
+  EXPECT_FALSE(ave->running_engine() == EngineKind::kDnnl);
   // A mask top.
   auto mask = MakeLayerWithEngine(Pool("pool: MAX kernel_size: 2 stride: 2"), EngineKind::kDnnl);
   Blob m;
   mask->SetUp({&x}, {&y, &m});
-  EXPECT_FALSE(mask->RunsDnnl());
+  EXPECT_FALSE(mask->running_engine() == EngineKind::kDnnl);
 }
 
 std::string Lrn(const std::string& options) { return "type: 'LRN' lrn_param { " + options + " }"; }
@@ -229,7 +229,7 @@ TEST(DnnlLrnTest, WithinChannelRunsCaffe) {
       MakeLayerWithEngine(Lrn("local_size: 3 norm_region: WITHIN_CHANNEL"), EngineKind::kDnnl);
   Blob x({1, 2, 4, 4}), y;
   layer->SetUp({&x}, {&y});
-  EXPECT_FALSE(layer->RunsDnnl());
+  EXPECT_FALSE(layer->running_engine() == EngineKind::kDnnl);
 }
 
 std::string InnerProduct(const std::string& options) {
@@ -297,7 +297,7 @@ TEST(DnnlReLUTest, NegativeSlopeRunsCaffe) {
       MakeLayerWithEngine("type: 'ReLU' relu_param { negative_slope: -1 }", EngineKind::kDnnl);
   Blob x({2, 3}), y;
   layer->SetUp({&x}, {&y});
-  EXPECT_FALSE(layer->RunsDnnl());
+  EXPECT_FALSE(layer->running_engine() == EngineKind::kDnnl);
 }
 
 /// The layer of `text` in place on the DNNL engine gives the CAFFE engine's
@@ -315,7 +315,7 @@ void ExpectInPlaceMatchesCaffe(const std::string& text, const std::vector<int64_
   caffe->Backward({&y}, {true}, {&x});
   auto dnnl = MakeLayerWithEngine(text, EngineKind::kDnnl);
   dnnl->SetUp({&z}, {&z});
-  ASSERT_TRUE(dnnl->RunsDnnl());
+  ASSERT_TRUE(dnnl->running_engine() == EngineKind::kDnnl);
   dnnl->Forward({&z}, {&z});
   ExpectNear(DataOf(z), DataOf(y), 1e-6f);
   Copy(dy.count(), dy.cpu_data(), z.mutable_cpu_diff());
@@ -354,7 +354,7 @@ TEST(DnnlEltwiseTest, ProductAndMaxRunCaffe) {
     auto layer = MakeLayerWithEngine(Eltwise(operation), EngineKind::kDnnl);
     Blob a({2, 3}), b({2, 3}), y;
     layer->SetUp({&a, &b}, {&y});
-    EXPECT_FALSE(layer->RunsDnnl()) << operation;
+    EXPECT_FALSE(layer->running_engine() == EngineKind::kDnnl) << operation;
   }
 }
 
@@ -364,29 +364,29 @@ TEST(DnnlEngineTest, EngineChoice) {
   auto caffe_net =
       MakeLayerWithEngine(Conv("Convolution", "num_output: 2 kernel_size: 3"), EngineKind::kCaffe);
   caffe_net->SetUp({&x}, {&y});
-  EXPECT_FALSE(caffe_net->RunsDnnl());
+  EXPECT_FALSE(caffe_net->running_engine() == EngineKind::kDnnl);
   auto own = MakeLayerWithEngine(Conv("Convolution", "num_output: 2 kernel_size: 3 engine: CAFFE"),
                                  EngineKind::kDefault);
   own->SetUp({&x}, {&y});
-  EXPECT_FALSE(own->RunsDnnl());
+  EXPECT_FALSE(own->running_engine() == EngineKind::kDnnl);
   auto default_engine = MakeLayerWithEngine(Conv("Convolution", "num_output: 2 kernel_size: 3"),
                                             EngineKind::kDefault);
   default_engine->SetUp({&x}, {&y});
-  EXPECT_TRUE(default_engine->RunsDnnl());
+  EXPECT_TRUE(default_engine->running_engine() == EngineKind::kDnnl);
   auto own_dnnl = MakeLayerWithEngine(
       Conv("Convolution", "num_output: 2 kernel_size: 3 engine: DNNL"), EngineKind::kCaffe);
   own_dnnl->SetUp({&x}, {&y});
-  EXPECT_TRUE(own_dnnl->RunsDnnl());
+  EXPECT_TRUE(own_dnnl->running_engine() == EngineKind::kDnnl);
   // InnerProduct and Eltwise have no engine field: the net's engine decides.
   for (EngineKind engine : {EngineKind::kCaffe, EngineKind::kDefault, EngineKind::kDnnl}) {
     auto ip = MakeLayerWithEngine(InnerProduct("num_output: 2"), engine);
     Blob z;
     ip->SetUp({&x}, {&z});
-    EXPECT_EQ(ip->RunsDnnl(), engine != EngineKind::kCaffe);
+    EXPECT_EQ(ip->running_engine() == EngineKind::kDnnl, engine != EngineKind::kCaffe);
     auto sum = MakeLayerWithEngine(Eltwise("operation: SUM"), engine);
     Blob x2({1, 3, 5, 5});
     sum->SetUp({&x, &x2}, {&z});
-    EXPECT_EQ(sum->RunsDnnl(), engine != EngineKind::kCaffe);
+    EXPECT_EQ(sum->running_engine() == EngineKind::kDnnl, engine != EngineKind::kCaffe);
   }
   // The softmax inside SoftmaxWithLoss follows the net's engine too: a CAFFE
   // net runs no oneDNN (seen through the inner softmax's buffers).

@@ -309,6 +309,26 @@ TEST(GpuBatchNormLayerTest, BatchStatisticsFiveDimensional) {
   ExpectGpuMatchesCpu(NewCase("type: 'BatchNorm'", {{2, 5, 3, 1, 2}}));
 }
 
+// NVCaffe's scale_bias: gamma and beta on both devices, their gradients
+// included (the CUDA kernels run; cuDNN does not take scale_bias yet).
+TEST(GpuBatchNormLayerTest, ScaleBias) {
+  ExpectGpuMatchesCpu(
+      NewCase("type: 'BatchNorm' batch_norm_param { scale_bias: true "
+              "scale_filler { type: 'uniform' min: 0.5 max: 2 } bias_filler { type: 'gaussian' } }",
+              {{4, 3, 5, 2}}));
+}
+
+TEST(GpuBatchNormLayerTest, ScaleBiasGlobalStatistics) {
+  GpuCase c = NewCase(
+      "type: 'BatchNorm' batch_norm_param { scale_bias: true use_global_stats: true "
+      "scale_filler { type: 'uniform' min: 0.5 max: 2 } bias_filler { type: 'gaussian' } }",
+      {{3, 4, 2, 2}});
+  // The output depends on the statistics, which have no gradient: the
+  // finite-difference check of every param does not apply.
+  c.check_gradient = false;
+  ExpectGpuMatchesCpu(c);
+}
+
 TEST(GpuBatchNormLayerTest, LargeOdd) {
   GpuCase c = NewCase("type: 'BatchNorm'", {{3, 13, 127, 1}});
   c.check_gradient = false;

@@ -77,6 +77,29 @@ TEST(LrPolicyTest, Poly) {
   EXPECT_EQ(GetLearningRate(param, 300), 0.0f);  // past max_iter: stays 0, not NaN
 }
 
+// NVCaffe's warm-up and floor (its min_lr, rampup_interval, rampup_lr).
+TEST(LrPolicyTest, RampupRisesQuadraticallyThenThePolicyRuns) {
+  const SolverParameter param =
+      Policy(R"(lr_policy: "step" gamma: 0.1 stepsize: 100 rampup_interval: 10 rampup_lr: 0.002)");
+  ExpectRate(param, 0, 0.002);
+  ExpectRate(param, 5, 0.004);    // 0.002 + 0.008 * 0.5^2
+  ExpectRate(param, 9, 0.00848);  // 0.002 + 0.008 * 0.9^2
+  ExpectRate(param, 10, 0.01);
+  ExpectRate(param, 150, 0.001);
+  // Without rampup_lr the warm-up starts from 0.
+  EXPECT_EQ(GetLearningRate(Policy(R"(lr_policy: "fixed" rampup_interval: 4)"), 0), 0.0f);
+}
+
+TEST(LrPolicyTest, MinLrFloorsEveryPolicyAndPolyEndsThere) {
+  ExpectRate(Policy(R"(lr_policy: "exp" gamma: 0.5 min_lr: 0.001)"), 10, 0.001);
+  ExpectRate(Policy(R"(lr_policy: "exp" gamma: 0.5 min_lr: 0.001)"), 1, 0.005);
+  const SolverParameter poly = Policy(R"(lr_policy: "poly" power: 2 max_iter: 200 min_lr: 0.002)");
+  ExpectRate(poly, 0, 0.01);
+  ExpectRate(poly, 100, 0.004);  // 0.008 * 0.5^2 + 0.002
+  ExpectRate(poly, 300, 0.002);
+  EXPECT_THROW(GetLearningRate(Policy(R"(lr_policy: "fixed" min_lr: -1)"), 0), Error);
+}
+
 TEST(LrPolicyTest, Sigmoid) {
   const SolverParameter param = Policy(R"(lr_policy: "sigmoid" gamma: -0.05 stepsize: 100)");
   ExpectRate(param, 0, 0.009933071490757152);     // 0.01 / (1 + e^-5)

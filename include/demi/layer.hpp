@@ -7,6 +7,7 @@
 
 #include "demi/blob.hpp"
 #include "demi/common.hpp"
+#include "demi/engine_decision.hpp"
 #include "demi/proto/demi.pb.h"
 
 namespace demi {
@@ -134,8 +135,15 @@ class Layer {
   void set_runs_backward(bool value) { runs_backward_ = value; }
   bool runs_backward() const { return runs_backward_; }
 
-  /// Whether the layer runs the DNNL (oneDNN) engine at its current shape.
-  virtual bool RunsDnnl() const { return false; }
+  // ---- engine and types (engine_decision.hpp) ----
+  /// Hands the layer its engine and types, decided by the net before SetUp.
+  /// A layer that gets none (built alone, or inside another layer) decides
+  /// at SetUp from its context, by the same rule.
+  void set_engine(const EngineDecision& decision);
+  const EngineDecision& engine() const { return engine_; }
+  /// The engine that runs at the current shape: engine().engine, or CAFFE
+  /// where that engine has no kernel for this shape (logged at Reshape).
+  virtual EngineKind running_engine() const { return engine_.engine; }
   virtual BlockedLayouts blocked_layouts() const { return BlockedLayouts::kNone; }
 
   void set_context(const Context& context) { context_ = context; }
@@ -156,6 +164,13 @@ class Layer {
                             const std::vector<Blob*>& bottom);
 
   void RegisterBuffer(const std::string& name, Blob* blob, BufferLifetime lifetime);
+  /// Whether the net chose cuDNN for this layer.
+  bool RunsCudnn() const { return engine_.engine == EngineKind::kCudnn; }
+  /// running_engine() of a layer whose DNNL primitives exist at some shapes
+  /// only: CAFFE runs where they do not.
+  EngineKind RunningWithDnnl(bool dnnl_ready) const {
+    return engine_.engine == EngineKind::kDnnl && !dnnl_ready ? EngineKind::kCaffe : engine_.engine;
+  }
   /// Throws unless propagate_down[bottom_index] is false: that bottom
   /// (labels, indices: `what`, as the message names it) has no gradient.
   void RefuseGradient(const std::vector<bool>& propagate_down, int bottom_index,
@@ -168,6 +183,7 @@ class Layer {
   std::vector<float> loss_;
   Context context_;
   RandomEngine rng_;
+  EngineDecision engine_;
 
  private:
   void CheckBlobCounts(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) const;
@@ -176,6 +192,7 @@ class Layer {
 
   std::vector<LayerBuffer> buffers_;
   bool runs_backward_ = true;
+  bool engine_decided_ = false;
 };
 
 /// @brief A layer whose GPU path is only math calls, written once: its

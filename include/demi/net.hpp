@@ -172,6 +172,9 @@ class Net {
  private:
   void Init(const NetParameter& param);
   void CreateAndConnectLayers(const NetParameter& param);
+  /// The engine and types of one layer (engine_decision.hpp), logged: one
+  /// line at -v=1, or at INFO when it is not the engine asked for.
+  EngineDecision DecideLayerEngine(const LayerParameter& layer_param) const;
   void AppendBottom(const NetParameter& param, int layer_id, int bottom_id);
   void AppendTop(const NetParameter& param, int layer_id, int top_id);
   void SetUpLayer(int layer_id);
@@ -222,6 +225,7 @@ class Net {
   std::string source_;  ///< the prototxt the net came from, when known
   Phase phase_ = TRAIN;
   Context context_;
+  EngineDefaults engine_defaults_;  ///< the net's engine and default types
   bool debug_info_ = false;
   float loss_scale_ = 1.0f;
   std::function<void(int)> layer_backward_hook_;

@@ -17,8 +17,11 @@ namespace demi {
 ///   exp:       b * g^iter
 ///   inv:       b * (1 + g * iter)^(-p)
 ///   multistep: b * g^k, k = number of stepvalues <= iter
-///   poly:      b * (1 - iter / max_iter)^p
+///   poly:      (b - min_lr) * (1 - iter / max_iter)^p + min_lr
 ///   sigmoid:   b / (1 + exp(-g * (iter - stepsize)))
+/// NVCaffe's warm-up and floor: below rampup_interval the rate is
+/// rampup_lr + (b - rampup_lr) (iter / rampup_interval)^2 whatever the
+/// policy, and no rate is below min_lr (default 0).
 /// A pure function of its arguments. An unknown policy or a missing or bad
 /// policy parameter throws an Error.
 float GetLearningRate(const SolverParameter& param, int iter);

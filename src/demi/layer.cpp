@@ -17,7 +17,35 @@ Layer::Layer(const LayerParameter& param) : layer_param_(param), phase_(param.ph
   }
 }
 
+void Layer::set_engine(const EngineDecision& decision) {
+  engine_ = decision;
+  engine_decided_ = true;
+}
+
+namespace {
+
+/// `param` with a name for every bottom and top it is given, where a layer
+/// built alone leaves them unnamed: the decision sees how the layer is wired
+/// (a top that is its bottom in place gets the bottom's name).
+LayerParameter WiredParam(const LayerParameter& param, const std::vector<Blob*>& bottom,
+                          const std::vector<Blob*>& top) {
+  LayerParameter wired(param);
+  for (size_t i = wired.bottom_size(); i < bottom.size(); ++i)
+    wired.add_bottom(StrCat("bottom", i));
+  for (size_t i = wired.top_size(); i < top.size(); ++i) {
+    const bool in_place = i < bottom.size() && top[i] == bottom[i];
+    wired.add_top(in_place ? wired.bottom(static_cast<int>(i)) : StrCat("top", i));
+  }
+  return wired;
+}
+
+}  // namespace
+
 void Layer::SetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (!engine_decided_) {
+    set_engine(DecideEngine(WiredParam(layer_param_, bottom, top), {context_.engine, LayerTypes{}},
+                            context_.device));
+  }
   CheckBlobCounts(bottom, top);
   LayerSetUp(bottom, top);
   Reshape(bottom, top);

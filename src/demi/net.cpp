@@ -71,7 +71,8 @@ void Net::Init(const NetParameter& in_param) {
   UpgradeNetAsNeeded(StrCat("net '", in_param.name(), "'"), &upgraded);
   phase_ = upgraded.state().phase();
   context_.cudnn_workspace_bytes = static_cast<size_t>(upgraded.cudnn_workspace_mb()) << 20;
-  context_.engine = static_cast<EngineKind>(upgraded.engine());
+  engine_defaults_ = NetEngineDefaults(upgraded);
+  context_.engine = engine_defaults_.engine;
   NetParameter filtered;
   FilterNet(upgraded, &filtered);
   // An empty net would run, report a loss of 0 and write empty snapshots.
@@ -158,6 +159,7 @@ void Net::CreateAndConnectLayers(const NetParameter& param) {
                layer_param.name(), "'");
     std::shared_ptr<Layer> layer = LayerRegistry::Create(layer_param);
     layer->set_context(context_);
+    layer->set_engine(DecideLayerEngine(layer_param));
     layer->SeedRng(LayerSeed(context_.seed, layer_id, context_.replica));
     layers_.push_back(layer);
     layer_names_.push_back(layer_param.name());
@@ -170,6 +172,16 @@ void Net::CreateAndConnectLayers(const NetParameter& param) {
     }
     SetUpLayer(layer_id);
   }
+}
+
+EngineDecision Net::DecideLayerEngine(const LayerParameter& layer_param) const {
+  const EngineDecision decision = DecideEngine(layer_param, engine_defaults_, context_.device);
+  if (decision.reason.empty()) {
+    VLOG(1) << "Engine of " << DescribeDecision(layer_param, decision);
+  } else {
+    LOG(INFO) << "Engine of " << DescribeDecision(layer_param, decision);
+  }
+  return decision;
 }
 
 void Net::AppendBottom(const NetParameter& param, int layer_id, int bottom_id) {

@@ -191,8 +191,14 @@ NetLiveness AnalyzeLiveness(const Net& net, bool backward, const std::set<std::s
 }
 
 NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
-  return ReportMemory(DescribeSchedule(net, net.phase() == TRAIN, {}),
-                      net.schedule_order() == SEARCH, batch, budget);
+  NetMemoryReport report = ReportMemory(DescribeSchedule(net, net.phase() == TRAIN, {}),
+                                        net.schedule_order() == SEARCH, batch, budget);
+  for (const auto& layer : net.layers()) {
+    report.engines.push_back({layer->layer_param().name(), layer->type(),
+                              EngineName(layer->running_engine()),
+                              layer->engine().types.ToString()});
+  }
+  return report;
 }
 
 }  // namespace demi

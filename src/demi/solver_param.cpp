@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "demi/common.hpp"
+#include "demi/engine_decision.hpp"
 #include "demi/util/io.hpp"
 
 namespace demi {
@@ -42,6 +43,8 @@ float GetLearningRate(const SolverParameter& param, int iter) {
   const double base = param.base_lr();
   const double gamma = param.gamma();
   const double power = param.power();
+  const double min_lr = param.min_lr();
+  DEMI_CHECK(min_lr >= 0, "min_lr must be >= 0, got ", min_lr);
   double rate = 0;
   if (policy == "fixed") {
     rate = base;
@@ -56,7 +59,7 @@ float GetLearningRate(const SolverParameter& param, int iter) {
                param.max_iter());
     // Past max_iter (a resumed run trained further) the rate stays 0.
     const double remaining = std::max(0.0, 1.0 - static_cast<double>(iter) / param.max_iter());
-    rate = base * std::pow(remaining, power);
+    rate = (base - min_lr) * std::pow(remaining, power) + min_lr;
   } else if (policy == "sigmoid") {
     rate = base / (1.0 + std::exp(-gamma * (static_cast<double>(iter) - param.stepsize())));
   } else if (policy.empty()) {
@@ -64,7 +67,12 @@ float GetLearningRate(const SolverParameter& param, int iter) {
   } else {
     ThrowError(StrCat("unknown lr_policy \"", policy, "\"; known policies: ", kKnownPolicies));
   }
-  return static_cast<float>(rate);
+  if (iter < param.rampup_interval()) {
+    // NVCaffe's warm-up: quadratic from rampup_lr up to base_lr.
+    const double alpha = static_cast<double>(iter) / param.rampup_interval();
+    rate = param.rampup_lr() + (base - param.rampup_lr()) * alpha * alpha;
+  }
+  return static_cast<float>(std::max(rate, min_lr));
 }
 
 // ---- legacy solver parameters ----
@@ -119,6 +127,7 @@ void ApplySolverOverrides(const SolverParameter& solver, NetParameter* net) {
   if (solver.has_memory_optimization()) net->set_memory_optimization(solver.memory_optimization());
   if (solver.has_cudnn_workspace_mb()) net->set_cudnn_workspace_mb(solver.cudnn_workspace_mb());
   if (solver.has_engine()) net->set_engine(solver.engine());
+  if (solver.has_precision()) ApplyPrecision(solver.precision(), net);
   if (solver.has_schedule()) net->set_schedule(solver.schedule());
   for (const std::string& blob : solver.keep_blob()) net->add_keep_blob(blob);
 }

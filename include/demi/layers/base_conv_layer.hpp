@@ -68,7 +68,7 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   bool EqualNumBottomTopBlobs() const override { return true; }
   bool BackwardReadsBottomData(int) const override { return true; }
   bool BackwardReadsTopData(int) const override { return false; }
-  bool RunsDnnl() const override { return DnnlReady(); }
+  EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   /// The primitives are made for one layout per side: several bottoms
   /// (sharing the weights) keep Caffe's.
   BlockedLayouts blocked_layouts() const override {

@@ -11,16 +11,8 @@
 #include <cstdint>
 
 #include "demi/proto/demi.pb.h"
-#include "demi/util/engine.hpp"
 
 namespace demi {
-
-/// Whether a GPU layer with its own `engine` uses cuDNN: CUDNN does, and
-/// DEFAULT unless the net's engine (context.engine) says otherwise.
-inline bool WantsCudnn(int engine, const Context& context) {
-  const EngineKind requested = RequestedEngine(engine, context);
-  return requested == EngineKind::kCudnn || requested == EngineKind::kDefault;
-}
 
 /// y = f(x) over `count` floats (x and y may be the same memory).
 void CudnnActivationForward(cudnnActivationMode_t mode, int64_t count, const float* x, float* y);

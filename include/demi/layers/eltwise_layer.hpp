@@ -35,7 +35,7 @@ class EltwiseLayer : public Layer {
   bool CanReplay() const override { return true; }
   /// Element-wise: any layout, the same for every bottom and the top.
   BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
-  bool RunsDnnl() const override { return DnnlReady(); }
+  EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override {

@@ -33,7 +33,7 @@ class InnerProductLayer : public OneBodyLayer<Layer> {
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return true; }
   bool BackwardReadsTopData(int) const override { return false; }
-  bool RunsDnnl() const override { return DnnlReady(); }
+  EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   /// With axis 1 the bottom may be blocked; the top is 2-D, never blocked.
   BlockedLayouts blocked_layouts() const override {
     return DnnlReady() && axis_ == 1 ? BlockedLayouts::kPerBlob : BlockedLayouts::kNone;

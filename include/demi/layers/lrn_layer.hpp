@@ -45,8 +45,8 @@ class LRNLayer : public Layer {
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return true; }
-  bool BackwardReadsTopData(int) const override { return cudnn_engine_; }
-  bool RunsDnnl() const override { return DnnlReady(); }
+  bool BackwardReadsTopData(int) const override { return RunsCudnn(); }
+  EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   BlockedLayouts blocked_layouts() const override {
     return DnnlReady() ? BlockedLayouts::kPerBlob : BlockedLayouts::kNone;
   }
@@ -91,9 +91,8 @@ class LRNLayer : public Layer {
   float beta_ = 0;
   float shift_ = 1;  ///< k (across) or 1 (within)
   int64_t num_ = 0, channels_ = 0, height_ = 0, width_ = 0;
-  bool cudnn_engine_ = false;  ///< set up for cuDNN (USE_CUDNN builds only)
-  Blob scale_;                 ///< saved for backward, shaped like the bottom
-  Blob ratio_;                 ///< scratch, one C x H x W image
+  Blob scale_;  ///< saved for backward, shaped like the bottom
+  Blob ratio_;  ///< scratch, one C x H x W image
 };
 
 }  // namespace demi

@@ -61,9 +61,9 @@ class PoolingLayer : public Layer {
   int MaxTopBlobs() const override {
     return layer_param_.pooling_param().pool() == PoolingParameter::MAX ? 2 : 1;
   }
-  bool BackwardReadsBottomData(int) const override { return cudnn_engine_; }
-  bool BackwardReadsTopData(int) const override { return cudnn_engine_; }
-  bool RunsDnnl() const override { return DnnlReady(); }
+  bool BackwardReadsBottomData(int) const override { return RunsCudnn(); }
+  bool BackwardReadsTopData(int) const override { return RunsCudnn(); }
+  EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   BlockedLayouts blocked_layouts() const override {
     return DnnlReady() ? BlockedLayouts::kPerBlob : BlockedLayouts::kNone;
   }
@@ -110,7 +110,6 @@ class PoolingLayer : public Layer {
   int64_t height_ = 0, width_ = 0;       ///< bottom plane
   int64_t pooled_h_ = 0, pooled_w_ = 0;  ///< top plane
   int64_t planes_ = 0;                   ///< N * C
-  bool cudnn_engine_ = false;            ///< set up for cuDNN (USE_CUDNN builds only)
   Blob argmax_;  ///< MAX only: index of the max within its H x W plane, saved for backward
 };
 

@@ -35,7 +35,7 @@ class ReLULayer : public OneBodyLayer<NeuronLayer> {
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "ReLU"; }
-  bool RunsDnnl() const override { return DnnlReady(); }
+  EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   /// Element-wise: any layout, the same for bottom and top.
   BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
   bool BackwardReadsBottomData(int) const override { return false; }

@@ -31,7 +31,7 @@ class SoftmaxLayer : public Layer {
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return true; }
-  bool RunsDnnl() const override { return DnnlReady(); }
+  EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

@@ -9,6 +9,15 @@
 
 namespace demi {
 
+/// One layer's engine and types as the net decided them (names only: the
+/// report knows nothing of layers).
+struct LayerEngineRow {
+  std::string layer;
+  std::string type;
+  std::string engine;
+  std::string types;
+};
+
 /// Every strategy's bytes for one net, and what is live at its peak.
 struct NetMemoryReport {
   std::string net;
@@ -42,6 +51,10 @@ struct NetMemoryReport {
   int replayed_layers = 0;
   double forward_flops = 0;
   double extra_flops = 0;
+
+  /// The engine and types of every layer, in prototxt order (filled by the
+  /// net's side: ReportNetMemory).
+  std::vector<LayerEngineRow> engines;
 };
 
 /// The report of a net's `schedule` (a TRAIN net's when it has backward

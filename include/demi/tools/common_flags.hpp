@@ -19,6 +19,7 @@ DECLARE_int32(iterations);
 DECLARE_string(phase);
 DECLARE_int64(batch);
 DECLARE_string(engine);
+DECLARE_string(precision);
 DECLARE_int32(threads);
 DECLARE_int32(level);
 DECLARE_string(stage);
@@ -30,8 +31,12 @@ namespace demi {
 /// --schedule into `order`; false when the flag is not given.
 bool ParseScheduleFlag(ScheduleOrder* order);
 
+/// --engine and --precision applied to `param`.
+void ApplyEngineFlags(NetParameter* param);
+
 /// The net prototxt `model` as a tool that runs its TEST phase reads it:
-/// phase TEST, --level and --stage in its state, and --engine applied.
+/// phase TEST, --level and --stage in its state, --engine and --precision
+/// applied.
 NetParameter ReadTestNetParam(const std::string& model);
 
 }  // namespace demi

@@ -78,6 +78,10 @@ struct DnnlLayerState {
   void Execute(const dnnl::primitive& primitive, std::initializer_list<dnnl_exec_arg_t> args);
 };
 
+/// Logs that the DNNL engine chosen for the layer of `param` has no kernel
+/// for its current shapes, and why; the CAFFE engine runs at those shapes.
+void LogDnnlFallback(const LayerParameter& param, const std::string& reason);
+
 /// Makes a layer's primitives with `build`, which throws dnnl::error where
 /// oneDNN has none for the current shapes. Then it logs, for the layer of
 /// `param`, that the CAFFE engine runs because "oneDNN has no `what` (its

@@ -138,6 +138,18 @@ Transformer::Transformer(const TransformationParameter& param, Phase phase,
              param.rrc_min_aspect(), " and ", param.rrc_max_aspect());
   DEMI_CHECK(param.brightness() >= 0 && param.contrast() >= 0 && param.saturation() >= 0, owner_,
              ": transform_param brightness, contrast and saturation must be >= 0");
+  // NVCaffe's random resize and stretch are read but not applied yet:
+  // training without them would silently differ from NVCaffe's.
+  const bool nvcaffe_resize =
+      param.img_rand_resize_lower() > 0 || param.img_rand_resize_upper() > 0 ||
+      param.rand_resize_ratio_lower() > 0 || param.rand_resize_ratio_upper() > 0 ||
+      param.vertical_stretch_lower() != 1 || param.vertical_stretch_upper() != 1 ||
+      param.horizontal_stretch_lower() != 1 || param.horizontal_stretch_upper() != 1;
+  DEMI_CHECK(!nvcaffe_resize, owner_,
+             ": transform_param sets NVCaffe's random resize or stretch (img_rand_resize_*, "
+             "rand_resize_ratio_*, vertical_stretch_*, horizontal_stretch_*), which Demitasse "
+             "does not apply yet; use random_resized_crop (with rrc_min_area, rrc_min_aspect ..."
+             ") or resize_shorter_side instead");
   if (param.has_mean_file()) {
     BlobProto proto;
     try {

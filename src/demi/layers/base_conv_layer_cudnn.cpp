@@ -47,8 +47,7 @@ float* WorkspacePointer(Blob* workspace) {
 }  // namespace
 
 void BaseConvolutionLayer::CudnnSetUp() {
-  const ConvolutionParameter::Engine engine = layer_param_.convolution_param().engine();
-  if (!WantsCudnn(engine, context_) || context_.device != Device::kGPU) return;
+  if (engine_.engine != EngineKind::kCudnn) return;
   cudnn_ = std::make_shared<CudnnState>();
   const ConvGeometry& g = geometry_;
   cudnn_->conv.Set({static_cast<int>(g.pad_h), static_cast<int>(g.pad_w)},

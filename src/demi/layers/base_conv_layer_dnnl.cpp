@@ -2,7 +2,6 @@
 #include "demi/layers/base_conv_layer.hpp"
 #include "demi/util/channel_blocks.hpp"
 #include "demi/util/dnnl.hpp"
-#include "demi/util/engine.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
@@ -39,7 +38,7 @@ memory::desc AnyLayout(const memory::dims& dims) {
 }  // namespace
 
 void BaseConvolutionLayer::DnnlSetUp() {
-  if (!WantsDnnl(layer_param_.convolution_param().engine(), context_)) return;
+  if (engine_.engine != EngineKind::kDnnl) return;
   dnnl_ = std::make_shared<DnnlState>();
   DnnlState& s = *dnnl_;
   s.fused_bias = bias_term_ && !reverse_dimensions();

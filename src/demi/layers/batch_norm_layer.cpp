@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
 #include "demi/util/channel_blocks.hpp"
-#include "demi/util/engine.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
@@ -14,6 +14,21 @@ namespace demi {
 namespace {
 
 constexpr int kNumStatBlobs = 3;  // mean sum, variance sum, moving-average factor
+constexpr int kScaleBlob = 3, kBiasBlob = 4;  // scale_bias: gamma and beta
+
+/// NVCaffe's rule: scale_bias, or either of its fillers, turns it on.
+bool HasScaleBias(const BatchNormParameter& param) {
+  return param.scale_bias() || param.has_scale_filler() || param.has_bias_filler();
+}
+
+/// A filler of `param`, else constant `value`.
+FillerParameter FillerOr(bool given, const FillerParameter& param, float value) {
+  if (given) return param;
+  FillerParameter constant;
+  constant.set_type("constant");
+  constant.set_value(value);
+  return constant;
+}
 
 /// mean[c] and var[c] (biased) of the batch in channel-blocked x; `sums`
 /// holds C doubles.
@@ -30,7 +45,8 @@ void BlockedMoments(const ChannelBlocks& t, const float* x, double* sums, float*
 
 }  // namespace
 
-BatchNormLayer::BatchNormLayer(const LayerParameter& param) : Layer(param) {
+BatchNormLayer::BatchNormLayer(const LayerParameter& param)
+    : Layer(param), scale_bias_(HasScaleBias(param.batch_norm_param())) {
   // The three blobs are statistics that Forward computes: keep the solver off
   // them. The net reads the specs from this layer's own parameter.
   for (int i = 0; i < kNumStatBlobs; ++i) {
@@ -49,6 +65,9 @@ BatchNormLayer::BatchNormLayer(const LayerParameter& param) : Layer(param) {
     }
     spec->set_decay_mult(0.0f);
   }
+  // gamma and beta learn at the net's rate and decay (NVCaffe's 1 and 1)
+  // unless the layer gives specs of its own: ParamSpec's defaults.
+  while (scale_bias_ && layer_param_.param_size() < kNumStatBlobs + 2) layer_param_.add_param();
 }
 
 void BatchNormLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -66,14 +85,32 @@ void BatchNormLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
     blobs_.push_back(std::make_shared<Blob>(std::vector<int64_t>{channels_}));
     blobs_.push_back(std::make_shared<Blob>(std::vector<int64_t>{1}));
     for (auto& blob : blobs_) Set(blob->count(), 0.0f, blob->mutable_cpu_data());
+    if (scale_bias_) {
+      for (int i : {kScaleBlob, kBiasBlob}) {
+        blobs_.push_back(std::make_shared<Blob>(std::vector<int64_t>{channels_}));
+        const bool given = i == kScaleBlob ? param.has_scale_filler() : param.has_bias_filler();
+        const FillerParameter& filler = i == kScaleBlob ? param.scale_filler() : param.bias_filler();
+        GetFiller(FillerOr(given, filler, i == kScaleBlob ? 1.0f : 0.0f))
+            ->Fill(blobs_.back().get(), rng());
+      }
+    }
   } else {
-    DEMI_CHECK(blobs_.size() == static_cast<size_t>(kNumStatBlobs) &&
-                   blobs_[0]->count() == channels_ && blobs_[1]->count() == channels_ &&
-                   blobs_[2]->count() == 1,
-               "BatchNorm layer '", name, "' was given ", blobs_.size(),
-               " blobs that do not fit bottom shape ", bottom[0]->shape_string(),
-               "; it needs 3: ", channels_, " means, ", channels_, " variances and 1 factor");
+    const size_t expected = scale_bias_ ? kNumStatBlobs + 2 : kNumStatBlobs;
+    bool fits = blobs_.size() == expected && blobs_[0]->count() == channels_ &&
+                blobs_[1]->count() == channels_ && blobs_[2]->count() == 1;
+    for (size_t i = kNumStatBlobs; fits && i < blobs_.size(); ++i) {
+      fits = blobs_[i]->count() == channels_;
+    }
+    DEMI_CHECK(fits, "BatchNorm layer '", name, "' was given ", blobs_.size(),
+               " blobs that do not fit bottom shape ", bottom[0]->shape_string(), "; it needs ",
+               expected, ": ", channels_, " means, ", channels_, " variances and 1 factor",
+               scale_bias_ ? StrCat(", then ", channels_, " scales and ", channels_,
+                                    " biases (scale_bias)")
+                           : std::string());
   }
+  // Gradients for gamma and beta only (a net then decides by lr_mult).
+  param_propagate_down_.assign(blobs_.size(), false);
+  for (size_t i = kNumStatBlobs; i < blobs_.size(); ++i) param_propagate_down_[i] = true;
   RegisterBuffer("mean", &mean_, BufferLifetime::kScratch);
   RegisterBuffer("inv_std", &inv_std_, BufferLifetime::kSavedForBackward);
   if (keeps_x_norm()) RegisterBuffer("x_norm", &x_norm_, BufferLifetime::kSavedForBackward);
@@ -127,9 +164,14 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
   }
   for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.0f / std::sqrt(inv_std[c] + eps_);
   float* y = top[0]->mutable_cpu_data();
-  ForEachChannelElement(Channels(*top[0]),
-                        [=](int64_t k, int64_t c) { y[k] = (x[k] - mean[c]) * inv_std[c]; });
+  const ChannelBlocks t = Channels(*top[0]);
+  ForEachChannelElement(t, [=](int64_t k, int64_t c) { y[k] = (x[k] - mean[c]) * inv_std[c]; });
   if (keeps_x_norm() && runs_backward()) Copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+  if (scale_bias_) {
+    const float* gamma = blobs_[kScaleBlob]->cpu_data();
+    const float* beta = blobs_[kBiasBlob]->cpu_data();
+    ForEachChannelElement(t, [=](int64_t k, int64_t c) { y[k] = gamma[c] * y[k] + beta[c]; });
+  }
 }
 
 void BatchNormLayer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -169,17 +211,38 @@ void BatchNormLayer::Moments(const float* x, float* mean, float* var) const {
   });
 }
 
-bool BatchNormLayer::WantsBlockedLayouts() const {
-  return WantsDnnl(static_cast<int>(EngineKind::kDefault), context_);
-}
+bool BatchNormLayer::WantsBlockedLayouts() const { return engine_.engine == EngineKind::kDnnl; }
 
 ChannelBlocks BatchNormLayer::Channels(const Blob& blob) const {
   return {num_, channels_, spatial_, blob.channel_block()};
 }
 
+void BatchNormLayer::AffineBackward_cpu(Blob* top, bool propagate_down) {
+  const ChannelBlocks t = Channels(*top);
+  const float* dy = top->cpu_diff();
+  const float* x_hat = x_norm_.cpu_data();
+  for (int i : {kScaleBlob, kBiasBlob}) {
+    if (!param_propagate_down(i)) continue;
+    double* sums = sums_.data();
+    if (i == kScaleBlob) {
+      ChannelSums(t, sums, [dy, x_hat](int64_t k, int64_t) { return dy[k] * x_hat[k]; });
+    } else {
+      ChannelSums(t, sums, [dy](int64_t k, int64_t) { return dy[k]; });
+    }
+    float* diff = blobs_[i]->mutable_cpu_diff();
+    for (int64_t c = 0; c < channels_; ++c) diff[c] += static_cast<float>(sums[c]);
+  }
+  if (!propagate_down) return;
+  // d x_hat = gamma dy, written over dy: only this layer reads it.
+  float* dy_hat = top->mutable_cpu_diff();
+  const float* gamma = blobs_[kScaleBlob]->cpu_data();
+  ForEachChannelElement(t, [=](int64_t k, int64_t c) { dy_hat[k] = gamma[c] * dy_hat[k]; });
+}
+
 void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
                                   const std::vector<bool>& propagate_down,
                                   const std::vector<Blob*>& bottom) {
+  if (scale_bias_) AffineBackward_cpu(top[0], propagate_down[0]);
   if (!propagate_down[0]) return;
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();  // may be dy (in place)

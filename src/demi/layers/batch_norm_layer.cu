@@ -94,9 +94,42 @@ __global__ void BatchDiffKernel(const float* y, const float* dy, const float* in
   }
 }
 
+/// scale_bias: y = gamma[c] y + beta[c] (beta null: y = gamma[c] y), in place.
+__global__ void ChannelAffineKernel(int64_t n, const float* gamma, const float* beta, BnShape s,
+                                    float* y) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) {
+    const int64_t c = i / s.spatial % s.channels;
+    y[i] = beta ? gamma[c] * y[i] + beta[c] : gamma[c] * y[i];
+  }
+}
+
 }  // namespace
 
 // launchers
+
+void BatchNormLayer::AffineForward_gpu(Blob* top) {
+  const int64_t n = top->count();
+  if (n == 0) return;
+  Launch("ChannelAffineKernel", CudaBlocks(n), ChannelAffineKernel, n, blobs_[3]->gpu_data(),
+         blobs_[4]->gpu_data(), BnShape{num_, channels_, spatial_}, top->mutable_gpu_data());
+}
+
+void BatchNormLayer::AffineBackward_gpu(Blob* top, bool propagate_down) {
+  const float* dy = top->gpu_diff();
+  // gamma's gradient sums dy x_hat, beta's dy, as on the CPU.
+  if (param_propagate_down(3)) {
+    GpuChannelSums(num_, channels_, spatial_, true, GradientTerm{dy, x_norm_.gpu_data()},
+                   blobs_[3]->mutable_gpu_diff());
+  }
+  if (param_propagate_down(4)) {
+    GpuChannelSums(num_, channels_, spatial_, true, GradientTerm{dy, nullptr},
+                   blobs_[4]->mutable_gpu_diff());
+  }
+  const int64_t n = top->count();
+  if (!propagate_down || n == 0) return;
+  Launch("ChannelAffineKernel", CudaBlocks(n), ChannelAffineKernel, n, blobs_[3]->gpu_data(),
+         nullptr, BnShape{num_, channels_, spatial_}, top->mutable_gpu_diff());
+}
 
 void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
 #ifdef USE_CUDNN
@@ -125,11 +158,13 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
   Launch("NormalizeKernel", CudaBlocks(n), NormalizeKernel, n, bottom[0]->gpu_data(), mean, inv_std,
          s, y);
   if (keeps_x_norm() && runs_backward()) GpuCopy(n, y, x_norm_.mutable_gpu_data());
+  if (scale_bias_) AffineForward_gpu(top[0]);
 }
 
 void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
                                   const std::vector<bool>& propagate_down,
                                   const std::vector<Blob*>& bottom) {
+  if (scale_bias_) AffineBackward_gpu(top[0], propagate_down[0]);
   if (!propagate_down[0]) return;
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
@@ -142,7 +177,7 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
     return;
   }
 #ifdef USE_CUDNN
-  if (cudnn_ && !in_place_ && num_ * spatial_ > 1) {
+  if (cudnn_ && !in_place_ && !scale_bias_ && num_ * spatial_ > 1) {
     CudnnBackward(*top[0], bottom[0]);
     return;
   }

@@ -18,10 +18,7 @@ struct BatchNormLayer::CudnnState {
 };
 
 void BatchNormLayer::CudnnSetUp() {
-  if (context_.device != Device::kGPU || context_.engine == EngineKind::kCaffe ||
-      eps_ < CUDNN_BN_MIN_EPSILON) {
-    return;
-  }
+  if (engine_.engine != EngineKind::kCudnn) return;
   cudnn_ = std::make_shared<CudnnState>();
   cudnn_->stats.Set({1, channels_, 1, 1});
   RegisterBuffer("cudnn_scratch", &cudnn_->scratch, BufferLifetime::kScratch);
@@ -34,7 +31,7 @@ void BatchNormLayer::CudnnReshape(const Blob& bottom) {
 }
 
 bool BatchNormLayer::CudnnForwardReady() const {
-  return cudnn_ && !use_global_stats_ && num_ * spatial_ > 1 && channels_ > 0 &&
+  return cudnn_ && !use_global_stats_ && !scale_bias_ && num_ * spatial_ > 1 && channels_ > 0 &&
          (!in_place_ || runs_backward());
 }
 

@@ -12,6 +12,10 @@ std::vector<int64_t> DataLayer::DataLayerSetUp() {
              ": data_param backend is LEVELDB (the default when none is given), but LevelDB is "
              "not supported; convert the data to LMDB and set data_param { backend: LMDB }");
   DEMI_CHECK(!param.source().empty(), Owner(), ": data_param has no source");
+  DEMI_CHECK(!param.shuffle(), Owner(),
+             ": data_param shuffle (NVCaffe's: a new record order each epoch) is not supported "
+             "for LMDB; shuffle the records when making the database (convert_imageset "
+             "--shuffle)");
   try {
     reader_ = std::make_unique<DBReader>(param.source());
   } catch (const Error& error) {

@@ -1,7 +1,6 @@
 // The DNNL engine of Eltwise SUM (see eltwise_layer.hpp).
 #include "demi/layers/eltwise_layer.hpp"
 #include "demi/util/dnnl.hpp"
-#include "demi/util/engine.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
@@ -17,9 +16,7 @@ struct EltwiseLayer::DnnlState : DnnlLayerState {
 };
 
 void EltwiseLayer::DnnlSetUp() {
-  // EltwiseParameter has no engine field: the net's engine decides.
-  if (!WantsDnnl(static_cast<int>(EngineKind::kDefault), context_)) return;
-  if (op_ != EltwiseParameter::SUM) return;           // PROD and MAX: the CAFFE loops
+  if (engine_.engine != EngineKind::kDnnl) return;
   if (!dnnl_) dnnl_ = std::make_shared<DnnlState>();  // SetUp may run again
   RegisterBuffer("dnnl_scratchpad", &dnnl_->scratchpad.blob, BufferLifetime::kScratch);
 }

@@ -1,7 +1,6 @@
 // The DNNL engine of InnerProduct (see inner_product_layer.hpp).
 #include "demi/layers/inner_product_layer.hpp"
 #include "demi/util/dnnl.hpp"
-#include "demi/util/engine.hpp"
 
 namespace demi {
 
@@ -38,8 +37,7 @@ memory::desc CaffeWeights(const memory::dims& src_dims, int64_t num_output, bool
 }  // namespace
 
 void InnerProductLayer::DnnlSetUp() {
-  // InnerProductParameter has no engine field: the net's engine decides.
-  if (!WantsDnnl(static_cast<int>(EngineKind::kDefault), context_)) return;
+  if (engine_.engine != EngineKind::kDnnl) return;
   if (!dnnl_) dnnl_ = std::make_shared<DnnlState>();  // SetUp may run again
   RegisterBuffer("dnnl_src", &dnnl_->src_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_scratchpad", &dnnl_->scratchpad.blob, BufferLifetime::kScratch);

@@ -20,7 +20,7 @@ void LRNLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Bl
   shift_ = across_ ? param.k() : 1.0f;
 #ifdef USE_CUDNN
   CudnnSetUp();
-  if (cudnn_engine_) return;  // cuDNN keeps no scale
+  if (RunsCudnn()) return;  // cuDNN keeps no scale
 #endif
   RegisterBuffer("scale", &scale_, BufferLifetime::kSavedForBackward);
   RegisterBuffer("ratio", &ratio_, BufferLifetime::kScratch);
@@ -38,7 +38,7 @@ void LRNLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*
   width_ = bottom[0]->shape(3);
   top[0]->ReshapeLike(*bottom[0]);
 #ifdef USE_CUDNN
-  if (cudnn_engine_) {
+  if (RunsCudnn()) {
     CudnnReshape(*bottom[0]);
     return;
   }

@@ -85,7 +85,7 @@ void LRNLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<B
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
 #ifdef USE_CUDNN
-  if (cudnn_engine_) {
+  if (RunsCudnn()) {
     CudnnForward(*bottom[0], top[0]);
     return;
   }
@@ -99,7 +99,7 @@ void LRNLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<boo
                             const std::vector<Blob*>& bottom) {
   if (!propagate_down[0] || bottom[0]->count() == 0) return;
 #ifdef USE_CUDNN
-  if (cudnn_engine_) {
+  if (RunsCudnn()) {
     CudnnBackward(*top[0], bottom[0]);
     return;
   }

@@ -14,13 +14,9 @@ struct LRNLayer::CudnnState {
 };
 
 void LRNLayer::CudnnSetUp() {
+  if (engine_.engine != EngineKind::kCudnn) return;
   const LRNParameter& param = layer_param_.lrn_param();
-  const bool fits = across_ && param.local_size() >= CUDNN_LRN_MIN_N &&
-                    param.local_size() <= CUDNN_LRN_MAX_N && param.k() >= CUDNN_LRN_MIN_K &&
-                    param.beta() >= CUDNN_LRN_MIN_BETA;
-  if (!WantsCudnn(param.engine(), context_) || context_.device != Device::kGPU || !fits) return;
   cudnn_ = std::make_shared<CudnnState>();
-  cudnn_engine_ = true;
   // cuDNN divides alpha by local_size itself, as Caffe's formula does.
   DEMI_CUDNN_CHECK(
       cudnnSetLRNDescriptor(cudnn_->lrn.get(), param.local_size(), param.alpha(), beta_, shift_));

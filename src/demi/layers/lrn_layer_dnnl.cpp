@@ -1,7 +1,6 @@
 // The DNNL engine of LRN (see lrn_layer.hpp).
 #include "demi/layers/lrn_layer.hpp"
 #include "demi/util/dnnl.hpp"
-#include "demi/util/engine.hpp"
 
 namespace demi {
 
@@ -14,12 +13,7 @@ struct LRNLayer::DnnlState : DnnlForwardBackward {
 };
 
 void LRNLayer::DnnlSetUp() {
-  const LRNParameter& param = layer_param_.lrn_param();
-  if (!WantsDnnl(param.engine(), context_)) return;
-  if (!across_) {
-    LogDnnlFallback(layer_param_, "oneDNN's WITHIN_CHANNEL uses k where Caffe uses 1");
-    return;
-  }
+  if (engine_.engine != EngineKind::kDnnl) return;
   dnnl_ = std::make_shared<DnnlState>();
   DnnlState& s = *dnnl_;
   RegisterBuffer("dnnl_src", &s.src_buffer, BufferLifetime::kScratch);

@@ -15,14 +15,8 @@ struct PoolingLayer::CudnnState {
 };
 
 void PoolingLayer::CudnnSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const PoolingParameter& param = layer_param_.pooling_param();
-  // cuDNN gives no argmax top and, as in Caffe, is not used in place.
-  if (!WantsCudnn(param.engine(), context_) || context_.device != Device::kGPU || top.size() > 1 ||
-      bottom[0] == top[0]) {
-    return;
-  }
+  if (engine_.engine != EngineKind::kCudnn) return;
   cudnn_ = std::make_shared<CudnnState>();
-  cudnn_engine_ = true;
 }
 
 void PoolingLayer::CudnnReshape(const Blob& bottom, const Blob& top) {

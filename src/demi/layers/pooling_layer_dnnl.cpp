@@ -1,7 +1,6 @@
 // The DNNL engine of Pooling (see pooling_layer.hpp).
 #include "demi/layers/pooling_layer.hpp"
 #include "demi/util/dnnl.hpp"
-#include "demi/util/engine.hpp"
 
 namespace demi {
 
@@ -16,13 +15,7 @@ struct PoolingLayer::DnnlState : DnnlForwardBackward {
 };
 
 void PoolingLayer::DnnlSetUp(const std::vector<Blob*>& top) {
-  const PoolingParameter& param = layer_param_.pooling_param();
-  if (!WantsDnnl(param.engine(), context_)) return;
-  if (method_ != PoolingParameter::MAX && method_ != PoolingParameter::AVE) return;
-  if (top.size() > 1) {
-    LogDnnlFallback(layer_param_, "oneDNN gives no argmax mask top");
-    return;
-  }
+  if (engine_.engine != EngineKind::kDnnl) return;
   dnnl_ = std::make_shared<DnnlState>();
   RegisterBuffer("dnnl_dst", &dnnl_->dst_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_workspace", &dnnl_->workspace.blob, BufferLifetime::kSavedForBackward);

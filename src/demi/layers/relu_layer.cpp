@@ -25,8 +25,7 @@ void ReLULayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vec
   DEMI_CHECK(slope >= 0, "ReLU layer '", layer_param_.name(),
              "' needs a non-negative negative_slope, got ", slope);
 #ifdef USE_CUDNN
-  if (device == Device::kGPU && slope == 0 && bottom[0]->count() > 0 &&
-      WantsCudnn(layer_param_.relu_param().engine(), context_)) {
+  if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn && bottom[0]->count() > 0) {
     CudnnActivationForward(CUDNN_ACTIVATION_RELU, bottom[0]->count(), bottom[0]->gpu_data(),
                            top[0]->mutable_gpu_data());
     return;
@@ -46,8 +45,7 @@ void ReLULayer::BackwardOnDevice(const std::vector<Blob*>& top,
   }
   const float slope = layer_param_.relu_param().negative_slope();
 #ifdef USE_CUDNN
-  if (device == Device::kGPU && slope == 0 && top[0]->count() > 0 &&
-      WantsCudnn(layer_param_.relu_param().engine(), context_)) {
+  if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn && top[0]->count() > 0) {
     CudnnActivationBackward(CUDNN_ACTIVATION_RELU, top[0]->count(), top[0]->gpu_data(),
                             top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
     return;

@@ -1,7 +1,6 @@
 // The DNNL engine of ReLU (see relu_layer.hpp).
 #include "demi/layers/relu_layer.hpp"
 #include "demi/util/dnnl.hpp"
-#include "demi/util/engine.hpp"
 
 namespace demi {
 
@@ -10,9 +9,8 @@ using dnnl::memory;
 struct ReLULayer::DnnlState : DnnlActivation {};
 
 void ReLULayer::DnnlSetUp() {
-  if (!WantsDnnl(layer_param_.relu_param().engine(), context_)) return;
-  if (layer_param_.relu_param().negative_slope() < 0) return;  // CAFFE rejects it
-  if (!dnnl_) dnnl_ = std::make_shared<DnnlState>();           // SetUp may run again
+  if (engine_.engine != EngineKind::kDnnl) return;
+  if (!dnnl_) dnnl_ = std::make_shared<DnnlState>();  // SetUp may run again
   RegisterBuffer("dnnl_scratchpad", &dnnl_->scratchpad.blob, BufferLifetime::kScratch);
 }
 

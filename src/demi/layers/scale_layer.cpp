@@ -3,7 +3,6 @@
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
 #include "demi/layers/layer_checks.hpp"
-#include "demi/util/engine.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
@@ -60,7 +59,7 @@ void ScaleLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blo
   // blobs too (on the CPU, with the DNNL engine).
   per_channel_ = bottom.size() == 1 && bottom[0]->num_axes() == 4 &&
                  outer_ == bottom[0]->shape(0) && scale_dim_ == bottom[0]->shape(1) &&
-                 WantsDnnl(static_cast<int>(EngineKind::kDefault), context_);
+                 engine_.engine == EngineKind::kDnnl;
   sums_.assign(per_channel_ ? scale_dim_ : 0, 0.0);
 }
 

@@ -10,7 +10,7 @@ void SigmoidLayer::ForwardOnDevice(const std::vector<Blob*>& bottom,
                                    const std::vector<Blob*>& top) {
 #ifdef USE_CUDNN
   if (context_.device == Device::kGPU && bottom[0]->count() > 0 &&
-      WantsCudnn(layer_param_.sigmoid_param().engine(), context_)) {
+      engine_.engine == EngineKind::kCudnn) {
     CudnnActivationForward(CUDNN_ACTIVATION_SIGMOID, bottom[0]->count(), bottom[0]->gpu_data(),
                            top[0]->mutable_gpu_data());
     return;
@@ -25,7 +25,7 @@ void SigmoidLayer::BackwardOnDevice(const std::vector<Blob*>& top,
   if (!propagate_down[0]) return;
 #ifdef USE_CUDNN
   if (context_.device == Device::kGPU && top[0]->count() > 0 &&
-      WantsCudnn(layer_param_.sigmoid_param().engine(), context_)) {
+      engine_.engine == EngineKind::kCudnn) {
     CudnnActivationBackward(CUDNN_ACTIVATION_SIGMOID, top[0]->count(), top[0]->gpu_data(),
                             top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
     return;

@@ -52,7 +52,7 @@ __global__ void SoftmaxBackwardKernel(int64_t columns, int64_t channels, int64_t
 void SoftmaxLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (bottom[0]->count() == 0) return;  // an empty softmax axis has no row to start from
 #ifdef USE_CUDNN
-  if (WantsCudnn(layer_param_.softmax_param().engine(), context_)) {
+  if (engine_.engine == EngineKind::kCudnn) {
     CudnnSoftmaxForward(outer_num_, channels_, inner_num_, bottom[0]->gpu_data(),
                         top[0]->mutable_gpu_data());
     return;
@@ -68,7 +68,7 @@ void SoftmaxLayer::Backward_gpu(const std::vector<Blob*>& top,
                                 const std::vector<Blob*>& bottom) {
   if (!propagate_down[0] || top[0]->count() == 0) return;
 #ifdef USE_CUDNN
-  if (WantsCudnn(layer_param_.softmax_param().engine(), context_)) {
+  if (engine_.engine == EngineKind::kCudnn) {
     CudnnSoftmaxBackward(outer_num_, channels_, inner_num_, top[0]->gpu_data(), top[0]->gpu_diff(),
                          bottom[0]->mutable_gpu_diff());
     return;

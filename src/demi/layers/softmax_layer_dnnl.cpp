@@ -1,7 +1,6 @@
 // The DNNL engine of Softmax (see softmax_layer.hpp).
 #include "demi/layers/softmax_layer.hpp"
 #include "demi/util/dnnl.hpp"
-#include "demi/util/engine.hpp"
 
 namespace demi {
 
@@ -10,7 +9,7 @@ using dnnl::memory;
 struct SoftmaxLayer::DnnlState : DnnlActivation {};
 
 void SoftmaxLayer::DnnlSetUp() {
-  if (!WantsDnnl(layer_param_.softmax_param().engine(), context_)) return;
+  if (engine_.engine != EngineKind::kDnnl) return;
   if (!dnnl_) dnnl_ = std::make_shared<DnnlState>();  // SetUp may run again
   RegisterBuffer("dnnl_scratchpad", &dnnl_->scratchpad.blob, BufferLifetime::kScratch);
 }

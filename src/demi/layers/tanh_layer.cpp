@@ -11,7 +11,7 @@ void TanHLayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vec
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
 #ifdef USE_CUDNN
-  if (device == Device::kGPU && WantsCudnn(layer_param_.tanh_param().engine(), context_)) {
+  if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn) {
     CudnnActivationForward(CUDNN_ACTIVATION_TANH, n, bottom[0]->gpu_data(),
                            top[0]->mutable_gpu_data());
     return;
@@ -27,7 +27,7 @@ void TanHLayer::BackwardOnDevice(const std::vector<Blob*>& top,
   const int64_t n = top[0]->count();
   if (!propagate_down[0] || n == 0) return;
 #ifdef USE_CUDNN
-  if (device == Device::kGPU && WantsCudnn(layer_param_.tanh_param().engine(), context_)) {
+  if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn) {
     CudnnActivationBackward(CUDNN_ACTIVATION_TANH, n, top[0]->gpu_data(), top[0]->gpu_diff(),
                             bottom[0]->mutable_gpu_diff());
     return;

@@ -108,6 +108,35 @@ NetMemoryReport ReportMemory(NetSchedule schedule, bool search_order, int64_t ba
   return report;
 }
 
+namespace {
+
+/// The engines column, one line per engine and types: how many layers, and
+/// their names where there are few.
+void FormatEngines(const std::vector<LayerEngineRow>& rows, std::ostream* out) {
+  if (rows.empty()) return;
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (const LayerEngineRow& row : rows) {
+    const std::string key = StrCat(row.engine, ", ", row.types);
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& group) { return group.first == key; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+    it->second.push_back(row.layer);
+  }
+  *out << "  engines and types (engine_decision.hpp):\n";
+  constexpr size_t kNamed = 6;
+  for (const auto& [key, layers] : groups) {
+    *out << "    " << key << ": " << layers.size() << (layers.size() == 1 ? " layer" : " layers");
+    if (layers.size() <= kNamed) {
+      *out << " (";
+      for (size_t i = 0; i < layers.size(); ++i) *out << (i ? ", " : "") << layers[i];
+      *out << ")";
+    }
+    *out << "\n";
+  }
+}
+
+}  // namespace
+
 std::string FormatMemoryReport(const NetMemoryReport& r) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(1);
@@ -157,6 +186,7 @@ std::string FormatMemoryReport(const NetMemoryReport& r) {
       out << "\n";
     }
   }
+  FormatEngines(r.engines, &out);
   out << "  largest tensors live at the peak (step " << r.peak_step << "):\n";
   for (const TensorRequest& tensor : r.largest_at_peak) {
     out << "    " << std::setw(10) << MiB(tensor.bytes) << " MiB  " << tensor.name << " [steps "
@@ -192,6 +222,10 @@ std::string MemoryReportJson(const NetMemoryReport& r) {
     json["recompute_replayed_layers"] = r.replayed_layers;
     json["forward_flops"] = r.forward_flops;
     json["recompute_extra_flops"] = r.extra_flops;
+  }
+  for (const LayerEngineRow& row : r.engines) {
+    json["layers"].push_back(
+        {{"name", row.layer}, {"type", row.type}, {"engine", row.engine}, {"types", row.types}});
   }
   // A net name that is not valid UTF-8 is written with U+FFFD, not refused.
   return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

@@ -1,8 +1,8 @@
 #include "demi/tools/common_flags.hpp"
 
 #include "demi/common.hpp"
+#include "demi/engine_decision.hpp"
 #include "demi/util/cli.hpp"
-#include "demi/util/engine.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
 DEFINE_string(model, "", "The net prototxt.");
@@ -22,6 +22,10 @@ DEFINE_int64(batch, 0, "Override the batch size of the net's inputs (0: as writt
 DEFINE_string(
     engine, "",
     "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
+DEFINE_string(precision, "",
+              "Override the nets' default storage types (NVCaffe's default_forward_type and "
+              "default_backward_type): FLOAT, FLOAT16 or BFLOAT16. Layers with types of their "
+              "own keep them.");
 DEFINE_int32(threads, 0,
              "CPU threads for OpenMP loops, oneDNN and OpenBLAS (0: OMP_NUM_THREADS, else all "
              "cores).");
@@ -47,14 +51,20 @@ bool ParseScheduleFlag(ScheduleOrder* order) {
   return true;
 }
 
+void ApplyEngineFlags(NetParameter* param) {
+  Engine engine;
+  if (ParseEngineFlag(FLAGS_engine, &engine)) param->set_engine(engine);
+  Type precision;
+  if (ParsePrecisionFlag(FLAGS_precision, &precision)) ApplyPrecision(precision, param);
+}
+
 NetParameter ReadTestNetParam(const std::string& model) {
   NetParameter param;
   ReadNetParamsFromTextFile(model, &param);
   param.mutable_state()->set_phase(TEST);
   param.mutable_state()->set_level(FLAGS_level);
   for (const std::string& stage : SplitList(FLAGS_stage)) param.mutable_state()->add_stage(stage);
-  Engine engine;
-  if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
+  ApplyEngineFlags(&param);
   return param;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "demi/engine_decision.hpp"
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
@@ -22,7 +23,6 @@
 #include "demi/util/checked_math.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
-#include "demi/util/engine.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
@@ -156,10 +156,7 @@ int ReportMemory() {
   const Context context = ContextForGpuFlag(FLAGS_gpu);
   ApplyThreadsFlag(FLAGS_threads);
   std::vector<FitSpec> nets = CollectNets();
-  Engine engine;
-  if (ParseEngineFlag(FLAGS_engine, &engine)) {
-    for (FitSpec& spec : nets) spec.param.set_engine(engine);
-  }
+  for (FitSpec& spec : nets) ApplyEngineFlags(&spec.param);
   ScheduleOrder schedule;
   if (ParseScheduleFlag(&schedule)) {
     for (FitSpec& spec : nets) spec.param.set_schedule(schedule);
@@ -187,7 +184,7 @@ Command MemoryCommand() {
       "--model=net.prototxt | --solver=solver.prototxt [--phase=TRAIN|TEST] [--batch=N] "
       "[--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0] [--schedule=search|prototxt]",
       {"model", "solver", "phase", "batch", "fit", "strategy", "timeline", "json", "gpu", "engine",
-       "threads", "level", "stage", "memory_budget", "schedule"},
+       "precision", "threads", "level", "stage", "memory_budget", "schedule"},
       WithoutArgs(ReportMemory));
   command.quiet = true;
   return command;

@@ -60,7 +60,7 @@ Command TestCommand() {
       "test", "score a model on its TEST phase",
       "--model=net.prototxt --weights=net.caffemodel [--iterations=50] [--gpu=0] [--level=N] "
       "[--stage=a,b]",
-      {"model", "weights", "iterations", "gpu", "engine", "threads", "level", "stage"},
+      {"model", "weights", "iterations", "gpu", "engine", "precision", "threads", "level", "stage"},
       WithoutArgs(Test));
 }
 

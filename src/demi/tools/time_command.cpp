@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "demi/engine_decision.hpp"
 #include "demi/net.hpp"
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/batch_size.hpp"
 #include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
-#include "demi/util/engine.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
 DEFINE_string(memory_optimization, "", "Override the net's memory planning: NONE, SLOTS or ARENA.");
@@ -48,8 +48,7 @@ int TimeNet() {
                FLAGS_memory_optimization, "'");
     param.set_memory_optimization(strategy);
   }
-  Engine engine;
-  if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
+  ApplyEngineFlags(&param);
   if (FLAGS_batch > 0) SetBatchSize(&param, FLAGS_batch);
   if (!FLAGS_memory_budget.empty()) {
     param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
@@ -129,7 +128,7 @@ Command TimeCommand() {
       "--model=net.prototxt [--iterations=50] [--phase=TRAIN|TEST] [--batch=N] [--gpu=0] "
       "[--memory_optimization=NONE|SLOTS|ARENA] [--schedule=search|prototxt]",
       {"model", "iterations", "phase", "level", "stage", "gpu", "memory_optimization", "engine",
-       "threads", "batch", "memory_budget", "schedule"},
+       "precision", "threads", "batch", "memory_budget", "schedule"},
       WithoutArgs(TimeNet));
 }
 

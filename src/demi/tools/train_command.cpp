@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "demi/engine_decision.hpp"
 #include "demi/parallel/launch_env.hpp"
 #include "demi/parallel/replicas.hpp"
 #include "demi/solver.hpp"
@@ -29,7 +30,6 @@
 #include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
-#include "demi/util/engine.hpp"
 #include "demi/util/host_memory.hpp"
 #include "demi/util/signal.hpp"
 #include "demi/util/threads.hpp"
@@ -244,6 +244,8 @@ int Train() {
   ReadSolverParamsFromTextFile(FLAGS_solver, &param);
   Engine engine;
   if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
+  Type precision;
+  if (ParsePrecisionFlag(FLAGS_precision, &precision)) param.set_precision(precision);
   ScheduleOrder schedule;
   if (ParseScheduleFlag(&schedule)) param.set_schedule(schedule);
   // --level and --stage set the state of every net the solver builds (Caffe's
@@ -298,12 +300,12 @@ Command TrainCommand() {
       "[[--world_size=W --rank=R] --rendezvous=file:///dir|redis://host:port] (rank and world "
       "size default to mpirun's, srun's or torchrun's) [--allreduce_bucket_mb=25] [--level=N] "
       "[--stage=a,b] [--schedule=search|prototxt]";
-  command.flags = {"solver",          "weights",       "snapshot",      "gpu",
-                   "cpu_replicas",    "world_size",    "rank",          "rendezvous",
-                   "rendezvous_host", "run_id",        "comm_timeout",  "allreduce_bucket_mb",
-                   "engine",          "memory_budget", "threads",       "level",
-                   "stage",           "sigint_effect", "sighup_effect", "sigterm_effect",
-                   "schedule"};
+  command.flags = {"solver",          "weights",    "snapshot",      "gpu",
+                   "cpu_replicas",    "world_size", "rank",          "rendezvous",
+                   "rendezvous_host", "run_id",     "comm_timeout",  "allreduce_bucket_mb",
+                   "engine",          "precision",  "memory_budget", "threads",
+                   "level",           "stage",      "sigint_effect", "sighup_effect",
+                   "sigterm_effect",  "schedule"};
   command.run = [](const std::vector<std::string>&) { return Train(); };
   return command;
 }

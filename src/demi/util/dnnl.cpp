@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "demi/util/engine.hpp"
-
 namespace demi {
 
 const dnnl::engine& DnnlEngine() {
@@ -132,6 +130,10 @@ void DnnlLayerState::Execute(const dnnl::primitive& primitive,
   std::copy(args.begin(), args.end(), all.begin());
   all[args.size()] = {DNNL_ARG_SCRATCHPAD, scratchpad.Bound().get()};
   ExecuteArgs(primitive, args.size() + 1, all.data());
+}
+
+void LogDnnlFallback(const LayerParameter& param, const std::string& reason) {
+  LOG(INFO) << param.type() << " layer '" << param.name() << "' runs the CAFFE engine: " << reason;
 }
 
 bool TryDnnl(const LayerParameter& param, const std::string& what,

@@ -1,0 +1,310 @@
+#include "demi/engine_decision.hpp"
+
+#include <algorithm>
+
+#ifdef USE_CUDNN
+#include <cudnn.h>
+#endif
+
+namespace demi {
+
+namespace {
+
+/// Why an engine cannot run a layer's parameters, or "" when it can.
+using ParamCheck = std::string (*)(const LayerParameter& param);
+
+/// One row of the table: an engine that computes layers of `layer_type` on
+/// `device`, in these storage and math types, for the parameters `check`
+/// accepts (every parameter when null).
+struct EngineRow {
+  const char* layer_type;
+  Device device;
+  EngineKind engine;
+  std::vector<Type> storage;
+  std::vector<Type> math;
+  ParamCheck check = nullptr;
+};
+
+std::string DnnlPooling(const LayerParameter& param) {
+  const PoolingParameter::PoolMethod method = param.pooling_param().pool();
+  if (method != PoolingParameter::MAX && method != PoolingParameter::AVE) {
+    return "oneDNN has no STOCHASTIC pooling";
+  }
+  return param.top_size() > 1 ? "oneDNN gives no argmax mask top" : "";
+}
+
+std::string DnnlLrn(const LayerParameter& param) {
+  return param.lrn_param().norm_region() == LRNParameter::WITHIN_CHANNEL
+             ? "oneDNN's WITHIN_CHANNEL uses k where Caffe uses 1"
+             : "";
+}
+
+std::string DnnlRelu(const LayerParameter& param) {
+  // CAFFE then refuses the slope with its own message.
+  return param.relu_param().negative_slope() < 0 ? "a negative negative_slope" : "";
+}
+
+std::string DnnlEltwise(const LayerParameter& param) {
+  return param.eltwise_param().operation() == EltwiseParameter::SUM
+             ? ""
+             : "oneDNN sums only (not PROD or MAX)";
+}
+
+#ifdef USE_CUDNN
+std::string CudnnPooling(const LayerParameter& param) {
+  if (param.top_size() > 1) return "cuDNN gives no argmax mask top";
+  // As in Caffe, cuDNN pooling does not run in place.
+  const bool in_place =
+      param.bottom_size() > 0 && param.top_size() > 0 && param.bottom(0) == param.top(0);
+  return in_place ? "cuDNN pooling does not run in place" : "";
+}
+
+std::string CudnnLrn(const LayerParameter& param) {
+  const LRNParameter& lrn = param.lrn_param();
+  const bool fits = lrn.norm_region() == LRNParameter::ACROSS_CHANNELS &&
+                    lrn.local_size() >= CUDNN_LRN_MIN_N && lrn.local_size() <= CUDNN_LRN_MAX_N &&
+                    lrn.k() >= CUDNN_LRN_MIN_K && lrn.beta() >= CUDNN_LRN_MIN_BETA;
+  return fits ? ""
+              : "cuDNN's LRN runs ACROSS_CHANNELS with local_size 1..16, k >= 1e-5 and "
+                "beta >= 0.01 only";
+}
+
+std::string CudnnRelu(const LayerParameter& param) {
+  return param.relu_param().negative_slope() == 0 ? "" : "cuDNN's ReLU has no negative_slope";
+}
+
+std::string CudnnBatchNorm(const LayerParameter& param) {
+  return param.batch_norm_param().eps() >= CUDNN_BN_MIN_EPSILON
+             ? ""
+             : StrCat("cuDNN needs eps >= ", CUDNN_BN_MIN_EPSILON);
+}
+#endif
+
+/// Every engine but CAFFE, in the order DEFAULT prefers them. BatchNorm's
+/// and Scale's DNNL engine is our own loops over oneDNN's channel-blocked
+/// layouts, so a DNNL net keeps its blobs blocked through them.
+const std::vector<EngineRow>& EngineTable() {
+  static const std::vector<EngineRow> table = [] {
+    const std::vector<Type> fp32{FLOAT};
+    std::vector<EngineRow> rows{
+        {"Convolution", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
+        {"Deconvolution", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
+        {"InnerProduct", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
+        {"Pooling", Device::kCPU, EngineKind::kDnnl, fp32, fp32, DnnlPooling},
+        {"LRN", Device::kCPU, EngineKind::kDnnl, fp32, fp32, DnnlLrn},
+        {"ReLU", Device::kCPU, EngineKind::kDnnl, fp32, fp32, DnnlRelu},
+        {"Softmax", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
+        {"Eltwise", Device::kCPU, EngineKind::kDnnl, fp32, fp32, DnnlEltwise},
+        {"BatchNorm", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
+        {"Scale", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
+    };
+#ifdef USE_CUDNN
+    const std::vector<EngineRow> cudnn{
+        {"Convolution", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
+        {"Deconvolution", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
+        {"Pooling", Device::kGPU, EngineKind::kCudnn, fp32, fp32, CudnnPooling},
+        {"LRN", Device::kGPU, EngineKind::kCudnn, fp32, fp32, CudnnLrn},
+        {"ReLU", Device::kGPU, EngineKind::kCudnn, fp32, fp32, CudnnRelu},
+        {"Sigmoid", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
+        {"TanH", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
+        {"Softmax", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
+        {"BatchNorm", Device::kGPU, EngineKind::kCudnn, fp32, fp32, CudnnBatchNorm},
+    };
+    rows.insert(rows.end(), cudnn.begin(), cudnn.end());
+#endif
+    return rows;
+  }();
+  return table;
+}
+
+/// CAFFE: the reference code, on both devices (CUDA kernels on the GPU).
+EngineRow ReferenceRow(Device device) { return {"", device, EngineKind::kCaffe, {FLOAT}, {FLOAT}}; }
+
+bool Contains(const std::vector<Type>& types, Type type) {
+  return std::find(types.begin(), types.end(), type) != types.end();
+}
+
+/// Whether `row` runs `types`. A layer without bottoms (data layers) stores
+/// no bottom gradient, so its backward storage type does not matter.
+bool RunsTypes(const EngineRow& row, const LayerTypes& types, bool has_bottoms) {
+  return Contains(row.storage, types.forward_storage) &&
+         (!has_bottoms || Contains(row.storage, types.backward_storage)) &&
+         Contains(row.math, types.forward_math) && Contains(row.math, types.backward_math);
+}
+
+std::string TypeList(const std::vector<Type>& types) {
+  std::string list;
+  for (Type type : types) list += (list.empty() ? "" : "/") + Type_Name(type);
+  return list;
+}
+
+std::string DeviceName(Device device) { return device == Device::kCPU ? "the CPU" : "a GPU"; }
+
+/// The engines for a layer type on a device, CAFFE last.
+std::vector<EngineRow> RowsFor(const std::string& layer_type, Device device) {
+  std::vector<EngineRow> rows;
+  for (const EngineRow& row : EngineTable()) {
+    if (row.layer_type == layer_type && row.device == device) rows.push_back(row);
+  }
+  rows.push_back(ReferenceRow(device));
+  return rows;
+}
+
+std::string RefusedTypesMessage(const LayerParameter& param, const LayerTypes& types, Device device,
+                                const std::vector<EngineRow>& rows) {
+  std::string engines;
+  for (const EngineRow& row : rows) {
+    engines += StrCat(engines.empty() ? "" : "; ", EngineName(row.engine), " stores ",
+                      TypeList(row.storage), " and computes in ", TypeList(row.math));
+  }
+  return StrCat("layer '", param.name(), "' (", param.type(), ") asks for ", types.ToString(),
+                ", which no engine of this build runs on ", DeviceName(device), ": ", engines,
+                ". Give it types those run (its forward_type, backward_type, forward_math, "
+                "backward_math, the net's default_* fields, or --precision)");
+}
+
+}  // namespace
+
+bool LayerTypes::operator==(const LayerTypes& other) const {
+  return forward_storage == other.forward_storage && forward_math == other.forward_math &&
+         backward_storage == other.backward_storage && backward_math == other.backward_math;
+}
+
+std::string LayerTypes::ToString() const {
+  if (*this == LayerTypes{}) return "FLOAT";
+  return StrCat("forward ", Type_Name(forward_storage), " (math ", Type_Name(forward_math),
+                "), backward ", Type_Name(backward_storage), " (math ", Type_Name(backward_math),
+                ")");
+}
+
+EngineKind LayerOwnEngine(const LayerParameter& param) {
+  const std::string& type = param.type();
+  Engine engine = DEFAULT;
+  if (type == "Convolution" || type == "Deconvolution") engine = param.convolution_param().engine();
+  if (type == "Pooling") engine = param.pooling_param().engine();
+  if (type == "LRN") engine = param.lrn_param().engine();
+  if (type == "ReLU") engine = param.relu_param().engine();
+  if (type == "Sigmoid") engine = param.sigmoid_param().engine();
+  if (type == "TanH") engine = param.tanh_param().engine();
+  if (type == "Softmax" || type == "SoftmaxWithLoss") engine = param.softmax_param().engine();
+  if (type == "SPP") engine = param.spp_param().engine();
+  if (type == "BatchNorm") engine = param.batch_norm_param().engine();
+  return static_cast<EngineKind>(engine);
+}
+
+LayerTypes RequestedTypes(const LayerParameter& param, const LayerTypes& net_types) {
+  LayerTypes types = net_types;
+  if (param.has_forward_type()) types.forward_storage = param.forward_type();
+  if (param.has_forward_math()) types.forward_math = param.forward_math();
+  if (param.has_backward_type()) types.backward_storage = param.backward_type();
+  if (param.has_backward_math()) types.backward_math = param.backward_math();
+  return types;
+}
+
+EngineDefaults NetEngineDefaults(const NetParameter& param) {
+  EngineDefaults defaults;
+  defaults.engine = static_cast<EngineKind>(param.engine());
+  defaults.types.forward_storage = param.default_forward_type();
+  defaults.types.forward_math = param.default_forward_math();
+  defaults.types.backward_storage = param.default_backward_type();
+  defaults.types.backward_math = param.default_backward_math();
+  return defaults;
+}
+
+EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& defaults,
+                            Device device) {
+  EngineDecision decision;
+  const EngineKind own = LayerOwnEngine(param);
+  decision.requested = own != EngineKind::kDefault ? own : defaults.engine;
+  decision.types = RequestedTypes(param, defaults.types);
+  const bool has_bottoms = param.bottom_size() > 0;
+  const std::vector<EngineRow> rows = RowsFor(param.type(), device);
+  std::string asked_refuses;  // why the engine asked for cannot run the layer
+  bool asked_exists = false;
+  for (const EngineRow& row : rows) {
+    const std::string refuses = row.check ? row.check(param) : "";
+    if (row.engine == decision.requested) {
+      asked_exists = true;
+      asked_refuses = refuses.empty() && !RunsTypes(row, decision.types, has_bottoms)
+                          ? StrCat(EngineName(row.engine), " runs ", TypeList(row.storage), " only")
+                          : refuses;
+      if (asked_refuses.empty()) {
+        decision.engine = row.engine;
+        return decision;
+      }
+    }
+  }
+  if (decision.requested != EngineKind::kDefault) {
+    // A named engine that cannot run the layer: CAFFE, as Caffe does.
+    const EngineRow& reference = rows.back();
+    DEMI_CHECK(RunsTypes(reference, decision.types, has_bottoms),
+               RefusedTypesMessage(param, decision.types, device, rows));
+    decision.engine = EngineKind::kCaffe;
+    // The net's engine is asked of every layer: one without that engine
+    // runs CAFFE as expected, and only the layer's own field is worth a word.
+    if (asked_exists) {
+      decision.reason = asked_refuses;
+    } else if (own != EngineKind::kDefault) {
+      decision.reason = StrCat(param.type(), " has no ", EngineName(decision.requested),
+                               " engine on ", DeviceName(device));
+    }
+    return decision;
+  }
+  std::string refused;  // what DEFAULT passed over, for the log
+  for (const EngineRow& row : rows) {
+    const std::string refuses = row.check ? row.check(param) : "";
+    if (refuses.empty() && RunsTypes(row, decision.types, has_bottoms)) {
+      decision.engine = row.engine;
+      decision.reason = refused;
+      return decision;
+    }
+    refused = refuses.empty()
+                  ? StrCat(EngineName(row.engine), " runs ", TypeList(row.storage), " only")
+                  : refuses;
+  }
+  ThrowError(RefusedTypesMessage(param, decision.types, device, rows));
+}
+
+std::string EngineName(EngineKind engine) {
+  switch (engine) {
+    case EngineKind::kDefault:
+      return "DEFAULT";
+    case EngineKind::kCaffe:
+      return "CAFFE";
+    case EngineKind::kCudnn:
+      return "CUDNN";
+    case EngineKind::kDnnl:
+      return "DNNL";
+  }
+  return StrCat("engine ", static_cast<int>(engine));
+}
+
+std::string DescribeDecision(const LayerParameter& param, const EngineDecision& decision) {
+  std::string line = StrCat(param.name(), " (", param.type(), "): ", EngineName(decision.engine),
+                            ", ", decision.types.ToString());
+  if (!decision.reason.empty()) {
+    line += StrCat(" (", EngineName(decision.requested), " asked for: ", decision.reason, ")");
+  }
+  return line;
+}
+
+bool ParseEngineFlag(const std::string& value, Engine* engine) {
+  if (value.empty()) return false;
+  DEMI_CHECK(Engine_Parse(value, engine), "--engine must be DEFAULT, CAFFE, CUDNN or DNNL, got '",
+             value, "'");
+  return true;
+}
+
+bool ParsePrecisionFlag(const std::string& value, Type* type) {
+  if (value.empty()) return false;
+  DEMI_CHECK(Type_Parse(value, type) && (*type == FLOAT || *type == FLOAT16 || *type == BFLOAT16),
+             "--precision must be FLOAT, FLOAT16 or BFLOAT16, got '", value, "'");
+  return true;
+}
+
+void ApplyPrecision(Type type, NetParameter* param) {
+  param->set_default_forward_type(type);
+  param->set_default_backward_type(type);
+}
+
+}  // namespace demi

@@ -1,0 +1,241 @@
+// The engine decision on its own (engine_decision.hpp): which engine and
+// types each layer gets from its fields, the net's and the device; then
+// that a net hands the decisions to its layers and reports them.
+#include <google/protobuf/descriptor.h>
+
+#include <string>
+
+#include "demi/engine_decision.hpp"
+#include "demi/memory/report.hpp"
+#include "demi/net.hpp"
+#include "demi/net_schedule.hpp"
+#include "test_util.hpp"
+
+namespace demi {
+namespace {
+
+EngineDecision Decide(const std::string& layer, EngineKind net_engine = EngineKind::kDefault,
+                      Device device = Device::kCPU) {
+  return DecideEngine(ParseText<LayerParameter>("name: 'l' bottom: 'x' " + layer),
+                      {net_engine, LayerTypes{}}, device);
+}
+
+std::string ErrorOf(const std::function<void()>& run) {
+  try {
+    run();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(EngineDecisionTest, DefaultPrefersDnnlOnTheCpuWhereItHasTheLayer) {
+  for (const char* type : {"Convolution", "Deconvolution", "InnerProduct", "Pooling", "LRN", "ReLU",
+                           "Softmax", "Eltwise", "BatchNorm", "Scale"}) {
+    const EngineDecision decision = Decide(StrCat("type: '", type, "'"));
+    EXPECT_EQ(EngineName(decision.engine), "DNNL") << type;
+    EXPECT_EQ(decision.requested, EngineKind::kDefault) << type;
+    EXPECT_EQ(decision.reason, "") << type;
+  }
+  for (const char* type : {"SoftmaxWithLoss", "Sigmoid", "Dropout", "DummyData", "Concat"}) {
+    const EngineDecision decision = Decide(StrCat("type: '", type, "'"));
+    EXPECT_EQ(EngineName(decision.engine), "CAFFE") << type;
+    EXPECT_EQ(decision.reason, "") << type;
+  }
+}
+
+TEST(EngineDecisionTest, ParametersAnEngineCannotRunFallBackToCaffeWithTheReason) {
+  const EngineDecision stochastic = Decide("type: 'Pooling' pooling_param { pool: STOCHASTIC }");
+  EXPECT_EQ(EngineName(stochastic.engine), "CAFFE");
+  EXPECT_NE(stochastic.reason.find("STOCHASTIC"), std::string::npos) << stochastic.reason;
+  const EngineDecision mask = Decide("type: 'Pooling' top: 'p' top: 'mask'");
+  EXPECT_EQ(EngineName(mask.engine), "CAFFE");
+  EXPECT_NE(mask.reason.find("argmax"), std::string::npos) << mask.reason;
+  EXPECT_EQ(EngineName(Decide("type: 'LRN' lrn_param { norm_region: WITHIN_CHANNEL }").engine),
+            "CAFFE");
+  EXPECT_EQ(EngineName(Decide("type: 'Eltwise' eltwise_param { operation: PROD }").engine),
+            "CAFFE");
+  EXPECT_EQ(EngineName(Decide("type: 'ReLU' relu_param { negative_slope: -1 }").engine), "CAFFE");
+}
+
+TEST(EngineDecisionTest, TheLayersOwnEngineWinsOverTheNets) {
+  const EngineDecision own_caffe =
+      Decide("type: 'Convolution' convolution_param { engine: CAFFE }", EngineKind::kDnnl);
+  EXPECT_EQ(EngineName(own_caffe.engine), "CAFFE");
+  EXPECT_EQ(own_caffe.requested, EngineKind::kCaffe);
+  EXPECT_EQ(own_caffe.reason, "");
+  const EngineDecision own_dnnl =
+      Decide("type: 'Convolution' convolution_param { engine: DNNL }", EngineKind::kCaffe);
+  EXPECT_EQ(EngineName(own_dnnl.engine), "DNNL");
+  // Layers without an engine field of their own follow the net.
+  EXPECT_EQ(EngineName(Decide("type: 'InnerProduct'", EngineKind::kCaffe).engine), "CAFFE");
+  EXPECT_EQ(EngineName(Decide("type: 'InnerProduct'", EngineKind::kDnnl).engine), "DNNL");
+  // NVCaffe's BatchNorm engine field counts as the others do.
+  EXPECT_EQ(EngineName(Decide("type: 'BatchNorm' batch_norm_param { engine: CAFFE }").engine),
+            "CAFFE");
+}
+
+TEST(EngineDecisionTest, AnEngineTheDeviceLacksRunsCaffeAsCaffeDoes) {
+  const EngineDecision cudnn_on_cpu =
+      Decide("type: 'Convolution' convolution_param { engine: CUDNN }");
+  EXPECT_EQ(EngineName(cudnn_on_cpu.engine), "CAFFE");
+  EXPECT_EQ(cudnn_on_cpu.requested, EngineKind::kCudnn);
+  EXPECT_NE(cudnn_on_cpu.reason.find("no CUDNN engine on the CPU"), std::string::npos)
+      << cudnn_on_cpu.reason;
+  EXPECT_NE(
+      DescribeDecision(ParseText<LayerParameter>("name: 'c' type: 'Convolution'"), cudnn_on_cpu)
+          .find("c (Convolution): CAFFE, FLOAT (CUDNN asked for: "),
+      std::string::npos);
+  // DNNL has no GPU kernels: a GPU layer asking for it runs CAFFE's, and
+  // layers of a DNNL net that have no DNNL engine run CAFFE without a word.
+  EXPECT_EQ(EngineName(Decide("type: 'InnerProduct'", EngineKind::kDnnl, Device::kGPU).engine),
+            "CAFFE");
+  const EngineDecision loss = Decide("type: 'SoftmaxWithLoss'", EngineKind::kDnnl);
+  EXPECT_EQ(EngineName(loss.engine), "CAFFE");
+  EXPECT_EQ(loss.reason, "");
+  EXPECT_NE(Decide("type: 'LRN' lrn_param { norm_region: WITHIN_CHANNEL }", EngineKind::kDnnl)
+                .reason.find("WITHIN_CHANNEL"),
+            std::string::npos);
+}
+
+#ifdef USE_CUDNN
+TEST(EngineDecisionTest, DefaultPrefersCudnnOnTheGpuForWhatCudnnRuns) {
+  EXPECT_EQ(EngineName(Decide("type: 'Convolution'", EngineKind::kDefault, Device::kGPU).engine),
+            "CUDNN");
+  EXPECT_EQ(EngineName(Decide("type: 'ReLU'", EngineKind::kDefault, Device::kGPU).engine), "CUDNN");
+  const EngineDecision leaky =
+      Decide("type: 'ReLU' relu_param { negative_slope: 0.1 }", EngineKind::kDefault, Device::kGPU);
+  EXPECT_EQ(EngineName(leaky.engine), "CAFFE");
+  EXPECT_NE(leaky.reason.find("negative_slope"), std::string::npos);
+  EXPECT_EQ(
+      EngineName(Decide("type: 'Pooling' top: 'x'", EngineKind::kDefault, Device::kGPU).engine),
+      "CAFFE");
+  EXPECT_EQ(EngineName(Decide("type: 'BatchNorm' batch_norm_param { eps: 1e-9 }",
+                              EngineKind::kDefault, Device::kGPU)
+                           .engine),
+            "CAFFE");
+  EXPECT_EQ(EngineName(Decide("type: 'Convolution'", EngineKind::kCaffe, Device::kGPU).engine),
+            "CAFFE");
+}
+#endif
+
+TEST(EngineDecisionTest, TypesComeFromTheLayerElseTheNet) {
+  LayerTypes net;
+  net.forward_storage = BFLOAT16;
+  net.backward_storage = BFLOAT16;
+  const LayerTypes own =
+      RequestedTypes(ParseText<LayerParameter>("forward_type: FLOAT16 backward_math: DOUBLE"), net);
+  EXPECT_EQ(own.forward_storage, FLOAT16);
+  EXPECT_EQ(own.forward_math, FLOAT);
+  EXPECT_EQ(own.backward_storage, BFLOAT16);
+  EXPECT_EQ(own.backward_math, DOUBLE);
+  EXPECT_EQ(own.ToString(), "forward FLOAT16 (math FLOAT), backward BFLOAT16 (math DOUBLE)");
+  EXPECT_EQ(LayerTypes{}.ToString(), "FLOAT");
+
+  NetParameter param = ParseText<NetParameter>(
+      "default_forward_type: FLOAT16 default_backward_math: FLOAT engine: CAFFE");
+  EXPECT_EQ(NetEngineDefaults(param).types.forward_storage, FLOAT16);
+  EXPECT_EQ(NetEngineDefaults(param).engine, EngineKind::kCaffe);
+  ApplyPrecision(BFLOAT16, &param);
+  EXPECT_EQ(NetEngineDefaults(param).types.forward_storage, BFLOAT16);
+  EXPECT_EQ(NetEngineDefaults(param).types.backward_storage, BFLOAT16);
+  EXPECT_EQ(NetEngineDefaults(param).types.forward_math, FLOAT);
+}
+
+TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEnginesRun) {
+  // This build's engines store and compute FLOAT only.
+  const std::string error = ErrorOf([] { Decide("type: 'Convolution' forward_type: BFLOAT16"); });
+  EXPECT_NE(error.find("layer 'l' (Convolution) asks for forward BFLOAT16 (math FLOAT), "
+                       "backward FLOAT (math FLOAT)"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("DNNL stores FLOAT and computes in FLOAT; CAFFE stores FLOAT"),
+            std::string::npos)
+      << error;
+  // A named engine too: CAFFE runs FLOAT only.
+  EXPECT_NE(ErrorOf([] {
+              Decide("type: 'ReLU' relu_param { engine: CAFFE } backward_type: FLOAT16");
+            }).find("CAFFE stores FLOAT"),
+            std::string::npos);
+}
+
+TEST(EngineDecisionTest, FlagsParseTheirValues) {
+  Type type = FLOAT;
+  EXPECT_FALSE(ParsePrecisionFlag("", &type));
+  EXPECT_TRUE(ParsePrecisionFlag("BFLOAT16", &type));
+  EXPECT_EQ(type, BFLOAT16);
+  EXPECT_NE(ErrorOf([&] {
+              ParsePrecisionFlag("INT", &type);
+            }).find("--precision must be FLOAT, FLOAT16 or BFLOAT16, got 'INT'"),
+            std::string::npos);
+  Engine engine = DEFAULT;
+  EXPECT_TRUE(ParseEngineFlag("DNNL", &engine));
+  EXPECT_EQ(engine, DNNL);
+  EXPECT_THROW(ParseEngineFlag("MKL", &engine), Error);
+}
+
+TEST(EngineDecisionTest, EveryEngineFieldHasTheOneEngineEnum) {
+  // Caffe writes an Engine enum inside each param; ours is written once.
+  const google::protobuf::FileDescriptor* file = NetParameter::descriptor()->file();
+  int engine_fields = 0;
+  for (int m = 0; m < file->message_type_count(); ++m) {
+    const google::protobuf::Descriptor* message = file->message_type(m);
+    EXPECT_EQ(message->FindEnumTypeByName("Engine"), nullptr) << message->name();
+    const google::protobuf::FieldDescriptor* field = message->FindFieldByName("engine");
+    if (field == nullptr) continue;
+    ++engine_fields;
+    EXPECT_EQ(field->enum_type(), Engine_descriptor()) << message->name();
+  }
+  // Net, Solver, and the params of Convolution, LRN, Pooling, ReLU, Sigmoid,
+  // Softmax, TanH, SPP and BatchNorm.
+  EXPECT_EQ(engine_fields, 11);
+}
+
+constexpr char kNet[] = R"(
+  name: 'n'
+  layer { name: 'data' type: 'DummyData' top: 'data' top: 'label'
+          dummy_data_param { shape { dim: 2 dim: 3 dim: 8 dim: 8 } shape { dim: 2 }
+                             data_filler { type: 'gaussian' } } }
+  layer { name: 'conv' type: 'Convolution' bottom: 'data' top: 'conv'
+          convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: 'xavier' } } }
+  layer { name: 'pool' type: 'Pooling' bottom: 'conv' top: 'pool' top: 'mask'
+          pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+  layer { name: 'ip' type: 'InnerProduct' bottom: 'pool' top: 'ip'
+          inner_product_param { num_output: 3 weight_filler { type: 'xavier' } } }
+  layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }
+)";
+
+TEST(EngineDecisionTest, TheNetHandsEachLayerItsDecisionAndReportsIt) {
+  NetParameter param = ParseText<NetParameter>(kNet);
+  param.mutable_state()->set_phase(TRAIN);
+  Net net(param, Context());
+  auto engine_of = [&](const std::string& name) {
+    return EngineName(net.layer_by_name(name)->engine().engine);
+  };
+  EXPECT_EQ(engine_of("conv"), "DNNL");
+  EXPECT_EQ(engine_of("pool"), "CAFFE");
+  EXPECT_EQ(engine_of("ip"), "DNNL");
+  EXPECT_EQ(engine_of("loss"), "CAFFE");
+  const std::string report = FormatMemoryReport(ReportNetMemory(net, 2, 0));
+  EXPECT_NE(report.find("engines and types"), std::string::npos) << report;
+  EXPECT_NE(report.find("DNNL, FLOAT: 2 layers (conv, ip)"), std::string::npos) << report;
+  EXPECT_NE(report.find("CAFFE, FLOAT: 3 layers (data, pool, loss)"), std::string::npos) << report;
+  EXPECT_NE(MemoryReportJson(ReportNetMemory(net, 2, 0))
+                .find(R"({"name":"conv","type":"Convolution","engine":"DNNL","types":"FLOAT"})"),
+            std::string::npos);
+
+  param.set_engine(CAFFE);
+  Net caffe(param, Context());
+  EXPECT_EQ(EngineName(caffe.layer_by_name("conv")->engine().engine), "CAFFE");
+}
+
+TEST(EngineDecisionTest, ANetAskingForTypesNoEngineRunsFailsAtInitNamingTheLayer) {
+  NetParameter param = ParseText<NetParameter>(kNet);
+  ApplyPrecision(BFLOAT16, &param);
+  const std::string error = ErrorOf([&] { Net net(param, Context()); });
+  EXPECT_NE(error.find("layer 'data' (DummyData) asks for forward BFLOAT16"), std::string::npos)
+      << error;
+}
+
+}  // namespace
+}  // namespace demi
