@@ -75,6 +75,7 @@ int FirstNonFiniteTop(const Net& net, int layer_id) {
 Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule rule)
     : param_(param), context_(context), rule_(rule), history_sets_(HistorySets(rule)) {
   UpgradeSolverAsNeeded("solver parameters", &param_);
+  CheckSolverValues(param_, "the solver parameters");
   LOG(INFO) << "Initializing solver from parameters:\n" << param_.DebugString();
   DEMI_CHECK(param_.iter_size() >= 1, "iter_size must be at least 1, got ", param_.iter_size());
   DEMI_CHECK(param_.average_loss() >= 1, "average_loss must be at least 1, got ",
