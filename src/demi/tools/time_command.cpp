@@ -10,7 +10,6 @@
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/batch_size.hpp"
-#include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/engine.hpp"
 #include "demi/util/upgrade_proto.hpp"
@@ -51,9 +50,7 @@ int TimeNet() {
   Engine engine;
   if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
   if (FLAGS_batch > 0) SetBatchSize(&param, FLAGS_batch);
-  if (!FLAGS_memory_budget.empty()) {
-    param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
-  }
+  if (!FLAGS_memory_budget.empty()) param.set_memory_budget(MemoryBudgetBytes());
   ScheduleOrder schedule;
   if (ParseScheduleFlag(&schedule)) param.set_schedule(schedule);
   Net net(param, context, nullptr, FLAGS_model);

@@ -26,7 +26,6 @@
 #include "demi/tools/batch_fit.hpp"
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
-#include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/engine.hpp"
@@ -264,7 +263,7 @@ int Train() {
   if (FLAGS_memory_budget == "auto") {
     FitToMemory(gpus, launch, &param);
   } else if (!FLAGS_memory_budget.empty()) {
-    param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
+    param.set_memory_budget(MemoryBudgetBytes());
   }
   SignalHandler signals(sigint_effect, sighup_effect, sigterm_effect);
   DEMI_CHECK(gpus.empty() || FLAGS_cpu_replicas == 1, "give --gpu or --cpu_replicas, not both");
