@@ -129,7 +129,7 @@ ifneq ($(SANITIZE),)
   endif
 endif
 LDFLAGS += -pthread -fopenmp -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
-LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
+LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -ljpeg -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
 WHOLE_LIB := -Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive
 
 # ---- Python bindings (make python) ----

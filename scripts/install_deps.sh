@@ -14,6 +14,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   liblmdb-dev
   libopencv-dev
+  # libjpeg-turbo's API: data/image_file checks a JPEG's entropy-coded data
+  # for damage, whose warnings OpenCV's decoder swallows.
+  libjpeg-dev
   libopenblas-dev
   # CPU engine: oneDNN (JIT, runtime ISA dispatch; OpenMP threading).
   libdnnl-dev

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data_test_util.hpp"
@@ -219,13 +220,17 @@ TEST_F(ClassifyToolTest, ABadImageEndsItNamingTheFile) {
   const std::string png = ReadFileToString(Image(0));
   const std::string truncated = dir_->file("truncated.png");
   WriteFileAtomically(truncated, png.substr(0, png.size() / 2));
-  for (const std::string& bad : {truncated, dir_->file("missing.png")}) {
+  const std::vector<std::pair<std::string, std::string>> bad_files = {
+      {truncated, "is a truncated PNG"},
+      {dir_->file("missing.png"), "does not exist"},
+      {dir_->path(), "is a directory, not an image"}};
+  for (const auto& [bad, why] : bad_files) {
     const Result run = Classify("--logtostderr " + Image(1) + " " + bad);
     EXPECT_EQ(run.status, 1) << run.output;
     std::smatch error;
     ASSERT_TRUE(std::regex_search(run.output, error, std::regex(R"((^|\n)E\d+ [^\n]*)")))
         << run.output;
-    EXPECT_NE(error.str().find(bad + ": "), std::string::npos) << run.output;
+    EXPECT_NE(error.str().find(bad + ": " + why), std::string::npos) << run.output;
   }
   WriteFileAtomically(dir_->file("three_labels.txt"), "a\nb\nc\n");
   const Result labels =

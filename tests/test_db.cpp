@@ -105,5 +105,31 @@ TEST(LMDBTest, ErrorsNameThePath) {
                         {dir / "db", "read-only"});
 }
 
+// A data.mdb cut short maps its lost pages past the end of the file, where a
+// read is SIGBUS: the size is checked against LMDB's page count at open.
+TEST(LMDBTest, ATruncatedDataFileIsNamedAtOpen) {
+  TempDir dir;
+  const std::string path = dir / "db";
+  {
+    std::shared_ptr<LMDB> db = LMDB::Open(path, DBMode::kNew);
+    std::unique_ptr<LMDBTransaction> txn = db->NewTransaction();
+    for (int i = 0; i < 100; ++i) txn->Put(KeyOf(i), ValueOf(i));
+    txn->Commit();
+  }
+  const std::string data = path + "/data.mdb";
+  const uintmax_t whole = std::filesystem::file_size(data);
+  EXPECT_EQ(LMDB::Open(path, DBMode::kRead)->Count(), 100);  // whole, it opens
+  std::filesystem::resize_file(data, whole / 2);
+  for (DBMode mode : {DBMode::kRead, DBMode::kWrite}) {
+    ExpectErrorContaining([&] { LMDB::Open(path, mode); },
+                          {"LMDB '" + path + "' is truncated: its data.mdb holds",
+                           std::to_string(whole / 2) + " bytes", "need " + std::to_string(whole)});
+  }
+  // Shorter than its meta pages, LMDB itself cannot read it.
+  std::filesystem::resize_file(data, 100);
+  ExpectErrorContaining([&] { LMDB::Open(path, DBMode::kRead); },
+                        {"LMDB '" + path + "' is truncated: its data.mdb holds only 100 bytes"});
+}
+
 }  // namespace
 }  // namespace demi

@@ -76,5 +76,33 @@ TEST(ReadImageFileTest, RealJpegsOfOpenCvDocReadWholeAndCut) {
   }
 }
 
+// A JPEG whose entropy-coded middle is damaged, markers intact: OpenCV
+// decodes it without a word; libjpeg's warning names it.
+TEST(JpegCorruptionTest, ADamagedMiddleIsNamedAndWholeImagesPass) {
+  const std::string whole = Encoded(".jpg");
+  EXPECT_EQ(JpegCorruption(whole), "");
+  EXPECT_EQ(JpegCorruption(Encoded(".png")), "");  // not a JPEG: not checked
+  // A little padding before the end-of-image marker (some cameras write it)
+  // is no damage.
+  std::string padded = whole;
+  padded.insert(padded.size() - 2, "\x01\x02");
+  EXPECT_EQ(JpegCorruption(padded), "");
+  std::string damaged = whole;
+  for (size_t i = whole.size() / 2; i < whole.size() / 2 + 64; ++i) {
+    damaged[i] = static_cast<char>((i * 37 + 11) % 255);  // never FF: no new marker
+  }
+  ASSERT_FALSE(
+      cv::imdecode(std::vector<uchar>(damaged.begin(), damaged.end()), cv::IMREAD_COLOR).empty());
+  EXPECT_NE(JpegCorruption(damaged).find("is a corrupt JPEG: "), std::string::npos);
+  // A file so damaged libjpeg gives up (no image data at all) is named too.
+  EXPECT_NE(JpegCorruption(whole.substr(0, 200) + "\xFF\xD9").find("does not decode as an image: "),
+            std::string::npos);
+
+  TempDir dir;
+  WriteFile(dir / "damaged.jpg", damaged);
+  ExpectErrorContaining([&] { ReadImageFile(dir / "damaged.jpg", true); }, {"is a corrupt JPEG: "});
+  ExpectErrorContaining([&] { ReadImageFile(dir.path(), true); }, {"is a directory"});
+}
+
 }  // namespace
 }  // namespace demi

@@ -63,7 +63,8 @@ TEST(TemporaryFilesTest, AFailedWriteNamesTheFileAndLeavesNoTemporary) {
   ScratchDir dir;
   ExpectErrorContaining(
       [&] { WriteFileAtomically(dir.file("no/such/dir/model.caffemodel"), "bytes"); },
-      {"cannot write '" + dir.file("no/such/dir/model.caffemodel") + "'", "No such file"});
+      {"cannot write '" + dir.file("no/such/dir/model.caffemodel") + "': the directory '" +
+       dir.file("no/such/dir") + "' does not exist"});
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 

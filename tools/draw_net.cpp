@@ -98,6 +98,8 @@ int Run(const std::vector<std::string>& args) {
   DEMI_CHECK(extension.size() > 1, "--output '", output,
              "' has no extension to pick a format (.png, .svg, .pdf or .dot)");
   const std::string format = extension.substr(1);
+  // Before the temporaries below, whose names would stand in for it in the error.
+  demi::CheckCanCreateFile(output);
   demi::RemoveStaleTemporaries(output);
   const std::string dot = DrawModel(model);
   if (format == "dot" || format == "gv") {

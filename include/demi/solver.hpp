@@ -13,6 +13,7 @@
 #include "demi/proto/demi.pb.h"
 #include "demi/solver_param.hpp"
 #include "demi/solvers/update_kernels.hpp"
+#include "demi/util/file_lock.hpp"
 #include "demi/util/signal.hpp"
 
 namespace demi {
@@ -152,7 +153,9 @@ class Solver {
   /// The test nets the solver's fields give, sharing the train net's params
   /// and arena (solver_test_nets.cpp, with TestAll and Test).
   void InitTestNets();
-  void CheckSnapshotPrefix() const;
+  /// Checks snapshot_prefix and, when snapshots will be written, locks it
+  /// (PREFIX.lock) for as long as this solver lives.
+  void LockSnapshotPrefix();
   /// Runs iter_size forward-backward passes; returns their mean loss.
   float ForwardBackwardAll();
   float CheckedForwardBackward();
@@ -202,6 +205,7 @@ class Solver {
   std::vector<Callback*> callbacks_;
   std::chrono::steady_clock::time_point display_start_;
   int display_start_iter_ = 0;
+  std::shared_ptr<FileLock> snapshot_lock_;  ///< the root's, while snapshots may be written
 };
 
 /// @brief A solver whose update is `Rule` (solvers/*.hpp): the step of one

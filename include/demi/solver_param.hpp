@@ -40,9 +40,16 @@ std::string SolverTypeName(SolverParameter::SolverType type);
 /// true if anything changed.
 bool UpgradeSolverAsNeeded(const std::string& source, SolverParameter* param);
 
-/// Reads a solver prototxt and upgrades it. As Caffe's tool does, an absent
-/// snapshot_prefix becomes the file's path without its extension, and a
-/// snapshot_prefix naming a directory gets the file's stem appended.
+/// Throws an Error naming `source` (the solver file, or what else gave
+/// `param`) and the field when a value no run can mean: a negative max_iter
+/// (which would report "Optimization Done." having trained nothing), a
+/// base_lr that is negative or not finite (which would only show later as a
+/// NaN loss).
+void CheckSolverValues(const SolverParameter& param, const std::string& source);
+
+/// Reads a solver prototxt, upgrades it and checks it (CheckSolverValues). As Caffe's tool does, an
+/// absent snapshot_prefix becomes the file's path without its extension, and a snapshot_prefix
+/// naming a directory gets the file's stem appended.
 void ReadSolverParamsFromTextFile(const std::string& path, SolverParameter* param);
 
 /// The net-wide settings a solver gives every net it builds: memory

@@ -75,6 +75,7 @@ int FirstNonFiniteTop(const Net& net, int layer_id) {
 Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule rule)
     : param_(param), context_(context), rule_(rule), history_sets_(HistorySets(rule)) {
   UpgradeSolverAsNeeded("solver parameters", &param_);
+  CheckSolverValues(param_, "the solver parameters");
   LOG(INFO) << "Initializing solver from parameters:\n" << param_.DebugString();
   DEMI_CHECK(param_.iter_size() >= 1, "iter_size must be at least 1, got ", param_.iter_size());
   DEMI_CHECK(param_.average_loss() >= 1, "average_loss must be at least 1, got ",
@@ -89,7 +90,7 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
   LOG(INFO) << "Random seed " << context_.seed
             << (param_.random_seed() >= 0 ? "" : " (from the clock; set random_seed to repeat)");
   if (is_root()) {
-    CheckSnapshotPrefix();
+    LockSnapshotPrefix();
     // Snapshots of a run killed while writing them.
     if (!param_.snapshot_prefix().empty()) RemoveStaleTemporaries(param_.snapshot_prefix());
   }
@@ -117,7 +118,7 @@ void Solver::CheckNoMomentum(const std::string& hint) const {
              " solver has no momentum; remove momentum (got ", param_.momentum(), ")", hint);
 }
 
-void Solver::CheckSnapshotPrefix() const {
+void Solver::LockSnapshotPrefix() {
   const std::string& prefix = param_.snapshot_prefix();
   DEMI_CHECK(param_.snapshot() == 0 || !prefix.empty(), "snapshot is ", param_.snapshot(),
              " but snapshot_prefix is not set");
@@ -128,12 +129,11 @@ void Solver::CheckSnapshotPrefix() const {
     return;
   }
   if (param_.snapshot() == 0 && !param_.snapshot_after_train()) return;
-  const std::string probe = SnapshotFilename(".probe");
-  std::ofstream out(probe);
-  DEMI_CHECK(out.good(), "cannot write snapshots with snapshot_prefix '", prefix, "' (tried '",
-             probe, "'); make sure the directory exists and is writable");
-  out.close();
-  std::remove(probe.c_str());
+  // Two trainers with one prefix would overwrite each other's snapshots. The
+  // lock file also shows, before training, that snapshots can be written.
+  snapshot_lock_ =
+      FileLock::Acquire(prefix + ".lock", StrCat("snapshot_prefix '", prefix, "'"),
+                        "wait for that trainer to end, or give this one another snapshot_prefix");
 }
 
 void Solver::InitTrainNet() {

@@ -109,9 +109,17 @@ bool UpgradeSolverAsNeeded(const std::string& source, SolverParameter* param) {
   return true;
 }
 
+void CheckSolverValues(const SolverParameter& param, const std::string& source) {
+  DEMI_CHECK(param.max_iter() >= 0, source, ": max_iter is ", param.max_iter(),
+             "; give the number of iterations to train, 0 or more");
+  DEMI_CHECK(std::isfinite(param.base_lr()) && param.base_lr() >= 0, source, ": base_lr is ",
+             param.base_lr(), "; give a learning rate of 0 or more (e.g. base_lr: 0.01)");
+}
+
 void ReadSolverParamsFromTextFile(const std::string& path, SolverParameter* param) {
   ReadProtoFromTextFile(path, param);
   UpgradeSolverAsNeeded(path, param);
+  CheckSolverValues(*param, path);
   namespace fs = std::filesystem;
   if (!param->has_snapshot_prefix()) {
     param->set_snapshot_prefix(fs::path(path).replace_extension().string());

@@ -123,6 +123,26 @@ def test_missing_and_bad_solver_files(tmp_path, lenet_train):
         demitasse.Solver(missing_net)
 
 
+def test_values_no_run_can_mean_are_refused_naming_file_and_field(tmp_path, lenet_train):
+    for field, value in (("max_iter", "-5"), ("base_lr", "-0.01"), ("base_lr", "inf")):
+        path = tmp_path / "odd_solver.prototxt"
+        path.write_text('net: "%s"\nlr_policy: "fixed"\n%s: %s\n' % (lenet_train, field, value))
+        with pytest.raises(RuntimeError, match=r"odd_solver\.prototxt: %s is" % field):
+            demitasse.Solver(path)
+
+
+def test_solvers_of_one_snapshot_prefix_share_this_process_lock(tmp_path, lenet_train):
+    path = tmp_path / "snapshotting.prototxt"
+    path.write_text('net: "%s"\nlr_policy: "fixed"\nsnapshot: 5\nsnapshot_prefix: "%s"\n'
+                    % (lenet_train, tmp_path / "lenet"))
+    lock = tmp_path / "lenet.lock"
+    first = demitasse.Solver(path)
+    second = demitasse.Solver(path)  # a solver built again in a session is not refused
+    assert lock.read_text().startswith("PID %d on host " % os.getpid())
+    del first, second
+    assert not lock.exists()
+
+
 def test_ctrl_c_stops_a_long_step(make_solver_file):
     solver = demitasse.Solver(make_solver_file(max_iter=1000000))
     # Python leaves SIGINT ignored when it started ignored (a background job

@@ -15,9 +15,17 @@ namespace demi {
 /// `head` is the data's first bytes (8 suffice), `tail` its last (64 suffice).
 std::string ImageTruncation(std::string_view head, std::string_view tail);
 
+/// Why a JPEG's data is damaged ("is a corrupt JPEG: " and libjpeg's warning;
+/// "does not decode as an image: " and its error where it cannot decode at
+/// all), or "" when it decodes cleanly or is not a JPEG. libjpeg decodes a JPEG
+/// whose middle is corrupt anyway, with a warning OpenCV does not pass on;
+/// this decodes the entropy-coded data (not the pixels) to see the warning.
+std::string JpegCorruption(std::string_view data);
+
 /// Reads and decodes an image file, as cv::imread does (color or gray).
-/// Throws BadRecordError (data/transformer.hpp) when the file is missing, truncated (see
-/// ImageTruncation) or does not decode; the caller names the file.
+/// Throws BadRecordError (data/transformer.hpp) when the path is missing or
+/// a directory, the image is truncated (see ImageTruncation) or corrupt (see
+/// JpegCorruption), or it does not decode; the caller names the file.
 cv::Mat ReadImageFile(const std::string& path, bool is_color);
 
 }  // namespace demi

@@ -7,6 +7,7 @@
 // defined in that command's file.
 #include <gflags/gflags.h>
 
+#include <cstddef>
 #include <string>
 
 #include "demi/proto/demi.pb.h"
@@ -33,6 +34,11 @@ bool ParseScheduleFlag(ScheduleOrder* order);
 
 /// --engine and --precision applied to `param`.
 void ApplyEngineFlags(NetParameter* param);
+
+/// --memory_budget in bytes (a command reads 'auto' or 'smallest' itself
+/// first); 0 when not given. "0" is refused (no memory at all is no plan;
+/// leaving the flag out means no budget), and the bytes read are logged.
+size_t MemoryBudgetBytes();
 
 /// The net prototxt `model` as a tool that runs its TEST phase reads it:
 /// phase TEST, --level and --stage in its state, --engine and --precision

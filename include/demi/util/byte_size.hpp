@@ -7,8 +7,9 @@
 namespace demi {
 
 /// Reads a size as flags give it: plain bytes or with a unit, "1.5GiB",
-/// "512MiB", "64K" (KiB/MiB/GiB and K/M/G and KB/MB/GB are all powers of
-/// 1024). Throws an Error naming `what` (e.g. "--memory_budget") otherwise.
+/// "512MiB", "64K", "2GB". KiB/MiB/GiB and K/M/G are powers of 1024, KB/MB/GB
+/// powers of 1000 (as GNU coreutils read them). Throws an Error naming `what`
+/// (e.g. "--memory_budget") otherwise.
 size_t ParseByteSize(const std::string& text, const std::string& what);
 
 }  // namespace demi

@@ -41,6 +41,12 @@ std::string DescribeToolError(const std::exception_ptr& error);
 /// environment (which may run the process again, with `argv` unchanged) and
 /// logging to stderr. `caffe` calls it before taking its sub-command off argv.
 void BeginTool(char** argv);
+/// gflags::ParseCommandLineNonHelpFlags(argc, argv, true), except that a
+/// positional argument that is a negative number ("-3") stays an argument:
+/// gflags would end the process calling it the unknown flag "3", where the
+/// tool can say what is wrong with the number. The value of a flag given as
+/// "--flag -3" stays the flag's.
+void ParseFlagsKeepingNegativeNumbers(int* argc, char*** argv);
 /// The steps after parsing flags: glog, its failure handler, and SIGXFSZ
 /// ignored (a write past `ulimit -f` then fails with EFBIG, named with the file).
 void InitToolLogging(const char* program);

@@ -21,6 +21,10 @@ void WriteProtoToTextFile(const google::protobuf::Message& proto, const std::str
 void WriteProtoToBinaryFile(const google::protobuf::Message& proto, const std::string& path);
 void WriteFileAtomically(const std::string& path, const std::string& contents);
 
+/// Throws an Error naming `path` when no file can be created there: its
+/// directory does not exist, is not a directory, or is not writable.
+void CheckCanCreateFile(const std::string& path);
+
 std::string ReadFileToString(const std::string& path);
 
 }  // namespace demi

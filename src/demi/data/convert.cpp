@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -144,8 +145,12 @@ std::vector<ImageListEntry> ReadImageList(const std::string& path) {
     ImageListEntry entry;
     const auto [end, error] =
         std::from_chars(label_text.data(), label_text.data() + label_text.size(), entry.label);
-    DEMI_CHECK(error == std::errc() && end == label_text.data() + label_text.size(), path, ":",
-               number, ": label '", label_text, "' is not an integer");
+    const bool whole = end == label_text.data() + label_text.size();
+    DEMI_CHECK(!whole || error != std::errc::result_out_of_range, path, ":", number, ": label '",
+               label_text, "' is out of range: labels are 32-bit integers, at most ",
+               std::numeric_limits<int>::max());
+    DEMI_CHECK(error == std::errc() && whole, path, ":", number, ": label '", label_text,
+               "' is not an integer");
     entry.path = line.substr(0, space);
     while (!entry.path.empty() && std::isspace(static_cast<unsigned char>(entry.path.back()))) {
       entry.path.pop_back();

@@ -1,6 +1,8 @@
 #include "demi/data/db.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -17,6 +19,28 @@ void CheckMdb(int rc, const std::string& path, const char* what) {
   DEMI_CHECK(rc == MDB_SUCCESS, "LMDB '", path, "': ", what, " failed: ", mdb_strerror(rc));
 }
 
+/// What stopped a write of about `bytes` to the database at `path` that
+/// failed with `rc`. LMDB reports a short write, as on a full disk, as EIO:
+/// the filesystem's free space and the file size limit tell what it was.
+std::string WriteFailure(int rc, const std::string& path, size_t bytes) {
+  if (rc == EIO || rc == ENOSPC || rc == EDQUOT || rc == EFBIG) {
+    struct statvfs disk {};
+    if (statvfs(path.c_str(), &disk) == 0) {
+      const uint64_t free = uint64_t{disk.f_bavail} * disk.f_frsize;
+      if (free < bytes + (uint64_t{1} << 20)) {
+        return StrCat("the filesystem holding it is full (", free >> 10,
+                      " KiB free); free some space or write the database elsewhere");
+      }
+    }
+    struct rlimit limit {};
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      return StrCat(mdb_strerror(rc), ", perhaps at the file size limit of ", limit.rlim_cur,
+                    " bytes (ulimit -f); raise it or write a smaller database");
+    }
+  }
+  return mdb_strerror(rc);
+}
+
 bool IsDirectory(const std::string& path) {
   struct stat info {};
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
@@ -25,6 +49,29 @@ bool IsDirectory(const std::string& path) {
 bool Exists(const std::string& path) {
   struct stat info {};
   return stat(path.c_str(), &info) == 0;
+}
+
+/// Bytes of `path`, or -1 when it cannot be read.
+int64_t FileSize(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 ? static_cast<int64_t>(info.st_size) : -1;
+}
+
+/// A data.mdb cut short (a copy that stopped, a full disk) opens fine but
+/// its missing pages are mapped past the end of the file: reading them is
+/// SIGBUS, or zeros where a read-ahead fills them. Its meta page says how
+/// many pages it has, so the file size gives it away at open.
+void CheckNotTruncated(MDB_env* env, const std::string& path) {
+  MDB_envinfo info{};
+  MDB_stat stat{};
+  CheckMdb(mdb_env_info(env, &info), path, "info");
+  CheckMdb(mdb_env_stat(env, &stat), path, "stat");
+  const int64_t pages = static_cast<int64_t>(info.me_last_pgno) + 1;
+  const int64_t needed = pages * stat.ms_psize;
+  const int64_t size = FileSize(path + "/data.mdb");
+  DEMI_CHECK(size < 0 || size >= needed, "LMDB '", path, "' is truncated: its data.mdb holds ",
+             size, " bytes, but its ", pages, " pages of ", stat.ms_psize, " bytes need ", needed,
+             "; copy or convert it again");
 }
 
 /// Environments open in this process, by absolute path: LMDB must not open
@@ -75,7 +122,13 @@ std::shared_ptr<LMDB> LMDB::Open(const std::string& path, DBMode mode, size_t in
     // A database in a read-only directory: no lock file can be made there.
     rc = mdb_env_open(db->env_, path.c_str(), flags | MDB_NOLOCK, 0664);
   }
+  // Shorter than LMDB's two meta pages (of at least 4 KiB), it is not read at all.
+  const int64_t size = FileSize(path + "/data.mdb");
+  DEMI_CHECK(rc != MDB_INVALID || size < 0 || size >= 8192, "LMDB '", path,
+             "' is truncated: its data.mdb holds only ", size,
+             " bytes, less than LMDB's two meta pages; copy or convert it again");
   CheckMdb(rc, path, "open");
+  CheckNotTruncated(db->env_, path);
   MDB_txn* txn = nullptr;
   CheckMdb(mdb_txn_begin(db->env_, nullptr, read_only ? MDB_RDONLY : 0, &txn), path,
            "begin transaction");
@@ -125,6 +178,8 @@ size_t LMDB::map_size() const {
 }
 
 bool LMDB::TryWrite(const std::vector<std::pair<std::string, std::string>>& records) {
+  size_t bytes = 0;
+  for (const auto& [key, value] : records) bytes += key.size() + value.size();
   MDB_txn* txn = nullptr;
   CheckMdb(mdb_txn_begin(env_, nullptr, 0, &txn), path_, "begin write transaction");
   for (const auto& [key, value] : records) {
@@ -135,12 +190,16 @@ bool LMDB::TryWrite(const std::vector<std::pair<std::string, std::string>>& reco
       mdb_txn_abort(txn);
       return false;
     }
-    if (rc != MDB_SUCCESS) mdb_txn_abort(txn);
-    CheckMdb(rc, path_, StrCat("put of key '", key, "'").c_str());
+    if (rc != MDB_SUCCESS) {  // a put writes when a large transaction spills pages
+      mdb_txn_abort(txn);
+      ThrowError(StrCat("LMDB '", path_, "': put of key '", key,
+                        "' failed: ", WriteFailure(rc, path_, bytes)));
+    }
   }
   const int rc = mdb_txn_commit(txn);  // frees the transaction either way
   if (rc == MDB_MAP_FULL) return false;
-  CheckMdb(rc, path_, "commit");
+  DEMI_CHECK(rc == MDB_SUCCESS, "LMDB '", path_,
+             "': commit failed: ", WriteFailure(rc, path_, bytes));
   return true;
 }
 

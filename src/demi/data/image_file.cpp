@@ -1,8 +1,17 @@
 #include "demi/data/image_file.hpp"
 
+// jpeglib.h needs FILE and size_t declared before it.
+// clang-format off
+#include <cstdio>
+#include <jpeglib.h>
+#include <jerror.h>
+// clang-format on
+
 #include <algorithm>
+#include <csetjmp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <opencv2/imgcodecs.hpp>
 
 #include "demi/data/transformer.hpp"  // BadRecordError
@@ -10,8 +19,6 @@
 namespace demi {
 
 namespace {
-
-constexpr size_t kTailBytes = 64;
 
 bool StartsWith(std::string_view data, std::string_view prefix) {
   return data.size() >= prefix.size() && data.compare(0, prefix.size(), prefix) == 0;
@@ -31,7 +38,74 @@ std::string_view TrimPadding(std::string_view data) {
   return data;
 }
 
+/// libjpeg's error manager, reporting instead of printing: a fatal error
+/// jumps back to JpegCorruption; the first warning of damaged data is kept.
+struct JpegErrors {
+  jpeg_error_mgr manager;
+  std::jmp_buf fatal;
+  char message[JMSG_LENGTH_MAX] = {};
+};
+
+/// Keeps the first message, without libjpeg's "Corrupt JPEG data: " (ours
+/// says that).
+void KeepMessage(j_common_ptr info) {
+  auto* errors = reinterpret_cast<JpegErrors*>(info->err);
+  if (errors->message[0] != '\0') return;
+  char text[JMSG_LENGTH_MAX] = {};
+  info->err->format_message(info, text);
+  const std::string_view prefix = "Corrupt JPEG data: ";
+  const std::string_view message(text);
+  const std::string_view kept =
+      StartsWith(message, prefix) ? message.substr(prefix.size()) : message;
+  kept.copy(errors->message, sizeof(errors->message) - 1);
+}
+
+[[noreturn]] void OnJpegError(j_common_ptr info) {
+  KeepMessage(info);
+  std::longjmp(reinterpret_cast<JpegErrors*>(info->err)->fatal, 1);
+}
+
+/// Level -1 is a warning; the others are traces. Warnings about metadata (an
+/// unknown JFIF revision, an Adobe transform, an ICC profile) leave the
+/// pixels whole, as do the byte or two of padding some cameras write before
+/// the end-of-image marker (FF D9). Damaged data that decodes to the last
+/// block early leaves far more unread there.
+void OnJpegMessage(j_common_ptr info, int level) {
+  if (level != -1) return;
+  constexpr int kPaddingBytes = 16;
+  const int code = info->err->msg_code;
+  const int* parm = info->err->msg_parm.i;
+  const bool damaged =
+      code == JWRN_HUFF_BAD_CODE || code == JWRN_HIT_MARKER || code == JWRN_MUST_RESYNC ||
+      code == JWRN_JPEG_EOF ||
+      (code == JWRN_EXTRANEOUS_DATA && (parm[1] != 0xD9 || parm[0] > kPaddingBytes));
+  if (damaged) KeepMessage(info);
+}
+
 }  // namespace
+
+std::string JpegCorruption(std::string_view data) {
+  if (!StartsWith(data, "\xFF\xD8\xFF")) return "";
+  JpegErrors errors;
+  jpeg_decompress_struct info{};
+  info.err = jpeg_std_error(&errors.manager);
+  errors.manager.error_exit = OnJpegError;
+  errors.manager.emit_message = OnJpegMessage;
+  if (setjmp(errors.fatal) != 0) {  // as OpenCV's decoder would fail too
+    jpeg_destroy_decompress(&info);
+    return StrCat("does not decode as an image: ", errors.message);
+  }
+  jpeg_create_decompress(&info);
+  jpeg_mem_src(&info, reinterpret_cast<const unsigned char*>(data.data()),
+               static_cast<unsigned long>(data.size()));
+  jpeg_read_header(&info, TRUE);
+  // The entropy-coded data decoded to DCT coefficients: where damage shows,
+  // without the inverse DCT, upsampling and colour conversion of a full decode.
+  jpeg_read_coefficients(&info);
+  jpeg_finish_decompress(&info);
+  jpeg_destroy_decompress(&info);
+  return errors.message[0] == '\0' ? "" : StrCat("is a corrupt JPEG: ", errors.message);
+}
 
 std::string ImageTruncation(std::string_view head, std::string_view tail) {
   const std::string_view end = TrimPadding(tail);
@@ -52,23 +126,18 @@ std::string ImageTruncation(std::string_view head, std::string_view tail) {
 
 cv::Mat ReadImageFile(const std::string& path, bool is_color) {
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) throw BadRecordError("does not exist");
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::is_directory(status)) throw BadRecordError("is a directory, not an image");
+  if (!std::filesystem::exists(status)) throw BadRecordError("does not exist");
+  if (!std::filesystem::is_regular_file(status)) throw BadRecordError("is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in.good()) throw BadRecordError("cannot be opened");
-  char head[8] = {};
-  in.read(head, sizeof(head));
-  const std::string_view head_view(head, static_cast<size_t>(in.gcount()));
-  in.clear();
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  const std::streamoff tail_size = std::min<std::streamoff>(size, kTailBytes);
-  char tail[kTailBytes] = {};
-  in.seekg(size - tail_size);
-  in.read(tail, tail_size);
-  if (in.gcount() != tail_size) throw BadRecordError("cannot be read");
-  const std::string truncation =
-      ImageTruncation(head_view, std::string_view(tail, static_cast<size_t>(tail_size)));
-  if (!truncation.empty()) throw BadRecordError(StrCat(truncation, " (", size, " bytes)"));
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw BadRecordError("cannot be read");
+  const std::string truncation = ImageTruncation(data, data);
+  if (!truncation.empty()) throw BadRecordError(StrCat(truncation, " (", data.size(), " bytes)"));
+  const std::string corruption = JpegCorruption(data);
+  if (!corruption.empty()) throw BadRecordError(corruption);
   cv::Mat image;
   try {  // OpenCV throws where a header claims more than OPENCV_IO_MAX_IMAGE_PIXELS pixels
     image = cv::imread(path, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);

@@ -29,6 +29,11 @@ void DummyDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
     } else {
       top[i]->Reshape(param.shape(s));
     }
+    // Unlike an Input a caller fills, nothing ever gives these tops data: an
+    // empty one would train on nothing, at a loss of 0.
+    DEMI_CHECK(top[i]->count() > 0, "DummyData layer '", layer_param_.name(), "': top ", i,
+               " has shape ", top[i]->shape_string(),
+               ", which holds no values; give every axis, the batch first, at least 1");
     FillerParameter filler_param;  // constant 0 by default
     if (num_fillers > 0) filler_param = param.data_filler(num_fillers == 1 ? 0 : i);
     fillers_.push_back(GetFiller(filler_param));

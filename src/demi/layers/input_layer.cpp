@@ -12,6 +12,13 @@ void InputLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<
              " shapes; give 1 shape or one per top");
   for (size_t i = 0; i < top.size() && num_shapes > 0; ++i) {
     top[i]->Reshape(param.shape(num_shapes == 1 ? 0 : static_cast<int>(i)));
+    // An empty batch is fine (a caller reshapes it); an empty item would
+    // surface only later, as a filler's complaint about a weight shape.
+    for (int axis = 1; axis < top[i]->num_axes(); ++axis) {
+      DEMI_CHECK(top[i]->shape(axis) > 0, "Input layer '", layer_param_.name(), "': top ", i,
+                 " has shape ", top[i]->shape_string(), ", whose axis ", axis,
+                 " is 0; only the batch (axis 0) may be 0");
+    }
   }
 }
 

@@ -92,7 +92,7 @@ std::string CommandHelp(const Command& command, const std::string& invocation) {
 int RunCommand(const Command& command, const std::string& invocation, int argc, char** argv) {
   if (command.quiet) FLAGS_minloglevel = google::WARNING;
   gflags::SetUsageMessage(CommandHelp(command, invocation));
-  gflags::ParseCommandLineNonHelpFlags(&argc, &argv, true);
+  ParseFlagsKeepingNegativeNumbers(&argc, &argv);
   if (HelpRequested()) {
     std::cout << CommandHelp(command, invocation);
     return 0;

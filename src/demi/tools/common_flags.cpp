@@ -1,7 +1,10 @@
 #include "demi/tools/common_flags.hpp"
 
+#include <iomanip>
+
 #include "demi/common.hpp"
 #include "demi/engine_decision.hpp"
+#include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
@@ -33,7 +36,8 @@ DEFINE_int32(level, 0, "Net state level.");
 DEFINE_string(stage, "", "Comma-separated net state stages.");
 DEFINE_string(memory_budget, "",
               "Bytes the train net's arena (activations, gradients, layer buffers) may take, e.g. "
-              "1.5GiB: activations are dropped after forward and recomputed in backward to fit. "
+              "1.5GiB (GiB, MiB, KiB and G, M, K: powers of 1024; GB, MB, KB: of 1000; not 0): "
+              "activations are dropped after forward and recomputed in backward to fit. "
               "train also takes 'auto' (the largest batch that fits the machine's free memory, "
               "the global batch kept through iter_size); memory takes 'smallest' (the least "
               "recomputation reaches).");
@@ -56,6 +60,18 @@ void ApplyEngineFlags(NetParameter* param) {
   if (ParseEngineFlag(FLAGS_engine, &engine)) param->set_engine(engine);
   Type precision;
   if (ParsePrecisionFlag(FLAGS_precision, &precision)) ApplyPrecision(precision, param);
+}
+
+size_t MemoryBudgetBytes() {
+  if (FLAGS_memory_budget.empty()) return 0;
+  const size_t bytes = ParseByteSize(FLAGS_memory_budget, "--memory_budget");
+  DEMI_CHECK(bytes > 0, "--memory_budget=", FLAGS_memory_budget,
+             " would leave the train net no memory at all; leave the flag out to plan without a "
+             "budget, or give a size such as 1.5GiB");
+  LOG(INFO) << "--memory_budget=" << FLAGS_memory_budget << ": " << bytes << " bytes ("
+            << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / (1 << 20)
+            << " MiB)";
+  return bytes;
 }
 
 NetParameter ReadTestNetParam(const std::string& model) {

@@ -43,8 +43,9 @@ struct Extraction {
 int ParseCount(const std::string& what, const std::string& text) {
   long value = 0;
   const size_t end = ReadNumber(text, &value);
-  DEMI_CHECK(end == text.size() && end > 0 && value >= 0 && value <= INT_MAX, what, ": '", text,
+  DEMI_CHECK(end == text.size() && end > 0 && value <= INT_MAX, what, ": '", text,
              "' is not a count");
+  DEMI_CHECK(value >= 0, what, " is ", value, ": it cannot be negative");
   return static_cast<int>(value);
 }
 

@@ -42,7 +42,7 @@ namespace {
 size_t RecomputeBudget() {
   if (FLAGS_memory_budget.empty()) return 0;
   if (FLAGS_memory_budget == "smallest") return 1;
-  return ParseByteSize(FLAGS_memory_budget, "--memory_budget");
+  return MemoryBudgetBytes();
 }
 
 NetState StateFor(Phase phase, const NetState* base) {

@@ -11,7 +11,6 @@
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/batch_size.hpp"
-#include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
@@ -50,9 +49,7 @@ int TimeNet() {
   }
   ApplyEngineFlags(&param);
   if (FLAGS_batch > 0) SetBatchSize(&param, FLAGS_batch);
-  if (!FLAGS_memory_budget.empty()) {
-    param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
-  }
+  if (!FLAGS_memory_budget.empty()) param.set_memory_budget(MemoryBudgetBytes());
   ScheduleOrder schedule;
   if (ParseScheduleFlag(&schedule)) param.set_schedule(schedule);
   Net net(param, context, nullptr, FLAGS_model);

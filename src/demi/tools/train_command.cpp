@@ -27,7 +27,6 @@
 #include "demi/tools/batch_fit.hpp"
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
-#include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/host_memory.hpp"
@@ -150,6 +149,18 @@ Context ChooseContext(const SolverParameter& param, std::vector<int> gpus) {
   return context;
 }
 
+/// Each CPU replica builds its nets and needs a share of the cores: far more
+/// replicas than cores is a slip (1000 for 10) that would spend minutes
+/// building nets only to train at a crawl.
+void CheckReplicasFitCores(int replicas) {
+  constexpr int kReplicasPerCore = 4;
+  const int cores = std::max(1, omp_get_num_procs());
+  DEMI_CHECK(
+      replicas <= kReplicasPerCore * cores, "--cpu_replicas=", replicas, " is more than ",
+      kReplicasPerCore, " times the ", cores,
+      " core(s) this process may run on; give at most --cpu_replicas=", kReplicasPerCore * cores);
+}
+
 /// --memory_budget=auto: the train net at the largest batch that fits what
 /// the machine has free (a share of it per replica of this process, and per
 /// rank on this host when a launcher says how many), the global batch kept
@@ -263,10 +274,11 @@ int Train() {
   const std::vector<int> gpus = ChooseGpus(launch);
   DEMI_CHECK(FLAGS_cpu_replicas >= 1, "--cpu_replicas must be at least 1, got ",
              FLAGS_cpu_replicas);
+  CheckReplicasFitCores(FLAGS_cpu_replicas);
   if (FLAGS_memory_budget == "auto") {
     FitToMemory(gpus, launch, &param);
   } else if (!FLAGS_memory_budget.empty()) {
-    param.set_memory_budget(ParseByteSize(FLAGS_memory_budget, "--memory_budget"));
+    param.set_memory_budget(MemoryBudgetBytes());
   }
   SignalHandler signals(sigint_effect, sighup_effect, sigterm_effect);
   DEMI_CHECK(gpus.empty() || FLAGS_cpu_replicas == 1, "give --gpu or --cpu_replicas, not both");

@@ -11,6 +11,7 @@
 #include <new>
 #include <opencv2/core.hpp>
 #include <sstream>
+#include <utility>
 
 #include "demi/util/device.hpp"
 #include "demi/util/math.hpp"
@@ -184,11 +185,48 @@ int RunReportingErrors(const std::function<int()>& body) {
   }
 }
 
+namespace {
+
+bool IsNegativeNumber(const char* text) {
+  return text[0] == '-' && (std::isdigit(static_cast<unsigned char>(text[1])) ||
+                            (text[1] == '.' && std::isdigit(static_cast<unsigned char>(text[2]))));
+}
+
+/// Whether `arg` is "-name" or "--name" (no "=value") of a flag that takes
+/// the next argument as its value: any known flag but a bool.
+bool TakesNextArgument(const std::string& arg) {
+  if (arg.size() < 2 || arg[0] != '-' || arg.find('=') != std::string::npos) return false;
+  const std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
+  gflags::CommandLineFlagInfo info;
+  return gflags::GetCommandLineFlagInfo(name.c_str(), &info) && info.type != "bool";
+}
+
+}  // namespace
+
+void ParseFlagsKeepingNegativeNumbers(int* argc, char*** argv) {
+  // Each such argument is swapped for a placeholder gflags leaves alone, and
+  // put back where gflags moved it (by pointer: gflags reorders argv).
+  static char placeholder[] = "negative number";
+  std::vector<std::pair<int, char*>> negatives;  // argv index, original
+  for (int i = 1; i < *argc && std::string((*argv)[i]) != "--"; ++i) {
+    if (IsNegativeNumber((*argv)[i]) && !TakesNextArgument((*argv)[i - 1])) {
+      negatives.emplace_back(i, (*argv)[i]);
+      (*argv)[i] = placeholder;
+    }
+  }
+  gflags::ParseCommandLineNonHelpFlags(argc, argv, true);
+  size_t next = 0;  // gflags keeps the positional arguments in their order
+  for (int i = 1; i < *argc && next < negatives.size(); ++i) {
+    if ((*argv)[i] == placeholder) (*argv)[i] = negatives[next++].second;
+  }
+}
+
 int RunToolWithArgs(int argc, char** argv, const std::string& usage,
                     const std::function<int(const std::vector<std::string>&)>& body) {
   BeginTool(argv);
   gflags::SetUsageMessage(usage);
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  ParseFlagsKeepingNegativeNumbers(&argc, &argv);
+  gflags::HandleCommandLineHelpFlags();
   InitToolLogging(argv[0]);
   const std::vector<std::string> args(argv + 1, argv + argc);
   return RunReportingErrors([&] { return body(args); });

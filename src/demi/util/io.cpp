@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -79,10 +80,27 @@ void ReadProtoFromBinaryFile(const std::string& path, google::protobuf::Message*
              "' is not a valid binary ", proto->GetTypeName(), " (", bytes.size(), " bytes)");
 }
 
+void CheckCanCreateFile(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  std::error_code error;
+  const fs::file_status status = fs::status(dir, error);
+  DEMI_CHECK(fs::exists(status), "cannot write '", path, "': the directory '", dir,
+             "' does not exist");
+  DEMI_CHECK(fs::is_directory(status), "cannot write '", path, "': '", dir, "' is not a directory");
+  DEMI_CHECK(::access(dir.c_str(), W_OK | X_OK) == 0, "cannot write '", path, "': the directory '",
+             dir, "' is not writable (", ErrnoText(), ")");
+}
+
 void WriteFileAtomically(const std::string& path, const std::string& contents) {
   const std::string temp = TemporaryPathFor(path);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  DEMI_CHECK(fd >= 0, "cannot write '", path, "': cannot create '", temp, "': ", ErrnoText());
+  if (fd < 0) {
+    const std::string reason = ErrnoText();
+    CheckCanCreateFile(path);  // names the directory when it is the cause
+    ThrowError(StrCat("cannot write '", path, "': cannot create '", temp, "': ", reason));
+  }
   size_t written = 0;
   while (written < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
