@@ -34,3 +34,10 @@ def set_device(device_id):
 def current():
     """(gpu, device_id) for the next net or solver."""
     return _gpu, _device_id
+
+
+def has_nccl():
+    """Whether pycaffe's NCCL class (multi-GPU training driven from Python)
+    is here: never, whatever the build. Demitasse replicates a net across
+    GPUs in the solver itself: tools/train --gpu=0,1 (NCCL where built)."""
+    return False

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "demi/layer_registry.hpp"
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
@@ -178,6 +179,10 @@ void DefineNet(py::module_& module) {
       .def("share_with", &Net::ShareTrainedLayersWith, py::arg("other"))
       .def("save", &Save, py::arg("path"))
       .def("memory_report", &MemoryReport);
+  module.def(
+      "layer_type_list", [] { return LayerRegistry::Types(); },
+      "The layer types this build registers (\"Convolution\", ...), as pycaffe's "
+      "layer_type_list.");
 }
 
 }  // namespace python
