@@ -9,6 +9,15 @@ Layer = namedtuple("Layer", ["name", "type", "blobs"])
 Layer.__doc__ = "A layer of a net: its name, its type (\"Convolution\") and its learnable blobs."
 
 
+def _h5py():
+    try:
+        import h5py
+    except ImportError as error:
+        raise ImportError("save_hdf5 and load_hdf5 need h5py: install Debian's python3-h5py "
+                          "(scripts/install_deps.sh does)") from error
+    return h5py
+
+
 def _is_path(value):
     return isinstance(value, (str, bytes, os.PathLike))
 
@@ -202,6 +211,62 @@ class Net:
     def save(self, filename):
         """Writes the params as a .caffemodel."""
         self._net.save(str(filename))
+
+    def save_hdf5(self, filename):
+        """Writes the params as Caffe's HDF5 weights: group data/<layer>
+        (every layer, as Caffe writes it) with datasets "0", "1", ... of
+        float32. A param shared by several layers is written once, under the
+        first of them. Needs h5py (Debian's python3-h5py)."""
+        h5py = _h5py()
+        seen = set()
+        with h5py.File(os.fspath(filename), "w") as hdf5:
+            data = hdf5.create_group("data")
+            for layer in self.layers:
+                group = data.create_group(layer.name)
+                for i, blob in enumerate(layer.blobs):
+                    values = blob.data
+                    address = values.__array_interface__["data"][0]
+                    if values.size and address in seen:
+                        continue
+                    seen.add(address)
+                    group.create_dataset(str(i), data=values, dtype="float32")
+
+    def load_hdf5(self, filename):
+        """Copies params from Caffe's HDF5 weights (save_hdf5's format) into
+        the layers of the same name; layers the net lacks are skipped. A
+        layer's datasets must match its params in number and shape, but a
+        dataset may be missing for a param the layer shares with another."""
+        h5py = _h5py()
+        filename = require_file(filename, "HDF5 weights file")
+        layers = self.layer_dict
+        with h5py.File(filename, "r") as hdf5:
+            if "data" not in hdf5:
+                raise ValueError(f"{filename} has no 'data' group: not HDF5 weights as Caffe "
+                                 "and save_hdf5 write them")
+            for name, group in hdf5["data"].items():
+                if name not in layers:
+                    continue
+                blobs = layers[name].blobs
+                if len(group) > len(blobs):
+                    raise ValueError(f"layer '{name}' has {len(blobs)} params but {filename} "
+                                     f"holds {len(group)} for it")
+                for i, blob in enumerate(blobs):
+                    if str(i) not in group:
+                        if self._is_shared(name, i):
+                            continue
+                        raise ValueError(f"{filename} lacks param {i} of layer '{name}'")
+                    values = group[str(i)]
+                    if tuple(values.shape) != tuple(blob.shape):
+                        raise ValueError(f"param {i} of layer '{name}' is "
+                                         f"{'x'.join(map(str, blob.shape))} in the net but "
+                                         f"{'x'.join(map(str, values.shape))} in {filename}")
+                    blob.data[...] = values[...]
+
+    def _is_shared(self, layer_name, index):
+        """Whether param `index` of the layer is another layer's memory too."""
+        address = self.layer_dict[layer_name].blobs[index].data.__array_interface__["data"][0]
+        return any(blob.data.__array_interface__["data"][0] == address
+                   for layer in self.layers if layer.name != layer_name for blob in layer.blobs)
 
     def memory_report(self):
         """What the net takes under each memory plan (the `memory` tool's

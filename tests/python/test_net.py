@@ -193,3 +193,60 @@ def test_stages_select_layers(deploy):
         assert net.layers[0].type == "DummyData"
         loss = float(net.forward()["loss"])
         assert 1.5 < loss < 3.5  # about ln(10) at initialisation
+
+
+SHARED_NET = """
+layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 } } }
+layer { name: "a" type: "InnerProduct" bottom: "data" top: "a"
+        param { name: "w" } inner_product_param { num_output: 3 bias_term: false } }
+layer { name: "b" type: "InnerProduct" bottom: "a" top: "b"
+        param { name: "w" } inner_product_param { num_output: 3 bias_term: false } }
+layer { name: "c" type: "InnerProduct" bottom: "b" top: "c" inner_product_param { num_output: 4 } }
+"""
+
+
+def test_hdf5_weights_in_caffe_s_layout(tmp_path, deploy):
+    h5py = pytest.importorskip("h5py")
+    net = demitasse.Net(str(deploy), demitasse.TEST)
+    rng = np.random.default_rng(5)
+    for blobs in net.params.values():
+        for blob in blobs:
+            blob.data[...] = rng.normal(size=blob.shape)
+    path = tmp_path / "weights.h5"
+    net.save_hdf5(str(path))
+    with h5py.File(path, "r") as hdf5:
+        # Caffe's layout: data/<every layer>/<param index>, float32.
+        assert list(hdf5["data"]) == sorted(layer.name for layer in net.layers)
+        assert len(hdf5["data/relu1"]) == 0
+        assert hdf5["data/conv1/0"].dtype == np.float32
+        np.testing.assert_array_equal(hdf5["data/ip2/1"][...], net.params["ip2"][1].data)
+    fresh = demitasse.Net(str(deploy), demitasse.TEST)
+    fresh.load_hdf5(str(path))
+    for name, blobs in net.params.items():
+        for blob, loaded in zip(blobs, fresh.params[name]):
+            np.testing.assert_array_equal(loaded.data, blob.data)
+    # A file for another net: layers it lacks are skipped, a shape that differs is an error.
+    with h5py.File(path, "a") as hdf5:
+        hdf5.create_group("data/not_in_the_net").create_dataset("0", data=np.zeros(3))
+        del hdf5["data/ip2/1"]
+        hdf5["data/ip2"].create_dataset("1", data=np.zeros(9, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"param 1 of layer 'ip2' is 10 in the net but 9"):
+        fresh.load_hdf5(str(path))
+
+
+def test_hdf5_writes_a_shared_param_once(tmp_path):
+    pytest.importorskip("h5py")
+    prototxt = tmp_path / "shared.prototxt"
+    prototxt.write_text(SHARED_NET)
+    net = demitasse.Net(str(prototxt), demitasse.TEST)
+    net.params["a"][0].data[...] = np.arange(9).reshape(3, 3)
+    net.params["c"][1].data[...] = 7
+    path = tmp_path / "shared.h5"
+    net.save_hdf5(str(path))
+    import h5py
+    with h5py.File(path, "r") as hdf5:
+        assert "0" in hdf5["data/a"] and "0" not in hdf5["data/b"]
+    fresh = demitasse.Net(str(prototxt), demitasse.TEST)
+    fresh.load_hdf5(str(path))
+    np.testing.assert_array_equal(fresh.params["b"][0].data, np.arange(9).reshape(3, 3))
+    np.testing.assert_array_equal(fresh.params["c"][1].data, 7)
