@@ -13,7 +13,7 @@ from .device import has_nccl, set_device, set_mode_cpu, set_mode_gpu
 from .net import Layer, Net
 from .solver import (AdaDeltaSolver, AdaGradSolver, AdamSolver, NesterovSolver, RMSPropSolver,
                      SGDSolver, Solver, get_solver)
-from . import coord_map, io, net_spec, proto
+from . import coord_map, draw, io, net_spec, proto
 from .net_spec import NetSpec, layers, params, to_proto
 from .proto.caffe_pb2 import TEST, TRAIN
 
@@ -21,5 +21,5 @@ __all__ = [
     "Blob", "Layer", "Net", "Solver", "get_solver", "SGDSolver", "NesterovSolver",
     "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver", "set_mode_cpu",
     "set_mode_gpu", "set_device", "has_nccl", "layer_type_list", "io", "proto", "net_spec",
-    "coord_map", "NetSpec", "layers", "params", "to_proto", "TRAIN", "TEST",
+    "coord_map", "draw", "NetSpec", "layers", "params", "to_proto", "TRAIN", "TEST",
 ]

@@ -21,6 +21,7 @@ def test_names_and_submodules_are_demitasse_s():
     assert caffe.io is demitasse.io and caffe.net_spec is demitasse.net_spec
     assert caffe_pb2 is demitasse.proto.caffe_pb2 is caffe.proto.caffe_pb2
     assert caffe.coord_map is demitasse.coord_map
+    assert importlib.import_module("caffe.draw") is demitasse.draw
     assert sys.modules["caffe.io"] is demitasse.io
     assert L is demitasse.layers and caffe.NetSpec is demitasse.NetSpec
     assert (caffe.TRAIN, caffe.TEST) == (caffe_pb2.TRAIN, caffe_pb2.TEST) == (0, 1)
