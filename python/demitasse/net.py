@@ -2,6 +2,8 @@
 import os
 from collections import OrderedDict, namedtuple
 
+import numpy as np
+
 from . import _demitasse, device
 from ._files import require_file
 
@@ -99,6 +101,12 @@ class Net:
         return self._cached("blobs", lambda: OrderedDict(self._net.blobs()))
 
     @property
+    def blob_loss_weights(self):
+        """Each blob's weight in the loss, by name (0 for blobs that are not
+        losses), in the order of `blobs`."""
+        return OrderedDict(zip(self._net.blob_names, self._net.blob_loss_weights))
+
+    @property
     def params(self):
         """Each layer with learnable blobs, by name: [weights, bias, ...]."""
         def build():
@@ -189,6 +197,49 @@ class Net:
         wanted = list(self.inputs if end is None else self.bottom_names[end]) + list(diffs or [])
         self._check_blob_names(wanted, self.blobs, "blobs")
         return {name: self.blobs[name].diff for name in wanted}
+
+    def forward_all(self, blobs=None, **inputs):
+        """forward() over inputs of any length: each keyword array is cut
+        into batches of its blob's batch size (the last one padded), and the
+        outputs and `blobs` of every batch are joined, padding dropped."""
+        outputs, _ = self._all_batches(blobs, None, inputs, backward=False)
+        return outputs
+
+    def forward_backward_all(self, blobs=None, diffs=None, **arrays):
+        """forward() then backward() batch by batch, as forward_all: keywords
+        naming inputs are data, those naming outputs are top diffs. Returns
+        (outputs and `blobs`, diffs of the inputs and of `diffs`)."""
+        return self._all_batches(blobs, diffs, arrays, backward=True)
+
+    def _all_batches(self, blobs, diffs, arrays, backward):
+        inputs = {name: values for name, values in arrays.items() if name in self.inputs}
+        top_diffs = {name: values for name, values in arrays.items() if name not in inputs}
+        if not backward:
+            self._check_blob_names(top_diffs, self.inputs, "inputs")
+        lengths = {len(values) for values in arrays.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"arrays of different lengths: "
+                             f"{', '.join(f'{k}: {len(v)}' for k, v in arrays.items())}")
+        # No arrays: one pass over whatever the net's inputs hold.
+        count = lengths.pop() if lengths else None
+        batch = self.blobs[next(iter(arrays))].shape[0] if arrays else 1
+        results = ({}, {})
+        for start in range(0, count or 1, batch):
+            chunk = {}
+            for name, values in arrays.items():
+                values = np.asarray(values)[start:start + batch]
+                if len(values) < batch:  # the last batch, padded with zeros
+                    padding = np.zeros((batch - len(values),) + values.shape[1:], values.dtype)
+                    values = np.concatenate([values, padding])
+                chunk[name] = values
+            passes = [self.forward(blobs=blobs, **{k: chunk[k] for k in inputs})]
+            if backward:
+                passes.append(self.backward(diffs=diffs, **{k: chunk[k] for k in top_diffs}))
+            for result, out in zip(results, passes):
+                for name, values in out.items():
+                    result.setdefault(name, []).append(np.array(values))
+        return tuple({name: parts[0] if count is None else np.concatenate(parts)[:count]
+                      for name, parts in result.items()} for result in results)
 
     def reshape(self):
         """Re-runs every layer's reshape after an input blob changed shape."""

@@ -151,6 +151,7 @@ void DefineNet(py::module_& module) {
       .def_property_readonly("name", &Net::name)
       .def_property_readonly("phase", [](const Net& net) { return static_cast<int>(net.phase()); })
       .def_property_readonly("blob_names", &Net::blob_names)
+      .def_property_readonly("blob_loss_weights", &Net::blob_loss_weights)
       .def_property_readonly("layer_names", &Net::layer_names)
       .def_property_readonly("layer_types",
                              [](const Net& net) {

@@ -250,3 +250,38 @@ def test_hdf5_writes_a_shared_param_once(tmp_path):
     fresh.load_hdf5(str(path))
     np.testing.assert_array_equal(fresh.params["b"][0].data, np.arange(9).reshape(3, 3))
     np.testing.assert_array_equal(fresh.params["c"][1].data, 7)
+
+
+def test_forward_all_and_forward_backward_all_batch_any_length(tmp_path, deploy):
+    forced = tmp_path / "forced.prototxt"
+    forced.write_text(deploy.read_text() + "\nforce_backward: true\n")
+    net = demitasse.Net(str(forced), demitasse.TEST)
+    net.blobs["data"].reshape(4, 1, 28, 28)
+    net.reshape()
+    images = random_image(6, batch=10)  # batches of 4, 4 and 2 (padded)
+    out = net.forward_all(data=images, blobs=["ip1"])
+    assert set(out) == {"prob", "ip1"} and out["prob"].shape == (10, 10)
+    assert out["ip1"].shape == (10, 500)
+    single = demitasse.Net(str(forced), demitasse.TEST)
+    targets = np.eye(10, dtype=np.float32)[np.arange(10) % 10]
+    for i in (0, 5, 9):
+        np.testing.assert_allclose(out["prob"][i], single.forward(data=images[i:i + 1])["prob"][0],
+                                   rtol=1e-5, atol=1e-7)
+    outs, diffs = net.forward_backward_all(data=images, prob=targets)
+    np.testing.assert_allclose(outs["prob"], out["prob"], rtol=1e-6)
+    assert diffs["data"].shape == (10, 1, 28, 28)
+    for i in (3, 9):
+        single.forward(data=images[i:i + 1])
+        expected = single.backward(prob=targets[i:i + 1])["data"][0]
+        np.testing.assert_allclose(diffs["data"][i], expected, rtol=1e-4, atol=1e-7)
+    with pytest.raises(ValueError, match="different lengths"):
+        net.forward_backward_all(data=images, prob=targets[:3])
+    with pytest.raises(ValueError, match="label: not inputs"):
+        net.forward_all(label=images)
+
+
+def test_blob_loss_weights(lenet_train):
+    net = demitasse.Net(str(lenet_train), demitasse.TRAIN)
+    weights = net.blob_loss_weights
+    assert list(weights) == list(net.blobs)
+    assert weights["loss"] == 1 and weights["ip2"] == 0 and weights["data"] == 0
