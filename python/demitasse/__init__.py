@@ -14,11 +14,12 @@ from .net import Layer, Net
 from .solver import (AdaDeltaSolver, AdaGradSolver, AdamSolver, NesterovSolver, RMSPropSolver,
                      SGDSolver, Solver, get_solver)
 from . import coord_map, draw, io, net_spec, proto
+from .classifier import Classifier
 from .net_spec import NetSpec, layers, params, to_proto
 from .proto.caffe_pb2 import TEST, TRAIN
 
 __all__ = [
-    "Blob", "Layer", "Net", "Solver", "get_solver", "SGDSolver", "NesterovSolver",
+    "Blob", "Layer", "Net", "Classifier", "Solver", "get_solver", "SGDSolver", "NesterovSolver",
     "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver", "set_mode_cpu",
     "set_mode_gpu", "set_device", "has_nccl", "layer_type_list", "io", "proto", "net_spec",
     "coord_map", "draw", "NetSpec", "layers", "params", "to_proto", "TRAIN", "TEST",

@@ -120,3 +120,29 @@ def test_gpu_net_matches_the_cpu_net(deploy):
                                    cpu.forward(data=image)["prob"], rtol=1e-4, atol=1e-6)
     finally:
         caffe.set_mode_cpu()
+
+
+def test_classifier_predicts_from_crops(deploy):
+    """caffe.Classifier: resize, ten crops (or the centre), preprocess,
+    forward, average, checked against the same steps done by hand."""
+    rng = np.random.default_rng(7)
+    classifier = caffe.Classifier(str(deploy), None, image_dims=(32, 32), raw_scale=2.0,
+                                  mean=np.array([0.5]))
+    net = caffe.Net(str(deploy), caffe.TEST)
+    for name in net.params:
+        for i, blob in enumerate(net.params[name]):
+            blob.data[...] = classifier.params[name][i].data
+    images = [rng.uniform(0, 1, size=(32, 32, 1)).astype(np.float32) for _ in range(2)]
+
+    def by_hand(crop):
+        return net.forward(data=(crop.transpose(2, 0, 1)[np.newaxis] * 2.0 - 0.5))["prob"][0].copy()
+
+    centre = classifier.predict(images, oversample=False)
+    assert centre.shape == (2, 10)
+    np.testing.assert_allclose(centre[1], by_hand(images[1][2:30, 2:30]), rtol=1e-5, atol=1e-7)
+    ten = classifier.predict(images)
+    assert ten.shape == (2, 10)
+    crops = caffe.io.oversample(images, (28, 28))
+    expected = np.mean([by_hand(crop) for crop in crops[10:]], axis=0)
+    np.testing.assert_allclose(ten[1], expected, rtol=1e-5, atol=1e-7)
+    assert not np.allclose(ten[1], centre[1])
