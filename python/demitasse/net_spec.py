@@ -75,9 +75,9 @@ def _fill(message, values, where):
 
 def assign_proto(proto, name, value, where=None):
     """Sets field `name` of the message `proto` from a Python value: a dict
-    fills a message field, a message is copied in, a list or tuple (or a
-    single value, made a one-element list) fills a repeated field, anything
-    else is set as is. `where` names the field's place in error messages."""
+    fills a message field, a message is copied in, a list, tuple or numpy
+    array (or a single value, made a one-element list) fills a repeated
+    field, anything else is set as is. `where` names the field's place in error messages."""
     where = where or type(proto).__name__
     field = proto.DESCRIPTOR.fields_by_name.get(name)
     if field is None:
@@ -86,7 +86,7 @@ def assign_proto(proto, name, value, where=None):
     is_message = field.type == FieldDescriptor.TYPE_MESSAGE
     if field.label == FieldDescriptor.LABEL_REPEATED:
         container = getattr(proto, name)
-        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        items = list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value]
         for item in items:
             if not is_message:
                 container.append(_scalar(field, item))

@@ -129,6 +129,8 @@ def test_generated_names_and_options_by_name():
     deconv = L.Deconvolution(L.Input(shape=dict(dim=[1, 1, 4, 4])), num_output=2,
                              kernel_size=4, stride=2).to_proto().layer[1]
     assert deconv.convolution_param.num_output == 2
+    assert list(L.Input(shape=dict(dim=np.array([1, 1, 4, 4]))).to_proto()
+                .layer[0].input_param.shape[0].dim) == [1, 1, 4, 4]
     assert list(deconv.convolution_param.stride) == [2]
 
 
