@@ -64,7 +64,7 @@ class Net:
             stages = [stages]
         gpu, device_id = device.current()
         self._attach(_demitasse._Net(network_file, phase, level, list(stages or []), gpu,
-                                     device_id))
+                                     device_id, device.random_seed()))
         if weights is not None:
             self.copy_from(weights)
 
