@@ -9,6 +9,7 @@ so the drawing stays acyclic. The DOT text is ours (net_to_dot); `dot`
 (Debian's graphviz) renders it. This draws the prototxt as written, no net is
 built: tools/draw_net draws a built net with its memory plan.
 """
+import os
 import subprocess
 
 from .proto import caffe_pb2
@@ -127,8 +128,9 @@ def draw_net(caffe_net, rankdir, ext="png", phase=None, display_lrm=False):
 
 
 def draw_net_to_file(caffe_net, filename, rankdir="LR", phase=None, display_lrm=False):
-    """Writes the drawing to `filename`, in the format its extension names."""
-    ext = str(filename).rsplit(".", 1)[-1] if "." in str(filename) else "png"
+    """Writes the drawing to `filename`, in the format its extension names
+    (PNG without one)."""
+    ext = os.path.splitext(os.fspath(filename))[1][1:] or "png"
     data = draw_net(caffe_net, rankdir, ext, phase, display_lrm)
     with open(filename, "wb") as out:
         out.write(data)
