@@ -141,6 +141,9 @@ PY_INCLUDES = $(patsubst -I%,-isystem%,$(sort $(shell $(PYTHON)-config --include
 PY_EXT_SUFFIX = $(shell $(PYTHON)-config --extension-suffix)
 PY_MODULE := $(BUILD_DIR)/python/_demitasse.so
 PY_PACKAGE_MODULE = python/demitasse/_demitasse$(PY_EXT_SUFFIX)
+# pycaffe's caffe_pb2: the Python classes of our schema (python3-protobuf).
+PY_PROTO_GEN := $(BUILD_DIR)/python/demi/proto/demi_pb2.py
+PY_PACKAGE_PROTO := python/demitasse/proto/caffe_pb2.py
 PYTEST_FLAGS ?= -q
 
 # ---- dependency check: runs scripts/install_deps.sh once per build dir ----
@@ -205,11 +208,21 @@ $(PY_MODULE): $(PY_OBJS) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CXX) -shared $(PY_OBJS) -o $@ $(WHOLE_LIB) $(LDFLAGS) $(LIBS)
 
+# The Python classes of demi.proto, generated from whatever the schema holds
+# and installed as demitasse.proto.caffe_pb2 (the module name pycaffe code
+# imports; the messages keep their package, demi).
+$(PY_PROTO_GEN): $(PROTO_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD_DIR)/python
+	protoc --proto_path=src --python_out=$(BUILD_DIR)/python $(PROTO_SRC)
+
+$(PY_PACKAGE_PROTO): $(PY_PROTO_GEN)
+	@cp $< $@.tmp && mv -f $@.tmp $@
+
 # Copied through a temporary file and a rename: a running interpreter may
 # have the old module mapped.
-python: $(PY_MODULE)
+python: $(PY_MODULE) $(PY_PACKAGE_PROTO)
 	@cp $(PY_MODULE) $(PY_PACKAGE_MODULE).tmp && mv -f $(PY_PACKAGE_MODULE).tmp $(PY_PACKAGE_MODULE)
-	@echo "python: built $(PY_PACKAGE_MODULE); import it with PYTHONPATH=python"
+	@echo "python: built $(PY_PACKAGE_MODULE) and $(PY_PACKAGE_PROTO); import demitasse (or caffe) with PYTHONPATH=python"
 
 # Runs every test: the C++ suite (GTEST_FILTER=... narrows it), then the
 # Python tests, except under sanitizers: a module built with them cannot be
@@ -271,7 +284,7 @@ fuzz_run: $(FUZZ_BINS)
 
 clean:
 	rm -rf $(BUILD_DIR)
-	rm -f python/demitasse/_demitasse*.so
+	rm -f python/demitasse/_demitasse*.so $(PY_PACKAGE_PROTO)
 
 -include $(LIB_OBJS:.o=.d) $(CU_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) \
          $(FUZZ_OBJS:.o=.d) $(PY_OBJS:.o=.d)

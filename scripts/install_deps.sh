@@ -30,6 +30,9 @@ packages=(
   # Python bindings (make python): pybind11's headers, Python's headers,
   # NumPy for the zero-copy blob views, pytest for tests/python.
   pybind11-dev python3-dev python3-numpy python3-pytest
+  # pycaffe compatibility: caffe_pb2 (protoc --python_out) needs protobuf's
+  # Python runtime; Net.save_hdf5 / load_hdf5 write HDF5 with h5py.
+  python3-protobuf python3-h5py
   # GNU time: bench/memory.sh reads a process's peak RSS with it.
   time
   # procps (ps, pkill, /bin/kill): to watch and stop trainers; the tests need

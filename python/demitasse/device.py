@@ -1,4 +1,5 @@
-"""Where nets and solvers built from now on run: pycaffe's set_mode_* calls.
+"""Where nets and solvers built from now on run, and their random seed:
+pycaffe's set_mode_* and set_random_seed calls.
 
 The choice is read when a Net or Solver is built and passed to it
 explicitly; changing it later does not move an existing net.
@@ -7,6 +8,7 @@ from . import _demitasse
 
 _gpu = False
 _device_id = 0
+_seed = -1  # the library's default
 
 
 def set_mode_cpu():
@@ -31,6 +33,29 @@ def set_device(device_id):
     _device_id = int(device_id)
 
 
+def set_random_seed(seed):
+    """The seed of the random streams (fillers, dropout, shuffling) of nets
+    built from now on, and of solvers whose prototxt sets no random_seed
+    (one that does keeps its own). None goes back to the default: a fixed
+    seed for nets, the clock for such solvers."""
+    global _seed
+    if seed is not None and not 0 <= int(seed) < 2**32:
+        raise ValueError(f"random seed {seed} is outside 0 to 2^32 - 1")
+    _seed = -1 if seed is None else int(seed)
+
+
+def random_seed():
+    """The seed set_random_seed gave, or -1."""
+    return _seed
+
+
 def current():
     """(gpu, device_id) for the next net or solver."""
     return _gpu, _device_id
+
+
+def has_nccl():
+    """Whether pycaffe's NCCL class (multi-GPU training driven from Python)
+    is here: never, whatever the build. Demitasse replicates a net across
+    GPUs in the solver itself: tools/train --gpu=0,1 (NCCL where built)."""
+    return False

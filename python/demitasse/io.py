@@ -1,9 +1,11 @@
-"""Images in and out of a net, as pycaffe's caffe.io: load_image,
-resize_image and a Transformer with Caffe's preprocessing."""
+"""Images and arrays in and out of a net, as pycaffe's caffe.io: load_image,
+resize_image, oversample, a Transformer with Caffe's preprocessing, and
+conversions between numpy arrays and the schema's BlobProto and Datum."""
 import numpy as np
 
 from . import _demitasse
 from ._files import require_file
+from .proto import caffe_pb2
 
 
 def load_image(filename, color=True):
@@ -24,6 +26,108 @@ def load_blobproto(filename):
     """A BlobProto file (e.g. a mean.binaryproto from compute_image_mean) as
     an array of its shape, usually 1 x C x H x W."""
     return _demitasse.read_blobproto(require_file(filename, "BlobProto file"))
+
+
+def blobproto_to_array(blob, return_diff=False):
+    """A BlobProto's data (or diff) as a float array of its shape: the legacy
+    num x channels x height x width when any of those is set, else
+    `shape.dim` (no dims: a 0-d array of its single value). Values stored as
+    doubles (double_data) come back as float64. ValueError when the values
+    do not fill the shape."""
+    values = blob.diff if return_diff else blob.data
+    doubles = blob.double_diff if return_diff else blob.double_data
+    array = np.array(values, dtype=np.float32) if len(values) or not len(doubles) else \
+        np.array(doubles, dtype=np.float64)
+    legacy = any(blob.HasField(field) for field in ("num", "channels", "height", "width"))
+    shape = (blob.num, blob.channels, blob.height, blob.width) if legacy else \
+        tuple(blob.shape.dim)
+    if array.size != int(np.prod(shape, dtype=np.int64)):
+        raise ValueError(f"BlobProto holds {array.size} values but its shape "
+                         f"{'x'.join(map(str, shape)) or '(none)'} needs "
+                         f"{int(np.prod(shape, dtype=np.int64))}")
+    return array.reshape(shape)
+
+
+def array_to_blobproto(arr, diff=None):
+    """A BlobProto with `arr`'s shape (shape.dim) and values as floats, and
+    `diff`'s values as its diff when given (same shape as `arr`)."""
+    arr = np.asarray(arr)
+    blob = caffe_pb2.BlobProto()
+    blob.shape.dim.extend(arr.shape)
+    blob.data.extend(arr.astype(np.float32).ravel().tolist())
+    if diff is not None:
+        diff = np.asarray(diff)
+        if diff.shape != arr.shape:
+            raise ValueError(f"diff of shape {diff.shape} does not match the data's {arr.shape}")
+        blob.diff.extend(diff.astype(np.float32).ravel().tolist())
+    return blob
+
+
+def arraylist_to_blobprotovector_str(arraylist):
+    """Arrays as a serialized BlobProtoVector (bytes)."""
+    vector = caffe_pb2.BlobProtoVector()
+    vector.blobs.extend(array_to_blobproto(arr) for arr in arraylist)
+    return vector.SerializeToString()
+
+
+def blobprotovector_str_to_arraylist(serialized):
+    """A serialized BlobProtoVector (bytes) as a list of arrays."""
+    vector = caffe_pb2.BlobProtoVector()
+    vector.ParseFromString(serialized)
+    return [blobproto_to_array(blob) for blob in vector.blobs]
+
+
+def array_to_datum(arr, label=None):
+    """A Datum of a C x H x W array: uint8 arrays as bytes (`data`), any
+    other type as floats (`float_data`); `label` is set only when given."""
+    arr = np.asarray(arr)
+    if arr.ndim != 3:
+        raise ValueError(f"array_to_datum takes a C x H x W array, got shape {arr.shape}")
+    datum = caffe_pb2.Datum()
+    datum.channels, datum.height, datum.width = arr.shape
+    if arr.dtype == np.uint8:
+        datum.data = arr.tobytes()
+    else:
+        datum.float_data.extend(arr.astype(np.float32).ravel().tolist())
+    if label is not None:
+        datum.label = int(label)
+    return datum
+
+
+def datum_to_array(datum):
+    """A Datum's values as a C x H x W array: uint8 from `data`, float from
+    `float_data`. Only raw Datums: an encoded one (a JPEG or PNG in `data`)
+    is a ValueError; decode it with load_image or OpenCV."""
+    shape = (datum.channels, datum.height, datum.width)
+    if datum.encoded:
+        raise ValueError("datum_to_array reads raw Datums; this one holds an encoded image")
+    if len(datum.data):
+        return np.frombuffer(datum.data, dtype=np.uint8).reshape(shape)
+    return np.array(datum.float_data, dtype=np.float32).reshape(shape)
+
+
+def oversample(images, crop_dims):
+    """Ten crops of each H x W x K image, as Caffe's 10-view testing takes
+    them: the four corners (top-left, top-right, bottom-left, bottom-right)
+    and the centre, then those five mirrored left to right. Returns a
+    (10 N) x h x w x K float32 array for crop_dims (h, w)."""
+    images = [np.asarray(image) for image in images]
+    crop_h, crop_w = (int(dim) for dim in crop_dims)
+    height, width, channels = images[0].shape
+    if crop_h > height or crop_w > width:
+        raise ValueError(f"crop {crop_h} x {crop_w} is larger than the images "
+                         f"({height} x {width})")
+    corners = [(top, left) for top in (0, height - crop_h) for left in (0, width - crop_w)]
+    corners.append(((height - crop_h) // 2, (width - crop_w) // 2))
+    crops = np.empty((10 * len(images), crop_h, crop_w, channels), dtype=np.float32)
+    for i, image in enumerate(images):
+        if image.shape != (height, width, channels):
+            raise ValueError(f"image {i} is {image.shape}; oversample takes images of one "
+                             f"shape, here {(height, width, channels)}")
+        views = [image[top:top + crop_h, left:left + crop_w] for top, left in corners]
+        crops[10 * i:10 * i + 5] = views
+        crops[10 * i + 5:10 * i + 10] = [view[:, ::-1] for view in views]
+    return crops
 
 
 class Transformer:

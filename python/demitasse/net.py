@@ -2,11 +2,22 @@
 import os
 from collections import OrderedDict, namedtuple
 
+import numpy as np
+
 from . import _demitasse, device
 from ._files import require_file
 
 Layer = namedtuple("Layer", ["name", "type", "blobs"])
 Layer.__doc__ = "A layer of a net: its name, its type (\"Convolution\") and its learnable blobs."
+
+
+def _h5py():
+    try:
+        import h5py
+    except ImportError as error:
+        raise ImportError("save_hdf5 and load_hdf5 need h5py: install Debian's python3-h5py "
+                          "(scripts/install_deps.sh does)") from error
+    return h5py
 
 
 def _is_path(value):
@@ -53,7 +64,7 @@ class Net:
             stages = [stages]
         gpu, device_id = device.current()
         self._attach(_demitasse._Net(network_file, phase, level, list(stages or []), gpu,
-                                     device_id))
+                                     device_id, device.random_seed()))
         if weights is not None:
             self.copy_from(weights)
 
@@ -88,6 +99,12 @@ class Net:
         """Every blob by name, in the order layers produce them (the blobs of
         auto-inserted Split layers included, as in pycaffe)."""
         return self._cached("blobs", lambda: OrderedDict(self._net.blobs()))
+
+    @property
+    def blob_loss_weights(self):
+        """Each blob's weight in the loss, by name (0 for blobs that are not
+        losses), in the order of `blobs`."""
+        return OrderedDict(zip(self._net.blob_names, self._net.blob_loss_weights))
 
     @property
     def params(self):
@@ -181,6 +198,49 @@ class Net:
         self._check_blob_names(wanted, self.blobs, "blobs")
         return {name: self.blobs[name].diff for name in wanted}
 
+    def forward_all(self, blobs=None, **inputs):
+        """forward() over inputs of any length: each keyword array is cut
+        into batches of its blob's batch size (the last one padded), and the
+        outputs and `blobs` of every batch are joined, padding dropped."""
+        outputs, _ = self._all_batches(blobs, None, inputs, backward=False)
+        return outputs
+
+    def forward_backward_all(self, blobs=None, diffs=None, **arrays):
+        """forward() then backward() batch by batch, as forward_all: keywords
+        naming inputs are data, those naming outputs are top diffs. Returns
+        (outputs and `blobs`, diffs of the inputs and of `diffs`)."""
+        return self._all_batches(blobs, diffs, arrays, backward=True)
+
+    def _all_batches(self, blobs, diffs, arrays, backward):
+        inputs = {name: values for name, values in arrays.items() if name in self.inputs}
+        top_diffs = {name: values for name, values in arrays.items() if name not in inputs}
+        if not backward:
+            self._check_blob_names(top_diffs, self.inputs, "inputs")
+        lengths = {len(values) for values in arrays.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"arrays of different lengths: "
+                             f"{', '.join(f'{k}: {len(v)}' for k, v in arrays.items())}")
+        # No arrays: one pass over whatever the net's inputs hold.
+        count = lengths.pop() if lengths else None
+        batch = self.blobs[next(iter(arrays))].shape[0] if arrays else 1
+        results = ({}, {})
+        for start in range(0, count or 1, batch):
+            chunk = {}
+            for name, values in arrays.items():
+                values = np.asarray(values)[start:start + batch]
+                if len(values) < batch:  # the last batch, padded with zeros
+                    padding = np.zeros((batch - len(values),) + values.shape[1:], values.dtype)
+                    values = np.concatenate([values, padding])
+                chunk[name] = values
+            passes = [self.forward(blobs=blobs, **{k: chunk[k] for k in inputs})]
+            if backward:
+                passes.append(self.backward(diffs=diffs, **{k: chunk[k] for k in top_diffs}))
+            for result, out in zip(results, passes):
+                for name, values in out.items():
+                    result.setdefault(name, []).append(np.array(values))
+        return tuple({name: parts[0] if count is None else np.concatenate(parts)[:count]
+                      for name, parts in result.items()} for result in results)
+
     def reshape(self):
         """Re-runs every layer's reshape after an input blob changed shape."""
         self._net.reshape()
@@ -202,6 +262,62 @@ class Net:
     def save(self, filename):
         """Writes the params as a .caffemodel."""
         self._net.save(str(filename))
+
+    def save_hdf5(self, filename):
+        """Writes the params as Caffe's HDF5 weights: group data/<layer>
+        (every layer, as Caffe writes it) with datasets "0", "1", ... of
+        float32. A param shared by several layers is written once, under the
+        first of them. Needs h5py (Debian's python3-h5py)."""
+        h5py = _h5py()
+        seen = set()
+        with h5py.File(os.fspath(filename), "w") as hdf5:
+            data = hdf5.create_group("data")
+            for layer in self.layers:
+                group = data.create_group(layer.name)
+                for i, blob in enumerate(layer.blobs):
+                    values = blob.data
+                    address = values.__array_interface__["data"][0]
+                    if values.size and address in seen:
+                        continue
+                    seen.add(address)
+                    group.create_dataset(str(i), data=values, dtype="float32")
+
+    def load_hdf5(self, filename):
+        """Copies params from Caffe's HDF5 weights (save_hdf5's format) into
+        the layers of the same name; layers the net lacks are skipped. A
+        layer's datasets must match its params in number and shape, but a
+        dataset may be missing for a param the layer shares with another."""
+        h5py = _h5py()
+        filename = require_file(filename, "HDF5 weights file")
+        layers = self.layer_dict
+        with h5py.File(filename, "r") as hdf5:
+            if "data" not in hdf5:
+                raise ValueError(f"{filename} has no 'data' group: not HDF5 weights as Caffe "
+                                 "and save_hdf5 write them")
+            for name, group in hdf5["data"].items():
+                if name not in layers:
+                    continue
+                blobs = layers[name].blobs
+                if len(group) > len(blobs):
+                    raise ValueError(f"layer '{name}' has {len(blobs)} params but {filename} "
+                                     f"holds {len(group)} for it")
+                for i, blob in enumerate(blobs):
+                    if str(i) not in group:
+                        if self._is_shared(name, i):
+                            continue
+                        raise ValueError(f"{filename} lacks param {i} of layer '{name}'")
+                    values = group[str(i)]
+                    if tuple(values.shape) != tuple(blob.shape):
+                        raise ValueError(f"param {i} of layer '{name}' is "
+                                         f"{'x'.join(map(str, blob.shape))} in the net but "
+                                         f"{'x'.join(map(str, values.shape))} in {filename}")
+                    blob.data[...] = values[...]
+
+    def _is_shared(self, layer_name, index):
+        """Whether param `index` of the layer is another layer's memory too."""
+        address = self.layer_dict[layer_name].blobs[index].data.__array_interface__["data"][0]
+        return any(blob.data.__array_interface__["data"][0] == address
+                   for layer in self.layers if layer.name != layer_name for blob in layer.blobs)
 
     def memory_report(self):
         """What the net takes under each memory plan (the `memory` tool's

@@ -16,7 +16,8 @@ class Solver:
     def __init__(self, solver_file):
         solver_file = require_file(solver_file, "solver prototxt")
         gpu, device_id = device.current()
-        self._solver = _demitasse._Solver(solver_file, self._forced_type, gpu, device_id)
+        self._solver = _demitasse._Solver(solver_file, self._forced_type, gpu, device_id,
+                                          device.random_seed())
         self._net = Net._wrap(self._solver.net)
         self._test_nets = [Net._wrap(net) for net in self._solver.test_nets]
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "demi/layer_registry.hpp"
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
@@ -22,11 +23,14 @@ namespace {
 using NetPtr = std::shared_ptr<Net>;
 using NamedBlobs = std::vector<std::pair<std::string, PyBlob>>;
 
+/// `seed`: the base of the layers' random streams (fillers, dropout), or -1
+/// for the library's default.
 NetPtr LoadNet(const std::string& path, int phase, int level,
-               const std::vector<std::string>& stages, bool gpu, int device_id) {
+               const std::vector<std::string>& stages, bool gpu, int device_id, int64_t seed) {
   DEMI_CHECK(phase == TRAIN || phase == TEST,
              "phase must be demitasse.TRAIN (0) or demitasse.TEST (1), got ", phase);
-  const Context context = MakeContext(gpu, device_id);
+  Context context = MakeContext(gpu, device_id);
+  if (seed >= 0) context.seed = static_cast<uint32_t>(seed);
   NetParameter param;
   ReadNetParamsFromTextFile(path, &param);
   param.mutable_state()->set_phase(static_cast<Phase>(phase));
@@ -146,10 +150,11 @@ py::dict MemoryReport(const Net& net) {
 void DefineNet(py::module_& module) {
   py::class_<Net, NetPtr>(module, "_Net", "The C++ net; demitasse.Net wraps it.")
       .def(py::init(&LoadNet), py::arg("path"), py::arg("phase"), py::arg("level"),
-           py::arg("stages"), py::arg("gpu"), py::arg("device_id"))
+           py::arg("stages"), py::arg("gpu"), py::arg("device_id"), py::arg("seed"))
       .def_property_readonly("name", &Net::name)
       .def_property_readonly("phase", [](const Net& net) { return static_cast<int>(net.phase()); })
       .def_property_readonly("blob_names", &Net::blob_names)
+      .def_property_readonly("blob_loss_weights", &Net::blob_loss_weights)
       .def_property_readonly("layer_names", &Net::layer_names)
       .def_property_readonly("layer_types",
                              [](const Net& net) {
@@ -178,6 +183,10 @@ void DefineNet(py::module_& module) {
       .def("share_with", &Net::ShareTrainedLayersWith, py::arg("other"))
       .def("save", &Save, py::arg("path"))
       .def("memory_report", &MemoryReport);
+  module.def(
+      "layer_type_list", [] { return LayerRegistry::Types(); },
+      "The layer types this build registers (\"Convolution\", ...), as pycaffe's "
+      "layer_type_list.");
 }
 
 }  // namespace python

@@ -18,11 +18,14 @@ namespace {
 using SolverPtr = std::shared_ptr<Solver>;
 
 /// `type`, when not empty, replaces the file's solver type (SGDSolver(path)
-/// trains with SGD whatever the file says, as in pycaffe).
-SolverPtr LoadSolver(const std::string& path, const std::string& type, bool gpu, int device_id) {
+/// trains with SGD whatever the file says, as in pycaffe). `seed`, when not
+/// -1, is the random_seed of a file that gives none (set_random_seed).
+SolverPtr LoadSolver(const std::string& path, const std::string& type, bool gpu, int device_id,
+                     int64_t seed) {
   const Context context = MakeContext(gpu, device_id);
   SolverParameter param;
   ReadSolverParamsFromTextFile(path, &param);
+  if (seed >= 0 && param.random_seed() < 0) param.set_random_seed(seed);
   if (!type.empty()) {
     param.set_type(type);
     param.clear_solver_type();
@@ -69,7 +72,7 @@ void RunInterruptibly(Solver& solver, Body body) {
 void DefineSolver(py::module_& module) {
   py::class_<Solver, SolverPtr>(module, "_Solver", "The C++ solver; demitasse.Solver wraps it.")
       .def(py::init(&LoadSolver), py::arg("path"), py::arg("type"), py::arg("gpu"),
-           py::arg("device_id"))
+           py::arg("device_id"), py::arg("seed"))
       .def_property_readonly("type", [](const Solver& solver) { return solver.type(); })
       .def_property_readonly("iter", &Solver::iter)
       .def_property_readonly("max_iter",

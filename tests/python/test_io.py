@@ -123,3 +123,71 @@ def test_transformer_resizes_and_checks_its_settings():
         transformer.set_mean("data", np.zeros((3, 4, 4)))
     with pytest.raises(ValueError, match="not an input"):
         transformer.preprocess("label", np.zeros((8, 8, 3)))
+
+
+def test_blobproto_arrays_both_ways(tmp_path):
+    proto = demitasse.proto.caffe_pb2
+    # The legacy 4-D fields win when set; otherwise shape.dim; no dims: a scalar.
+    legacy = proto.BlobProto(num=1, channels=2, height=1, width=3, data=list(range(6)))
+    np.testing.assert_array_equal(demitasse.io.blobproto_to_array(legacy),
+                                  np.arange(6).reshape(1, 2, 1, 3))
+    assert demitasse.io.blobproto_to_array(proto.BlobProto(data=[123])).shape == ()
+    assert demitasse.io.blobproto_to_array(proto.BlobProto(data=[123])) == 123
+    with pytest.raises(ValueError, match="holds 4 values but its shape"):
+        demitasse.io.blobproto_to_array(proto.BlobProto(data=[1, 2, 3, 4]))
+    values = np.random.default_rng(2).normal(size=(2, 3, 4)).astype(np.float32)
+    blob = demitasse.io.array_to_blobproto(values, diff=-values)
+    assert list(blob.shape.dim) == [2, 3, 4] and not blob.HasField("num")
+    np.testing.assert_array_equal(demitasse.io.blobproto_to_array(blob), values)
+    np.testing.assert_array_equal(demitasse.io.blobproto_to_array(blob, return_diff=True),
+                                  -values)
+    # What Python writes, the C++ reader (load_blobproto) reads.
+    path = tmp_path / "mean.binaryproto"
+    path.write_bytes(blob.SerializeToString())
+    np.testing.assert_array_equal(demitasse.io.load_blobproto(path), values)
+    # And what Python writes by hand, caffe_pb2 parses (as test_load_blobproto's C++ did).
+    parsed = proto.BlobProto.FromString(blobproto_bytes((1, 2, 3, 4), np.arange(24) / 7))
+    np.testing.assert_allclose(demitasse.io.blobproto_to_array(parsed).ravel(),
+                               np.arange(24) / 7, rtol=1e-6)
+    vector = demitasse.io.arraylist_to_blobprotovector_str([values, values[0]])
+    back = demitasse.io.blobprotovector_str_to_arraylist(vector)
+    assert [a.shape for a in back] == [(2, 3, 4), (3, 4)]
+    np.testing.assert_array_equal(back[1], values[0])
+
+
+def test_datum_arrays_both_ways():
+    pixels = np.random.default_rng(3).integers(0, 256, size=(3, 4, 5), dtype=np.uint8)
+    datum = demitasse.io.array_to_datum(pixels, label=7)
+    assert (datum.channels, datum.height, datum.width, datum.label) == (3, 4, 5, 7)
+    assert datum.data == pixels.tobytes() and not datum.float_data  # uint8: raw bytes, CHW
+    back = demitasse.io.datum_to_array(datum)
+    assert back.dtype == np.uint8
+    np.testing.assert_array_equal(back, pixels)
+    floats = np.linspace(-1, 1, 24).reshape(2, 3, 4)
+    datum = demitasse.io.array_to_datum(floats)
+    assert not datum.HasField("label") and not datum.data  # no label given: none stored
+    np.testing.assert_allclose(demitasse.io.datum_to_array(datum), floats, rtol=1e-6)
+    # A serialized Datum (an LMDB value) parses back to the same array.
+    parsed = demitasse.proto.caffe_pb2.Datum.FromString(
+        demitasse.io.array_to_datum(pixels, label=0).SerializeToString())
+    assert parsed.HasField("label") and parsed.label == 0
+    np.testing.assert_array_equal(demitasse.io.datum_to_array(parsed), pixels)
+    with pytest.raises(ValueError, match="C x H x W"):
+        demitasse.io.array_to_datum(np.zeros((4, 5)))
+    with pytest.raises(ValueError, match="encoded"):
+        demitasse.io.datum_to_array(demitasse.proto.caffe_pb2.Datum(encoded=True, data=b"\xff"))
+
+
+def test_oversample_takes_corners_centre_and_mirrors():
+    # Pixel value 100 * row + column (and + 1000 in the second image) tells
+    # each crop's origin.
+    rows, cols = np.mgrid[0:6, 0:8]
+    image = (100 * rows + cols)[:, :, np.newaxis].astype(np.float32)
+    crops = demitasse.io.oversample([image, image + 1000], (4, 4))
+    assert crops.shape == (20, 4, 4, 1) and crops.dtype == np.float32
+    origins = [crop[0, 0, 0] for crop in crops[:5]]
+    assert origins == [0, 4, 200, 204, 102]  # TL, TR, BL, BR, centre ((6-4)/2, (8-4)/2)
+    np.testing.assert_array_equal(crops[5:10], crops[:5, :, ::-1])
+    np.testing.assert_array_equal(crops[10:], crops[:10] + 1000)
+    with pytest.raises(ValueError, match="larger than the images"):
+        demitasse.io.oversample([image], (7, 4))

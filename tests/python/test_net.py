@@ -193,3 +193,95 @@ def test_stages_select_layers(deploy):
         assert net.layers[0].type == "DummyData"
         loss = float(net.forward()["loss"])
         assert 1.5 < loss < 3.5  # about ln(10) at initialisation
+
+
+SHARED_NET = """
+layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 } } }
+layer { name: "a" type: "InnerProduct" bottom: "data" top: "a"
+        param { name: "w" } inner_product_param { num_output: 3 bias_term: false } }
+layer { name: "b" type: "InnerProduct" bottom: "a" top: "b"
+        param { name: "w" } inner_product_param { num_output: 3 bias_term: false } }
+layer { name: "c" type: "InnerProduct" bottom: "b" top: "c" inner_product_param { num_output: 4 } }
+"""
+
+
+def test_hdf5_weights_in_caffe_s_layout(tmp_path, deploy):
+    h5py = pytest.importorskip("h5py")
+    net = demitasse.Net(str(deploy), demitasse.TEST)
+    rng = np.random.default_rng(5)
+    for blobs in net.params.values():
+        for blob in blobs:
+            blob.data[...] = rng.normal(size=blob.shape)
+    path = tmp_path / "weights.h5"
+    net.save_hdf5(str(path))
+    with h5py.File(path, "r") as hdf5:
+        # Caffe's layout: data/<every layer>/<param index>, float32.
+        assert list(hdf5["data"]) == sorted(layer.name for layer in net.layers)
+        assert len(hdf5["data/relu1"]) == 0
+        assert hdf5["data/conv1/0"].dtype == np.float32
+        np.testing.assert_array_equal(hdf5["data/ip2/1"][...], net.params["ip2"][1].data)
+    fresh = demitasse.Net(str(deploy), demitasse.TEST)
+    fresh.load_hdf5(str(path))
+    for name, blobs in net.params.items():
+        for blob, loaded in zip(blobs, fresh.params[name]):
+            np.testing.assert_array_equal(loaded.data, blob.data)
+    # A file for another net: layers it lacks are skipped, a shape that differs is an error.
+    with h5py.File(path, "a") as hdf5:
+        hdf5.create_group("data/not_in_the_net").create_dataset("0", data=np.zeros(3))
+        del hdf5["data/ip2/1"]
+        hdf5["data/ip2"].create_dataset("1", data=np.zeros(9, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"param 1 of layer 'ip2' is 10 in the net but 9"):
+        fresh.load_hdf5(str(path))
+
+
+def test_hdf5_writes_a_shared_param_once(tmp_path):
+    pytest.importorskip("h5py")
+    prototxt = tmp_path / "shared.prototxt"
+    prototxt.write_text(SHARED_NET)
+    net = demitasse.Net(str(prototxt), demitasse.TEST)
+    net.params["a"][0].data[...] = np.arange(9).reshape(3, 3)
+    net.params["c"][1].data[...] = 7
+    path = tmp_path / "shared.h5"
+    net.save_hdf5(str(path))
+    import h5py
+    with h5py.File(path, "r") as hdf5:
+        assert "0" in hdf5["data/a"] and "0" not in hdf5["data/b"]
+    fresh = demitasse.Net(str(prototxt), demitasse.TEST)
+    fresh.load_hdf5(str(path))
+    np.testing.assert_array_equal(fresh.params["b"][0].data, np.arange(9).reshape(3, 3))
+    np.testing.assert_array_equal(fresh.params["c"][1].data, 7)
+
+
+def test_forward_all_and_forward_backward_all_batch_any_length(tmp_path, deploy):
+    forced = tmp_path / "forced.prototxt"
+    forced.write_text(deploy.read_text() + "\nforce_backward: true\n")
+    net = demitasse.Net(str(forced), demitasse.TEST)
+    net.blobs["data"].reshape(4, 1, 28, 28)
+    net.reshape()
+    images = random_image(6, batch=10)  # batches of 4, 4 and 2 (padded)
+    out = net.forward_all(data=images, blobs=["ip1"])
+    assert set(out) == {"prob", "ip1"} and out["prob"].shape == (10, 10)
+    assert out["ip1"].shape == (10, 500)
+    single = demitasse.Net(str(forced), demitasse.TEST)
+    targets = np.eye(10, dtype=np.float32)[np.arange(10) % 10]
+    for i in (0, 5, 9):
+        np.testing.assert_allclose(out["prob"][i], single.forward(data=images[i:i + 1])["prob"][0],
+                                   rtol=1e-5, atol=1e-7)
+    outs, diffs = net.forward_backward_all(data=images, prob=targets)
+    np.testing.assert_allclose(outs["prob"], out["prob"], rtol=1e-6)
+    assert diffs["data"].shape == (10, 1, 28, 28)
+    for i in (3, 9):
+        single.forward(data=images[i:i + 1])
+        expected = single.backward(prob=targets[i:i + 1])["data"][0]
+        np.testing.assert_allclose(diffs["data"][i], expected, rtol=1e-4, atol=1e-7)
+    with pytest.raises(ValueError, match="different lengths"):
+        net.forward_backward_all(data=images, prob=targets[:3])
+    with pytest.raises(ValueError, match="label: not inputs"):
+        net.forward_all(label=images)
+
+
+def test_blob_loss_weights(lenet_train):
+    net = demitasse.Net(str(lenet_train), demitasse.TRAIN)
+    weights = net.blob_loss_weights
+    assert list(weights) == list(net.blobs)
+    assert weights["loss"] == 1 and weights["ip2"] == 0 and weights["data"] == 0

@@ -213,3 +213,43 @@ def test_bad_input_is_one_clear_line(tmp_path):
                       "Test net output #0: accuracy = 0.5\n")
     with pytest.raises(parse_log.LogError, match=r"orphan.log:1: test output before"):
         parse_log.parse_log(str(orphan))
+
+
+def test_plot_in_caffe_s_form(tmp_path):
+    """plot_training_log.py CHART_TYPE OUT.png LOG...: Caffe's chart types, a
+    line for each log, labelled by the log's name."""
+    import plot_training_log
+    assert plot_training_log.CHART_TYPES[0] == ("Test accuracy", "Iters")
+    assert plot_training_log.CHART_TYPES[4] == ("Train learning rate", "Iters")
+    assert plot_training_log.CHART_TYPES[6] == ("Train loss", "Iters")
+    assert plot_training_log.CHART_TYPES[7] == ("Train loss", "Seconds")
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    with open(DEMO_EXCERPT) as f:
+        text = f.read()
+    for log in logs:
+        log.write_text(text)
+    png = tmp_path / "chart.png"
+    script = os.path.join(EXTRA, "plot_training_log.py")
+    run = subprocess.run([sys.executable, script, "6", str(png)] + [str(l) for l in logs],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == str(png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chart.png", "first.log", "second.log"]
+    # What the charts draw is the log's numbers.
+    train, test, _ = expected_tables(DEMO_EXCERPT)
+    lines = plot_training_log.chart_lines(6, [str(l) for l in logs])
+    assert [label for label, _, _ in lines] == ["first", "second"]
+    assert lines[0][1] == [r["NumIters"] for r in train]
+    assert lines[0][2] == pytest.approx([r["loss"] for r in train])
+    (label, seconds, accuracy), = plot_training_log.chart_lines(1, [DEMO_EXCERPT])
+    assert label == "lenet_fashion_train_excerpt"
+    assert seconds == pytest.approx([r["Seconds"] for r in test])
+    assert accuracy == pytest.approx([r["accuracy"] for r in test])
+    (_, _, rates), = plot_training_log.chart_lines(4, [DEMO_EXCERPT])
+    assert rates == pytest.approx([r["LearningRate"] for r in train])
+    # A chart number out of range lists the types; nothing is written.
+    run = subprocess.run([sys.executable, script, "8", str(tmp_path / "no.png"), str(logs[0])],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and "7: Train loss vs. Seconds" in run.stderr
+    assert not (tmp_path / "no.png").exists()

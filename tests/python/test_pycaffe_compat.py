@@ -120,3 +120,55 @@ def test_gpu_net_matches_the_cpu_net(deploy):
                                    cpu.forward(data=image)["prob"], rtol=1e-4, atol=1e-6)
     finally:
         caffe.set_mode_cpu()
+
+
+def test_classifier_predicts_from_crops(deploy):
+    """caffe.Classifier: resize, ten crops (or the centre), preprocess,
+    forward, average, checked against the same steps done by hand."""
+    rng = np.random.default_rng(7)
+    classifier = caffe.Classifier(str(deploy), None, image_dims=(32, 32), raw_scale=2.0,
+                                  mean=np.array([0.5]))
+    net = caffe.Net(str(deploy), caffe.TEST)
+    for name in net.params:
+        for i, blob in enumerate(net.params[name]):
+            blob.data[...] = classifier.params[name][i].data
+    images = [rng.uniform(0, 1, size=(32, 32, 1)).astype(np.float32) for _ in range(2)]
+
+    def by_hand(crop):
+        return net.forward(data=(crop.transpose(2, 0, 1)[np.newaxis] * 2.0 - 0.5))["prob"][0].copy()
+
+    centre = classifier.predict(images, oversample=False)
+    assert centre.shape == (2, 10)
+    np.testing.assert_allclose(centre[1], by_hand(images[1][2:30, 2:30]), rtol=1e-5, atol=1e-7)
+    ten = classifier.predict(images)
+    assert ten.shape == (2, 10)
+    crops = caffe.io.oversample(images, (28, 28))
+    expected = np.mean([by_hand(crop) for crop in crops[10:]], axis=0)
+    np.testing.assert_allclose(ten[1], expected, rtol=1e-5, atol=1e-7)
+    assert not np.allclose(ten[1], centre[1])
+
+
+def test_set_random_seed_fixes_initial_weights(make_solver_file, deploy):
+    def conv1(owner):
+        net = owner.net if isinstance(owner, caffe.Solver) else owner
+        return net.params["conv1"][0].data.copy()
+
+    seeded_file = make_solver_file()  # random_seed: 1701 in the file
+    unseeded_file = seeded_file.with_name("unseeded.prototxt")
+    unseeded_file.write_text(seeded_file.read_text().replace("random_seed: 1701", ""))
+    try:
+        caffe.set_random_seed(5)
+        nets = [conv1(caffe.Net(str(deploy), caffe.TEST)) for _ in range(2)]
+        solvers = [conv1(caffe.SGDSolver(str(unseeded_file))) for _ in range(2)]
+        file_seeded = conv1(caffe.SGDSolver(str(seeded_file)))
+        caffe.set_random_seed(6)
+        np.testing.assert_array_equal(nets[0], nets[1])
+        assert not np.array_equal(nets[0], conv1(caffe.Net(str(deploy), caffe.TEST)))
+        np.testing.assert_array_equal(solvers[0], solvers[1])
+        assert not np.array_equal(solvers[0], conv1(caffe.SGDSolver(str(unseeded_file))))
+        # A solver whose file gives random_seed keeps it.
+        np.testing.assert_array_equal(file_seeded, conv1(caffe.SGDSolver(str(seeded_file))))
+        with pytest.raises(ValueError, match="outside"):
+            caffe.set_random_seed(-1)
+    finally:
+        caffe.set_random_seed(None)
