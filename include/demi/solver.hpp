@@ -84,6 +84,11 @@ class Solver {
   void Solve(const std::string& resume_file = "");
   /// Runs `iters` iterations, or fewer if a stop is requested.
   void Step(int iters);
+  /// One update of the params from the gradients they hold (this
+  /// iteration's lr, regularization, clipping and rule), without a forward
+  /// or backward pass and without advancing the iteration: pycaffe's
+  /// apply_update, for gradients computed by hand.
+  void ApplyUpdate();
   /// Runs every test net; returns each net's mean outputs (Test's result).
   std::vector<std::vector<float>> TestAll();
   /// Runs test net `test_net_id` for its test_iter batches and logs the mean
@@ -159,7 +164,6 @@ class Solver {
   /// Runs iter_size forward-backward passes; returns their mean loss.
   float ForwardBackwardAll();
   float CheckedForwardBackward();
-  void ApplyUpdate();
   /// The table of this iteration's update: a row per learnable param.
   void FillUpdateTable(float rate);
   /// The factor that brings the global L2 norm of `diff` (the diff block on

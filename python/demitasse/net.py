@@ -48,23 +48,27 @@ def _state_and_weights(args, phase, weights, level):
 class Net:
     """A net built from a prototxt, as pycaffe's Net:
 
-        Net(network_file, phase, weights=None, level=0, stages=None)
+        Net(network_file, phase, weights=None, level=0, stages=None, precision=None)
         Net(network_file, phase, level)       (pycaffe's positional level)
         Net(network_file, weights, phase)     (pycaffe's older form)
+
+    `precision` ("FLOAT", "FLOAT16", "BFLOAT16"; None keeps the file's
+    types) is train's --precision: the net's default storage types.
 
     `blobs` and `params` are ordered dicts of Blob (blob.data and blob.diff are
     zero-copy numpy views); forward() and backward() take and return dicts of
     arrays keyed by blob name.
     """
 
-    def __init__(self, network_file, *args, phase=None, weights=None, level=0, stages=None):
+    def __init__(self, network_file, *args, phase=None, weights=None, level=0, stages=None,
+                 precision=None):
         phase, weights, level = _state_and_weights(args, phase, weights, level)
         network_file = require_file(network_file, "net prototxt")
         if isinstance(stages, str):
             stages = [stages]
         gpu, device_id = device.current()
         self._attach(_demitasse._Net(network_file, phase, level, list(stages or []), gpu,
-                                     device_id, device.random_seed()))
+                                     device_id, device.random_seed(), precision or ""))
         if weights is not None:
             self.copy_from(weights)
 

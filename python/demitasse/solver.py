@@ -13,11 +13,11 @@ class Solver:
 
     _forced_type = ""  # the typed subclasses (SGDSolver, ...) set it
 
-    def __init__(self, solver_file):
+    def __init__(self, solver_file, precision=None):
         solver_file = require_file(solver_file, "solver prototxt")
         gpu, device_id = device.current()
         self._solver = _demitasse._Solver(solver_file, self._forced_type, gpu, device_id,
-                                          device.random_seed())
+                                          device.random_seed(), precision or "")
         self._net = Net._wrap(self._solver.net)
         self._test_nets = [Net._wrap(net) for net in self._solver.test_nets]
 
@@ -49,6 +49,11 @@ class Solver:
     def step(self, iters):
         """Runs `iters` iterations (testing and snapshotting when due)."""
         self._solver.step(int(iters))
+
+    def apply_update(self):
+        """Updates the params from the gradients they hold, as step() would
+        after its backward pass, without advancing the iteration (pycaffe)."""
+        self._solver.apply_update()
 
     def solve(self, resume_file=None):
         """Trains to max_iter, resuming from a .solverstate when given."""

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "demi/engine_decision.hpp"
 #include "demi/layer_registry.hpp"
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
@@ -24,9 +25,11 @@ using NetPtr = std::shared_ptr<Net>;
 using NamedBlobs = std::vector<std::pair<std::string, PyBlob>>;
 
 /// `seed`: the base of the layers' random streams (fillers, dropout), or -1
-/// for the library's default.
+/// for the library's default. `precision`: as train's --precision ("" keeps
+/// the file's types).
 NetPtr LoadNet(const std::string& path, int phase, int level,
-               const std::vector<std::string>& stages, bool gpu, int device_id, int64_t seed) {
+               const std::vector<std::string>& stages, bool gpu, int device_id, int64_t seed,
+               const std::string& precision) {
   DEMI_CHECK(phase == TRAIN || phase == TEST,
              "phase must be demitasse.TRAIN (0) or demitasse.TEST (1), got ", phase);
   Context context = MakeContext(gpu, device_id);
@@ -36,6 +39,8 @@ NetPtr LoadNet(const std::string& path, int phase, int level,
   param.mutable_state()->set_phase(static_cast<Phase>(phase));
   param.mutable_state()->set_level(level);
   for (const std::string& stage : stages) param.mutable_state()->add_stage(stage);
+  Type type;
+  if (ParsePrecisionFlag(precision, &type)) ApplyPrecision(type, &param);
   param.add_keep_blob("*");
   // forward(start, end) and backward take layer indices: run them as written.
   param.set_schedule(PROTOTXT);
@@ -135,6 +140,16 @@ py::dict MemoryReport(const Net& net) {
     largest.append(entry);
   }
   dict["largest_at_peak"] = largest;
+  py::list engines;  // each layer's engine and types (engine_decision.hpp)
+  for (const LayerEngineRow& row : report.engines) {
+    py::dict entry;
+    entry["layer"] = row.layer;
+    entry["type"] = row.type;
+    entry["engine"] = row.engine;
+    entry["types"] = row.types;
+    engines.append(entry);
+  }
+  dict["engines"] = engines;
   dict["live_bytes"] = report.live_bytes;
   py::dict held;
   held["strategy"] = MemoryOptimization_Name(net.memory_optimization());
@@ -150,7 +165,8 @@ py::dict MemoryReport(const Net& net) {
 void DefineNet(py::module_& module) {
   py::class_<Net, NetPtr>(module, "_Net", "The C++ net; demitasse.Net wraps it.")
       .def(py::init(&LoadNet), py::arg("path"), py::arg("phase"), py::arg("level"),
-           py::arg("stages"), py::arg("gpu"), py::arg("device_id"), py::arg("seed"))
+           py::arg("stages"), py::arg("gpu"), py::arg("device_id"), py::arg("seed"),
+           py::arg("precision"))
       .def_property_readonly("name", &Net::name)
       .def_property_readonly("phase", [](const Net& net) { return static_cast<int>(net.phase()); })
       .def_property_readonly("blob_names", &Net::blob_names)

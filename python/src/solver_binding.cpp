@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "demi/engine_decision.hpp"
 #include "demi/solver.hpp"
 #include "demi/solver_param.hpp"
 #include "demi/solver_registry.hpp"
@@ -21,11 +22,13 @@ using SolverPtr = std::shared_ptr<Solver>;
 /// trains with SGD whatever the file says, as in pycaffe). `seed`, when not
 /// -1, is the random_seed of a file that gives none (set_random_seed).
 SolverPtr LoadSolver(const std::string& path, const std::string& type, bool gpu, int device_id,
-                     int64_t seed) {
+                     int64_t seed, const std::string& precision) {
   const Context context = MakeContext(gpu, device_id);
   SolverParameter param;
   ReadSolverParamsFromTextFile(path, &param);
   if (seed >= 0 && param.random_seed() < 0) param.set_random_seed(seed);
+  Type precision_type;
+  if (ParsePrecisionFlag(precision, &precision_type)) param.set_precision(precision_type);
   if (!type.empty()) {
     param.set_type(type);
     param.clear_solver_type();
@@ -72,7 +75,7 @@ void RunInterruptibly(Solver& solver, Body body) {
 void DefineSolver(py::module_& module) {
   py::class_<Solver, SolverPtr>(module, "_Solver", "The C++ solver; demitasse.Solver wraps it.")
       .def(py::init(&LoadSolver), py::arg("path"), py::arg("type"), py::arg("gpu"),
-           py::arg("device_id"), py::arg("seed"))
+           py::arg("device_id"), py::arg("seed"), py::arg("precision"))
       .def_property_readonly("type", [](const Solver& solver) { return solver.type(); })
       .def_property_readonly("iter", &Solver::iter)
       .def_property_readonly("max_iter",
@@ -101,6 +104,7 @@ void DefineSolver(py::module_& module) {
             RunInterruptibly(solver, [&] { solver.Solve(resume_file); });
           },
           py::arg("resume_file") = "")
+      .def("apply_update", &Solver::ApplyUpdate, py::call_guard<py::gil_scoped_release>())
       .def("test_all", &Solver::TestAll, py::call_guard<py::gil_scoped_release>())
       .def("snapshot", &Solver::Snapshot, py::call_guard<py::gil_scoped_release>())
       .def("restore", &Solver::Restore, py::arg("path"), py::call_guard<py::gil_scoped_release>());

@@ -1,6 +1,7 @@
 #include "demi/engine_decision.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #ifdef USE_CUDNN
 #include <cudnn.h>
@@ -85,32 +86,26 @@ std::string CudnnBatchNorm(const LayerParameter& param) {
 /// layouts, so a DNNL net keeps its blobs blocked through them.
 const std::vector<EngineRow>& EngineTable() {
   static const std::vector<EngineRow> table = [] {
-    const std::vector<Type> fp32{FLOAT};
-    std::vector<EngineRow> rows{
-        {"Convolution", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
-        {"Deconvolution", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
-        {"InnerProduct", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
-        {"Pooling", Device::kCPU, EngineKind::kDnnl, fp32, fp32, DnnlPooling},
-        {"LRN", Device::kCPU, EngineKind::kDnnl, fp32, fp32, DnnlLrn},
-        {"ReLU", Device::kCPU, EngineKind::kDnnl, fp32, fp32, DnnlRelu},
-        {"Softmax", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
-        {"Eltwise", Device::kCPU, EngineKind::kDnnl, fp32, fp32, DnnlEltwise},
-        {"BatchNorm", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
-        {"Scale", Device::kCPU, EngineKind::kDnnl, fp32, fp32},
+    std::vector<EngineRow> rows;
+    // Every engine runs FLOAT only today.
+    auto add = [&rows](Device device, EngineKind engine, std::initializer_list<const char*> types,
+                       ParamCheck check = nullptr) {
+      for (const char* type : types)
+        rows.push_back({type, device, engine, {FLOAT}, {FLOAT}, check});
     };
+    add(Device::kCPU, EngineKind::kDnnl,
+        {"Convolution", "Deconvolution", "InnerProduct", "Softmax", "BatchNorm", "Scale"});
+    add(Device::kCPU, EngineKind::kDnnl, {"Pooling"}, DnnlPooling);
+    add(Device::kCPU, EngineKind::kDnnl, {"LRN"}, DnnlLrn);
+    add(Device::kCPU, EngineKind::kDnnl, {"ReLU"}, DnnlRelu);
+    add(Device::kCPU, EngineKind::kDnnl, {"Eltwise"}, DnnlEltwise);
 #ifdef USE_CUDNN
-    const std::vector<EngineRow> cudnn{
-        {"Convolution", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
-        {"Deconvolution", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
-        {"Pooling", Device::kGPU, EngineKind::kCudnn, fp32, fp32, CudnnPooling},
-        {"LRN", Device::kGPU, EngineKind::kCudnn, fp32, fp32, CudnnLrn},
-        {"ReLU", Device::kGPU, EngineKind::kCudnn, fp32, fp32, CudnnRelu},
-        {"Sigmoid", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
-        {"TanH", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
-        {"Softmax", Device::kGPU, EngineKind::kCudnn, fp32, fp32},
-        {"BatchNorm", Device::kGPU, EngineKind::kCudnn, fp32, fp32, CudnnBatchNorm},
-    };
-    rows.insert(rows.end(), cudnn.begin(), cudnn.end());
+    add(Device::kGPU, EngineKind::kCudnn,
+        {"Convolution", "Deconvolution", "Sigmoid", "TanH", "Softmax"});
+    add(Device::kGPU, EngineKind::kCudnn, {"Pooling"}, CudnnPooling);
+    add(Device::kGPU, EngineKind::kCudnn, {"LRN"}, CudnnLrn);
+    add(Device::kGPU, EngineKind::kCudnn, {"ReLU"}, CudnnRelu);
+    add(Device::kGPU, EngineKind::kCudnn, {"BatchNorm"}, CudnnBatchNorm);
 #endif
     return rows;
   }();
@@ -266,17 +261,8 @@ EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& d
 }
 
 std::string EngineName(EngineKind engine) {
-  switch (engine) {
-    case EngineKind::kDefault:
-      return "DEFAULT";
-    case EngineKind::kCaffe:
-      return "CAFFE";
-    case EngineKind::kCudnn:
-      return "CUDNN";
-    case EngineKind::kDnnl:
-      return "DNNL";
-  }
-  return StrCat("engine ", static_cast<int>(engine));
+  // EngineKind takes the proto's numbers.
+  return Engine_Name(static_cast<Engine>(engine));
 }
 
 std::string DescribeDecision(const LayerParameter& param, const EngineDecision& decision) {

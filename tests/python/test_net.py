@@ -147,6 +147,20 @@ def test_memory_report(deploy):
     others_bytes = sum(2 * 4 * net.blobs[name].count for name in others)
     assert report["held"]["persistent_bytes"] - report["persistent_bytes"] >= others_bytes
     assert "LeNet-Fashion" in report["text"]
+    engines = {row["layer"]: row for row in report["engines"]}
+    assert list(engines) == list(net.layer_dict)
+    assert engines["conv1"]["engine"] == "DNNL" and engines["conv1"]["types"] == "FLOAT"
+    assert "engines and types" in report["text"]
+
+
+def test_precision_sets_the_nets_types_and_says_what_runs(deploy):
+    demitasse.Net(deploy, demitasse.TEST, precision="FLOAT")
+    # No engine of this build stores 16-bit types yet: the first layer that
+    # would is named, with what its engines run.
+    with pytest.raises(RuntimeError, match=r"layer '\w+' \(\w+\) asks for forward BFLOAT16"):
+        demitasse.Net(deploy, demitasse.TEST, precision="BFLOAT16")
+    with pytest.raises(RuntimeError, match="--precision must be FLOAT, FLOAT16 or BFLOAT16"):
+        demitasse.Net(deploy, demitasse.TEST, precision="HALF")
 
 
 def test_bad_files_raise_naming_the_file(tmp_path, deploy):

@@ -37,6 +37,22 @@ def test_lenet_trains_100_iterations_and_the_loss_falls(make_solver_file, protot
     assert last < 0.5 * first, (first, last)
 
 
+def test_apply_update_updates_from_the_gradients_held(make_solver_file):
+    """pycaffe's apply_update: the rule applied to gradients set by hand, at
+    this iteration's rate, without a pass and without advancing."""
+    solver = demitasse.SGDSolver(str(make_solver_file()))
+    weights = solver.net.params["ip2"][0]
+    weights.data[...] = 0
+    for blobs in solver.net.params.values():
+        for blob in blobs:
+            blob.diff[...] = 0
+    weights.diff[...] = 1
+    solver.apply_update()
+    base_lr = 0.01
+    np.testing.assert_allclose(weights.data, -base_lr, rtol=1e-6)
+    assert solver.iter == 0
+
+
 def test_views_are_zero_copy_and_stay_valid_across_step(make_solver_file, prototypes):
     solver = demitasse.get_solver(make_solver_file())
     weights = solver.net.params["conv1"][0]

@@ -26,7 +26,8 @@ std::string JpegCorruption(std::string_view data);
 /// Throws BadRecordError (data/transformer.hpp) when the path is missing or
 /// a directory, the image is truncated (see ImageTruncation) or corrupt (see
 /// JpegCorruption), or it does not decode; the caller names the file.
-cv::Mat ReadImageFile(const std::string& path, bool is_color);
+/// `check_damage` false skips the JpegCorruption pass (a file known clean).
+cv::Mat ReadImageFile(const std::string& path, bool is_color, bool check_damage = true);
 
 }  // namespace demi
 

@@ -21,6 +21,7 @@ std::vector<int64_t> ImageDataLayer::DataLayerSetUp() {
   } catch (const Error& error) {
     ThrowError(StrCat(Owner(), ": ", error.what()));
   }
+  read_cleanly_ = std::make_unique<std::atomic<bool>[]>(lines_.size());
   batch_size_ = param.batch_size();
   skip_bad_records_ = param.skip_bad_records();
   rows_.resize(batch_size_);
@@ -75,7 +76,9 @@ void ImageDataLayer::SkipExample() {
 cv::Mat ImageDataLayer::LoadImage(int64_t line) const {
   const ImageDataParameter& param = layer_param_.image_data_param();
   const std::string path = param.root_folder() + lines_[line].path;
-  cv::Mat image = ReadImageFile(path, param.is_color());
+  std::atomic<bool>& clean = read_cleanly_[line];
+  cv::Mat image = ReadImageFile(path, param.is_color(), !clean.load(std::memory_order_relaxed));
+  clean.store(true, std::memory_order_relaxed);
   if (param.new_height() > 0) {
     cv::Mat resized;
     cv::resize(image, resized,
