@@ -110,10 +110,16 @@ TEST(EngineDecisionTest, DefaultPrefersCudnnOnTheGpuForWhatCudnnRuns) {
   EXPECT_EQ(
       EngineName(Decide("type: 'Pooling' top: 'x'", EngineKind::kDefault, Device::kGPU).engine),
       "CAFFE");
-  EXPECT_EQ(EngineName(Decide("type: 'BatchNorm' batch_norm_param { eps: 1e-9 }",
+  EXPECT_EQ(EngineName(Decide("type: 'BatchNorm'", EngineKind::kDefault, Device::kGPU).engine),
+            "CUDNN");
+  EXPECT_EQ(EngineName(Decide("type: 'BatchNorm' batch_norm_param { engine: CAFFE }",
                               EngineKind::kDefault, Device::kGPU)
                            .engine),
             "CAFFE");
+  const EngineDecision wide_lrn =
+      Decide("type: 'LRN' lrn_param { local_size: 17 }", EngineKind::kDefault, Device::kGPU);
+  EXPECT_EQ(EngineName(wide_lrn.engine), "CAFFE");
+  EXPECT_NE(wide_lrn.reason.find("local_size 1..16"), std::string::npos) << wide_lrn.reason;
   EXPECT_EQ(EngineName(Decide("type: 'Convolution'", EngineKind::kCaffe, Device::kGPU).engine),
             "CAFFE");
 }
@@ -133,7 +139,7 @@ TEST(EngineDecisionTest, TypesComeFromTheLayerElseTheNet) {
   EXPECT_EQ(LayerTypes{}.ToString(), "FLOAT");
 
   NetParameter param = ParseText<NetParameter>(
-      "default_forward_type: FLOAT16 default_backward_math: FLOAT engine: CAFFE");
+      "default_forward_type: FLOAT16 default_forward_math: FLOAT16 engine: CAFFE");
   EXPECT_EQ(NetEngineDefaults(param).types.forward_storage, FLOAT16);
   EXPECT_EQ(NetEngineDefaults(param).engine, EngineKind::kCaffe);
   ApplyPrecision(BFLOAT16, &param);

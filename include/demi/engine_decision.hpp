@@ -103,7 +103,8 @@ bool ParseEngineFlag(const std::string& value, Engine* engine);
 bool ParsePrecisionFlag(const std::string& value, Type* type);
 
 /// --precision applied to a net: its default forward and backward storage
-/// types become `type` (math types and layers' own types stay).
+/// types become `type` and its default math types FLOAT (16-bit storage
+/// with FLOAT accumulation); layers' own types stay.
 void ApplyPrecision(Type type, NetParameter* param);
 
 }  // namespace demi

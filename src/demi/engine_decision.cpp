@@ -291,6 +291,9 @@ bool ParsePrecisionFlag(const std::string& value, Type* type) {
 void ApplyPrecision(Type type, NetParameter* param) {
   param->set_default_forward_type(type);
   param->set_default_backward_type(type);
+  // Mixed precision accumulates in FLOAT, whatever the file's math says.
+  param->set_default_forward_math(FLOAT);
+  param->set_default_backward_math(FLOAT);
 }
 
 }  // namespace demi
