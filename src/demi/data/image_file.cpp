@@ -141,8 +141,7 @@ cv::Mat ReadImageFile(const std::string& path, bool is_color, bool check_damage)
   cv::Mat image;
   try {  // OpenCV throws where a header claims more than OPENCV_IO_MAX_IMAGE_PIXELS pixels
     // From the bytes already read: the file is read once.
-    const cv::Mat bytes(1, static_cast<int>(data.size()), CV_8U,
-                        const_cast<char*>(data.data()));
+    const cv::Mat bytes(1, static_cast<int>(data.size()), CV_8U, const_cast<char*>(data.data()));
     image = cv::imdecode(bytes, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
   } catch (const cv::Exception& e) {
     throw BadRecordError(StrCat("does not decode as an image: ", e.err));

@@ -13,7 +13,7 @@ namespace demi {
 
 namespace {
 
-constexpr int kNumStatBlobs = 3;  // mean sum, variance sum, moving-average factor
+constexpr int kNumStatBlobs = 3;              // mean sum, variance sum, moving-average factor
 constexpr int kScaleBlob = 3, kBiasBlob = 4;  // scale_bias: gamma and beta
 
 /// NVCaffe's rule: scale_bias, or either of its fillers, turns it on.
@@ -89,7 +89,8 @@ void BatchNormLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
       for (int i : {kScaleBlob, kBiasBlob}) {
         blobs_.push_back(std::make_shared<Blob>(std::vector<int64_t>{channels_}));
         const bool given = i == kScaleBlob ? param.has_scale_filler() : param.has_bias_filler();
-        const FillerParameter& filler = i == kScaleBlob ? param.scale_filler() : param.bias_filler();
+        const FillerParameter& filler =
+            i == kScaleBlob ? param.scale_filler() : param.bias_filler();
         GetFiller(FillerOr(given, filler, i == kScaleBlob ? 1.0f : 0.0f))
             ->Fill(blobs_.back().get(), rng());
       }
@@ -104,9 +105,9 @@ void BatchNormLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
     DEMI_CHECK(fits, "BatchNorm layer '", name, "' was given ", blobs_.size(),
                " blobs that do not fit bottom shape ", bottom[0]->shape_string(), "; it needs ",
                expected, ": ", channels_, " means, ", channels_, " variances and 1 factor",
-               scale_bias_ ? StrCat(", then ", channels_, " scales and ", channels_,
-                                    " biases (scale_bias)")
-                           : std::string());
+               scale_bias_
+                   ? StrCat(", then ", channels_, " scales and ", channels_, " biases (scale_bias)")
+                   : std::string());
   }
   // Gradients for gamma and beta only (a net then decides by lr_mult).
   param_propagate_down_.assign(blobs_.size(), false);
