@@ -133,6 +133,16 @@ std::string TypeList(const std::vector<Type>& types) {
   return list;
 }
 
+/// Why `row` cannot run the layer of `param` in `types`: its check's
+/// reason, or the types it runs; "" when it can.
+std::string WhyNot(const EngineRow& row, const LayerParameter& param, const LayerTypes& types) {
+  const std::string refused = row.check ? row.check(param) : "";
+  if (!refused.empty()) return refused;
+  return RunsTypes(row, types, param.bottom_size() > 0)
+             ? ""
+             : StrCat(EngineName(row.engine), " runs ", TypeList(row.storage), " only");
+}
+
 std::string DeviceName(Device device) { return device == Device::kCPU ? "the CPU" : "a GPU"; }
 
 /// The engines for a layer type on a device, CAFFE last.
@@ -212,50 +222,39 @@ EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& d
   const EngineKind own = LayerOwnEngine(param);
   decision.requested = own != EngineKind::kDefault ? own : defaults.engine;
   decision.types = RequestedTypes(param, defaults.types);
-  const bool has_bottoms = param.bottom_size() > 0;
   const std::vector<EngineRow> rows = RowsFor(param.type(), device);
-  std::string asked_refuses;  // why the engine asked for cannot run the layer
-  bool asked_exists = false;
-  for (const EngineRow& row : rows) {
-    const std::string refuses = row.check ? row.check(param) : "";
-    if (row.engine == decision.requested) {
-      asked_exists = true;
-      asked_refuses = refuses.empty() && !RunsTypes(row, decision.types, has_bottoms)
-                          ? StrCat(EngineName(row.engine), " runs ", TypeList(row.storage), " only")
-                          : refuses;
-      if (asked_refuses.empty()) {
-        decision.engine = row.engine;
-        return decision;
-      }
-    }
-  }
   if (decision.requested != EngineKind::kDefault) {
+    const auto asked = std::find_if(rows.begin(), rows.end(), [&](const EngineRow& row) {
+      return row.engine == decision.requested;
+    });
+    const std::string why_not = asked != rows.end() ? WhyNot(*asked, param, decision.types) : "";
+    if (asked != rows.end() && why_not.empty()) {
+      decision.engine = asked->engine;
+      return decision;
+    }
     // A named engine that cannot run the layer: CAFFE, as Caffe does.
-    const EngineRow& reference = rows.back();
-    DEMI_CHECK(RunsTypes(reference, decision.types, has_bottoms),
+    DEMI_CHECK(WhyNot(rows.back(), param, decision.types).empty(),
                RefusedTypesMessage(param, decision.types, device, rows));
     decision.engine = EngineKind::kCaffe;
     // The net's engine is asked of every layer: one without that engine
     // runs CAFFE as expected, and only the layer's own field is worth a word.
-    if (asked_exists) {
-      decision.reason = asked_refuses;
+    if (asked != rows.end()) {
+      decision.reason = why_not;
     } else if (own != EngineKind::kDefault) {
       decision.reason = StrCat(param.type(), " has no ", EngineName(decision.requested),
                                " engine on ", DeviceName(device));
     }
     return decision;
   }
-  std::string refused;  // what DEFAULT passed over, for the log
+  std::string passed_over;  // why DEFAULT passed the preferred engine over, for the log
   for (const EngineRow& row : rows) {
-    const std::string refuses = row.check ? row.check(param) : "";
-    if (refuses.empty() && RunsTypes(row, decision.types, has_bottoms)) {
+    const std::string why_not = WhyNot(row, param, decision.types);
+    if (why_not.empty()) {
       decision.engine = row.engine;
-      decision.reason = refused;
+      decision.reason = passed_over;
       return decision;
     }
-    refused = refuses.empty()
-                  ? StrCat(EngineName(row.engine), " runs ", TypeList(row.storage), " only")
-                  : refuses;
+    passed_over = why_not;
   }
   ThrowError(RefusedTypesMessage(param, decision.types, device, rows));
 }
