@@ -84,6 +84,8 @@ TEST(NvcaffeFormTest, AResNetBlockInNvcaffesFormTrainsInFloat) {
   EXPECT_LT(losses.back(), 0.5f * losses.front());
   EXPECT_NE(DataOf(*net.layer_by_name("conv1/bn")->blobs()[3]), gamma_before);
   EXPECT_EQ(EngineName(net.layer_by_name("conv1")->engine().engine), "DNNL");
+  // Its global_grad_scale scales the gradients (static: no overflow here).
+  EXPECT_EQ(solver->loss_scaler().scale(), 1000.0f);
 }
 
 TEST(NvcaffeFormTest, SixteenBitDefaultsStopAtTheFirstLayerThatCannotRunThem) {

@@ -66,6 +66,13 @@ class Net {
   /// gradients averages them and summing their losses gives the global one.
   void SetLossScale(float scale);
   float loss_scale() const { return loss_scale_; }
+  /// Backward then starts from each loss weight times `scale` (mixed
+  /// precision's loss scaling, loss_scaler.hpp): the diffs of the tops with a
+  /// loss weight, which loss layers read as their weight, become weight *
+  /// scale, and so every gradient is scaled. Unlike SetLossScale, the loss
+  /// Forward returns is not.
+  void SetGradientScale(float scale);
+  float gradient_scale() const { return gradient_scale_; }
   /// Called after each layer's Backward with its index (replication starts
   /// all-reducing the params that layer finished); empty to stop.
   void set_layer_backward_hook(std::function<void(int layer_id)> hook) {
@@ -219,6 +226,8 @@ class Net {
   bool ApplyChannelBlocks(const std::vector<int>& blocks);
   std::string DescribeBottoms(int layer_id) const;
   void LogForwardDebugInfo(int layer_id) const;
+  /// Sets each loss top's diff to its loss weight times gradient_scale_.
+  void SeedLossDiffs();
   void LogBackwardDebugInfo(int layer_id) const;
 
   std::string name_;
@@ -228,6 +237,7 @@ class Net {
   EngineDefaults engine_defaults_;  ///< the net's engine and default types
   bool debug_info_ = false;
   float loss_scale_ = 1.0f;
+  float gradient_scale_ = 1.0f;
   std::function<void(int)> layer_backward_hook_;
 
   std::vector<std::shared_ptr<Layer>> layers_;

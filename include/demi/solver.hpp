@@ -9,6 +9,7 @@
 
 #include "demi/blob.hpp"
 #include "demi/common.hpp"
+#include "demi/loss_scaler.hpp"
 #include "demi/net.hpp"
 #include "demi/proto/demi.pb.h"
 #include "demi/solver_param.hpp"
@@ -24,7 +25,9 @@ namespace demi {
 /// regularized gradient into the step to subtract.
 ///
 /// One iteration: clear param diffs; test if due; iter_size times
-/// ForwardBackward; divide the diffs by iter_size; clip them to a global L2
+/// ForwardBackward; divide the diffs by iter_size (and the loss scale, when
+/// the net scales its loss: loss_scaler.hpp; an overflow skips the rest);
+/// clip them to a global L2
 /// norm of clip_gradients (after the division, unlike Caffe, so that
 /// iter_size k at batch b matches batch k * b); add weight decay (L2:
 /// wd * decay_mult * w; L1: wd * decay_mult * sign(w)); the rule's step
@@ -69,6 +72,9 @@ class Solver {
     /// What every replica does after an iteration or a test (stop,
     /// snapshot) given this replica's request.
     virtual SolverAction AgreeOnAction(SolverAction action) { return action; }
+    /// Whether any replica's gradients overflowed, given this one's (loss
+    /// scaling: every replica then skips the step).
+    virtual bool AgreeOnOverflow(bool overflow) { return overflow; }
     /// Before a test pass or a snapshot (replication averages BatchNorm's
     /// statistics here).
     virtual void OnBeforeTestOrSnapshot() {}
@@ -123,6 +129,7 @@ class Solver {
   int iter() const { return iter_; }
   float smoothed_loss() const { return smoothed_loss_; }
   bool requested_early_exit() const { return requested_early_exit_; }
+  const LossScaler& loss_scaler() const { return loss_scaler_; }
   /// History blobs: set s of param p at s * learnable_params().size() + p.
   const std::vector<std::shared_ptr<Blob>>& history() const { return history_; }
 
@@ -169,9 +176,11 @@ class Solver {
   /// The factor that brings the global L2 norm of `diff` (the diff block on
   /// `device`) down to clip_gradients (1 when within it or clipping is off).
   float ClipScale(Device device, const float* diff) const;
-  /// Averages the diffs over iter_size and clips them, on `device`; returns
-  /// the blocks of the update there.
-  UpdateBlocks PrepareUpdate(Device device);
+  /// Averages the diffs over iter_size, divides out the loss scale and clips
+  /// them, on `device`; returns the blocks of the update there. With loss
+  /// scaling, sets `*finite` to whether every replica's diffs are finite
+  /// (when not, nothing is clipped and the blocks are empty).
+  UpdateBlocks PrepareUpdate(Device device, bool* finite);
   /// The update pass: threaded over the rows on the host, one fused kernel
   /// (GpuUpdate) on the GPU.
   void UpdateOnCpu(const UpdateBlocks& blocks, const UpdateConstants& constants);
@@ -196,6 +205,7 @@ class Solver {
   std::vector<std::shared_ptr<Blob>> history_;
   /// The history blobs' data: set s is the s-th copy of the param layout.
   ViewBlock history_block_;
+  LossScaler loss_scaler_;
   std::vector<UpdateRow> update_rows_;
   int64_t max_row_count_ = 0;
   SyncedMemory update_table_;  ///< update_rows_ for the GPU kernels

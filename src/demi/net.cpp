@@ -429,7 +429,9 @@ float Net::ForwardFromTo(int start, int end) {
     loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) LogForwardDebugInfo(i);
   }
-  return loss;
+  // A layer weighs its loss by its tops' diffs, which hold the gradient
+  // scale too (exact to divide out when it is a power of two).
+  return gradient_scale_ == 1.0f ? loss : loss / gradient_scale_;
 }
 
 float Net::Forward() { return ForwardFromTo(0, static_cast<int>(layers_.size()) - 1); }
@@ -460,11 +462,26 @@ void Net::SetLossScale(float scale) {
       const float weight = layer.loss(static_cast<int>(t));
       if (weight == 0.0f) continue;
       layer.set_loss(static_cast<int>(t), weight / loss_scale_ * scale);
-      Set(top_vecs_[i][t]->count(), layer.loss(static_cast<int>(t)),
-          top_vecs_[i][t]->mutable_cpu_diff());
     }
   }
   loss_scale_ = scale;
+  SeedLossDiffs();
+}
+
+void Net::SetGradientScale(float scale) {
+  DEMI_CHECK(scale > 0 && std::isfinite(scale), "gradient scale must be positive, got ", scale);
+  gradient_scale_ = scale;
+  SeedLossDiffs();
+}
+
+void Net::SeedLossDiffs() {
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    for (size_t t = 0; t < top_vecs_[i].size(); ++t) {
+      const float weight = layers_[i]->loss(static_cast<int>(t));
+      if (weight == 0.0f) continue;
+      Set(top_vecs_[i][t]->count(), weight * gradient_scale_, top_vecs_[i][t]->mutable_cpu_diff());
+    }
+  }
 }
 
 void Net::Backward() {

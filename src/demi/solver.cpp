@@ -170,6 +170,12 @@ void Solver::InitTrainNet() {
   // Only the train net runs backward: the budget is its own.
   if (param_.has_memory_budget()) net_param.set_memory_budget(param_.memory_budget());
   net_ = std::make_unique<Net>(net_param, context_, nullptr, path);
+  loss_scaler_ = LossScaler(net_param, param_);
+  if (loss_scaler_.enabled()) {
+    net_->SetGradientScale(loss_scaler_.scale());
+    LOG(INFO) << (loss_scaler_.dynamic() ? "Dynamic" : "Static") << " loss scaling from "
+              << loss_scaler_.scale();
+  }
 }
 
 void Solver::CopyWeights(const std::string& paths) {
@@ -383,7 +389,14 @@ void Solver::ApplyUpdate() {
 #else
   const Device device = context_.device;
 #endif
-  const UpdateBlocks blocks = PrepareUpdate(device);
+  bool finite = true;
+  const UpdateBlocks blocks = PrepareUpdate(device, &finite);
+  if (loss_scaler_.enabled()) {
+    const float scale = loss_scaler_.scale();
+    loss_scaler_.Update(!finite, iter_);
+    if (loss_scaler_.scale() != scale) net_->SetGradientScale(loss_scaler_.scale());
+    if (!finite) return;
+  }
   const UpdateConstants constants = Constants();
 #ifndef CPU_ONLY
   if (device == Device::kGPU) {
@@ -443,11 +456,20 @@ float* MutableOn(Device device, ViewBlock* block) {
 
 }  // namespace
 
-UpdateBlocks Solver::PrepareUpdate(Device device) {
+UpdateBlocks Solver::PrepareUpdate(Device device, bool* finite) {
   ParamBlock& block = net_->param_block();
   const int64_t n = block.floats();
   float* diff = MutableOn(device, &block.diff());
-  if (param_.iter_size() > 1) Scal(device, n, 1.0f / param_.iter_size(), diff);
+  if (loss_scaler_.enabled()) {
+    // The overflow check in the pass that unscales.
+    const float unscale = 1.0f / (static_cast<float>(param_.iter_size()) * loss_scaler_.scale());
+    bool overflow = !ScalAllFinite(device, n, unscale, diff);
+    for (Callback* callback : callbacks_) overflow = callback->AgreeOnOverflow(overflow);
+    *finite = !overflow;
+    if (overflow) return UpdateBlocks{};
+  } else if (param_.iter_size() > 1) {
+    Scal(device, n, 1.0f / param_.iter_size(), diff);
+  }
   const float clip_scale = ClipScale(device, diff);
   if (clip_scale != 1.0f) Scal(device, n, clip_scale, diff);
   UpdateBlocks blocks;

@@ -60,6 +60,7 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
   state.set_learned_net(model_filename);
   state.set_current_step(CurrentStep(param_, iter_));
   for (const auto& blob : history_) blob->ToProto(state.add_history());
+  loss_scaler_.Save(&state);
   for (RandomEngine* engine : RandomEngines()) {
     std::ostringstream text;
     text << *engine;
@@ -139,6 +140,8 @@ void Solver::Restore(const std::string& state_file) {
       DEMI_CHECK(!text.fail(), "random state ", i, " in '", state_file, "' is corrupt");
     }
   }
+  loss_scaler_.Restore(state, state_file);
+  if (loss_scaler_.enabled()) net_->SetGradientScale(loss_scaler_.scale());
   LOG(INFO) << "Restored iteration " << iter_ << " from " << state_file;
 }
 

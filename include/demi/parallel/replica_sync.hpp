@@ -74,6 +74,7 @@ class ReplicaSync : public Solver::Callback {
   void OnLayerBackward(int layer_id) override;
   void OnGradientsReady() override;
   float ReduceLoss(float loss) override;
+  bool AgreeOnOverflow(bool overflow) override;
   SolverAction AgreeOnAction(SolverAction action) override;
   void OnBeforeTestOrSnapshot() override { AverageComputedParams(); }
 

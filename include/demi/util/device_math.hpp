@@ -24,6 +24,7 @@ void Gemv(Device device, bool trans_a, int64_t m, int64_t n, float alpha, const 
 void Axpy(Device device, int64_t n, float alpha, const float* x, float* y);
 void Axpby(Device device, int64_t n, float alpha, const float* x, float beta, float* y);
 void Scal(Device device, int64_t n, float alpha, float* x);
+bool ScalAllFinite(Device device, int64_t n, float alpha, float* x);
 void Copy(Device device, int64_t n, const float* x, float* y);
 void Set(Device device, int64_t n, float value, float* y);
 void AddScalar(Device device, int64_t n, float alpha, float* y);

@@ -33,6 +33,8 @@ void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const
 void Axpy(int64_t n, float alpha, const float* x, float* y);  ///< y += a x
 void Axpby(int64_t n, float alpha, const float* x, float beta, float* y);
 void Scal(int64_t n, float alpha, float* x);  ///< x *= a
+/// x *= a; whether every result is finite (loss scaling's overflow check, in the same pass).
+bool ScalAllFinite(int64_t n, float alpha, float* x);
 void Copy(int64_t n, const float* x, float* y);
 void Set(int64_t n, float value, float* y);
 void AddScalar(int64_t n, float alpha, float* y);  ///< y += a

@@ -230,4 +230,10 @@ SolverAction ReplicaSync::AgreeOnAction(SolverAction action) {
   return SolverAction::kNone;
 }
 
+bool ReplicaSync::AgreeOnOverflow(bool overflow) {
+  float votes = overflow ? 1.0f : 0.0f;
+  comm_->AllReduceSum(&votes, 1);
+  return votes > 0;
+}
+
 }  // namespace demi

@@ -34,6 +34,9 @@ void Axpby(Device device, int64_t n, float alpha, const float* x, float beta, fl
 }
 
 void Scal(Device device, int64_t n, float alpha, float* x) { ON_DEVICE(device, Scal(n, alpha, x)); }
+bool ScalAllFinite(Device device, int64_t n, float alpha, float* x) {
+  return ON_DEVICE(device, ScalAllFinite(n, alpha, x));
+}
 void Copy(Device device, int64_t n, const float* x, float* y) { ON_DEVICE(device, Copy(n, x, y)); }
 void Set(Device device, int64_t n, float value, float* y) { ON_DEVICE(device, Set(n, value, y)); }
 

@@ -226,6 +226,19 @@ void Scal(int64_t n, float alpha, float* x) {
   ParallelFor(n, [&](int64_t b, int64_t e) { ScaleKernel(e - b, alpha, x + b, x + b); });
 }
 
+bool ScalAllFinite(int64_t n, float alpha, float* x) {
+  std::atomic<bool> all_finite{true};
+  ParallelFor(n, [&](int64_t b, int64_t e) {
+    ScaleKernel(e - b, alpha, x + b, x + b);
+    // |v| <= FLT_MAX is false for infinities and NaNs alike; a branch-free
+    // count lets the loop vectorise.
+    int64_t bad = 0;
+    for (int64_t i = b; i < e; ++i) bad += !(std::fabs(x[i]) <= std::numeric_limits<float>::max());
+    if (bad) all_finite.store(false, std::memory_order_relaxed);
+  });
+  return all_finite.load();
+}
+
 void Copy(int64_t n, const float* x, float* y) {
   if (x == y || n <= 0) return;
   ParallelFor(n, [&](int64_t b, int64_t e) {

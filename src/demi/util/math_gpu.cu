@@ -20,6 +20,15 @@ __global__ void SetKernel(int64_t n, float value, float* y) {
   for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] = value;
 }
 
+/// x *= a, and *bad = 1 where a result is not finite.
+__global__ void ScalAllFiniteKernel(int64_t n, float alpha, float* x, int* bad) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) {
+    const float v = x[i] * alpha;
+    x[i] = v;
+    if (!isfinite(v)) *bad = 1;
+  }
+}
+
 __global__ void AddScalarKernel(int64_t n, float alpha, float* y) {
   for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] += alpha;
 }
@@ -143,6 +152,23 @@ void GpuAxpby(int64_t n, float alpha, const float* x, float beta, float* y) {
 
 void GpuScal(int64_t n, float alpha, float* x) {
   DEMI_CUBLAS_CHECK(cublasSscal(CublasHandle(), BlasInt(n), &alpha, x, 1));
+}
+
+bool GpuScalAllFinite(int64_t n, float alpha, float* x) {
+  if (n <= 0) return true;
+  // One int on the device, read back once: the solver decides on the host
+  // whether to update.
+  int* bad = nullptr;
+  DEMI_CUDA_CHECK(cudaMallocAsync(&bad, sizeof(int), CudaStream()));
+  DEMI_CUDA_CHECK(cudaMemsetAsync(bad, 0, sizeof(int), CudaStream()));
+  ScalAllFiniteKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, alpha, x, bad);
+  CheckLaunch("ScalAllFiniteKernel");
+  int host_bad = 0;
+  DEMI_CUDA_CHECK(
+      cudaMemcpyAsync(&host_bad, bad, sizeof(int), cudaMemcpyDeviceToHost, CudaStream()));
+  DEMI_CUDA_CHECK(cudaFreeAsync(bad, CudaStream()));
+  DEMI_CUDA_CHECK(cudaStreamSynchronize(CudaStream()));
+  return host_bad == 0;
 }
 
 void GpuCopy(int64_t n, const float* x, float* y) {
