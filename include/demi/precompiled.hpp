@@ -6,6 +6,8 @@
 #ifndef DEMI_PRECOMPILED_HPP_
 #define DEMI_PRECOMPILED_HPP_
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -16,8 +18,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <glog/logging.h>
 
 #include "demi/proto/demi.pb.h"
 

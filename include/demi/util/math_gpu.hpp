@@ -20,7 +20,7 @@ void GpuGemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, co
              float beta, float* y);
 void GpuAxpy(int64_t n, float alpha, const float* x, float* y);  ///< y += a x
 void GpuAxpby(int64_t n, float alpha, const float* x, float beta, float* y);
-void GpuScal(int64_t n, float alpha, float* x);  ///< x *= a
+void GpuScal(int64_t n, float alpha, float* x);           ///< x *= a
 bool GpuScalAllFinite(int64_t n, float alpha, float* x);  ///< ScalAllFinite
 void GpuCopy(int64_t n, const float* x, float* y);
 void GpuSet(int64_t n, float value, float* y);
