@@ -84,6 +84,10 @@ class Net:
         self._net = cpp_net
         self._cache = {}
         self._shared_with = None
+        self._input_shapes = self._current_input_shapes()
+
+    def _current_input_shapes(self):
+        return [self.blobs[name].shape for name in self._net.input_names]
 
     def _cached(self, key, build):
         if key not in self._cache:
@@ -183,6 +187,10 @@ class Net:
                 raise ValueError(f"input '{name}' has {len(values)} items but the blob's batch "
                                  f"is {blob.shape[0]}; reshape the blob and call net.reshape()")
             blob.data[...] = values
+        # An input reshaped without net.reshape(): reshape the layers first,
+        # as Caffe's forward does (each layer reshapes before it runs).
+        if self._current_input_shapes() != self._input_shapes:
+            self.reshape()
         first = 0 if start is None else self._layer_index(start)
         last = len(self.layers) - 1 if end is None else self._layer_index(end)
         self._net.forward(first, last)
@@ -275,8 +283,10 @@ class Net:
                       for name, parts in result.items()} for result in results)
 
     def reshape(self):
-        """Re-runs every layer's reshape after an input blob changed shape."""
+        """Re-runs every layer's reshape after an input blob changed shape
+        (forward() does it too when an input's shape changed since)."""
         self._net.reshape()
+        self._input_shapes = self._current_input_shapes()
 
     def clear_param_diffs(self):
         self._net.clear_param_diffs()

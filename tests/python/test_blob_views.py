@@ -4,6 +4,7 @@ owner is gone (params live in an arena block of the net's)."""
 import gc
 
 import numpy as np
+import pytest
 
 import demitasse
 
@@ -21,11 +22,13 @@ def _net(tmp_path):
     return demitasse.Net(str(path), demitasse.TEST)
 
 
-def test_a_view_survives_a_reshape_to_a_larger_batch(tmp_path):
+@pytest.mark.parametrize("call_reshape", [True, False])  # forward() reshapes when not
+def test_a_view_survives_a_reshape_to_a_larger_batch(tmp_path, call_reshape):
     net = _net(tmp_path)
     old = net.blobs["ip1"].data
     net.blobs["data"].reshape(64, 4)
-    net.reshape()
+    if call_reshape:
+        net.reshape()
     data = np.random.RandomState(0).randn(64, 4).astype(np.float32)
     net.blobs["data"].data[...] = data
     net.forward()
