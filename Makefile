@@ -171,6 +171,31 @@ PY_PACKAGE_MODULE = python/demitasse/_demitasse$(PY_EXT_SUFFIX)
 PY_PROTO_GEN := $(BUILD_DIR)/python/demi/proto/demi_pb2.py
 PY_PACKAGE_PROTO := python/demitasse/proto/caffe_pb2.py
 PYTEST_FLAGS ?= -q
+# Python layers (type "Python", python/src/python_layer.cpp), as Caffe's
+# WITH_PYTHON_LAYER: on where python3-config and pybind11's embedding header
+# exist, off under SANITIZE and FUZZ (an instrumented program embedding an
+# uninstrumented interpreter is trouble). The Python module registers the
+# layer; the tools link it too, with the module's bindings built in and
+# libpython, and start an interpreter for the first Python layer. Without
+# them, a "Python" layer is an error saying how to turn them on.
+PY_LAYER_READY := $(if $(and $(shell command -v $(PYTHON)-config),$(wildcard /usr/include/pybind11/embed.h)),1,0)
+ifneq ($(SANITIZE)$(filter 1,$(FUZZ)),)
+  WITH_PYTHON_LAYER := 0
+endif
+WITH_PYTHON_LAYER ?= $(PY_LAYER_READY)
+PY_EMBED_SRCS := python/src/python_layer.cpp python/src/embed.cpp
+ifeq ($(WITH_PYTHON_LAYER),1)
+  # Only the files that ask: a flag every object saw would rebuild them all.
+  $(BUILD_DIR)/objs/src/demi/layer_registry.o $(BUILD_DIR)/objs/tests/test_python_layer.o \
+    $(PY_OBJS): CPPFLAGS += -DWITH_PYTHON_LAYER
+  PY_EMBED_LIBS = $(shell $(PYTHON)-config --embed --ldflags)
+  # The tools get every binding but the extension's entry point.
+  TOOL_PY_OBJS := $(filter-out $(BUILD_DIR)/objs/python/src/module.o,$(PY_OBJS))
+  PY_MODULE_OBJS := $(filter-out $(BUILD_DIR)/objs/python/src/embed.o,$(PY_OBJS))
+else
+  PY_OBJS := $(filter-out $(PY_EMBED_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o),$(PY_OBJS))
+  PY_MODULE_OBJS := $(PY_OBJS)
+endif
 
 # ---- dependency check: runs scripts/install_deps.sh once per build dir ----
 DEPS_STAMP := $(BUILD_DIR)/.deps_ok
@@ -226,9 +251,9 @@ $(SHARED_LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CXX) -shared -o $@ $^ $(LDFLAGS) $(LIBS)
 
-$(BUILD_DIR)/tools/%: $(BUILD_DIR)/objs/tools/%.o $(STATIC_LIB)
+$(BUILD_DIR)/tools/%: $(BUILD_DIR)/objs/tools/%.o $(STATIC_LIB) $(TOOL_PY_OBJS)
 	@mkdir -p $(@D)
-	$(CXX) $< -o $@ $(WHOLE_LIB) $(LDFLAGS) $(LIBS)
+	$(CXX) $< $(TOOL_PY_OBJS) -o $@ $(WHOLE_LIB) $(LDFLAGS) $(LIBS) $(PY_EMBED_LIBS)
 
 $(TEST_BIN): $(TEST_OBJS) $(STATIC_LIB)
 	@mkdir -p $(@D)
@@ -246,9 +271,9 @@ $(PY_OBJS): CPPFLAGS += $(PY_INCLUDES)
 $(PY_OBJS): CXXFLAGS += -fvisibility=hidden
 $(PY_OBJS): PCH_FLAGS =
 
-$(PY_MODULE): $(PY_OBJS) $(STATIC_LIB)
+$(PY_MODULE): $(PY_MODULE_OBJS) $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CXX) -shared $(PY_OBJS) -o $@ $(WHOLE_LIB) $(LDFLAGS) $(LIBS)
+	$(CXX) -shared $(PY_MODULE_OBJS) -o $@ $(WHOLE_LIB) $(LDFLAGS) $(LIBS)
 
 # The Python classes of demi.proto, generated from whatever the schema holds
 # and installed as demitasse.proto.caffe_pb2 (the module name pycaffe code

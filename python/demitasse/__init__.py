@@ -10,16 +10,20 @@ views (no copies) that stay valid and keep their values between passes.
 """
 from ._demitasse import Blob, layer_type_list
 from .device import has_nccl, set_device, set_mode_cpu, set_mode_gpu, set_random_seed
-from .net import Layer, Net
+from .layer import Layer
+from .net import Net
 from .solver import (AdaDeltaSolver, AdaGradSolver, AdamSolver, NesterovSolver, RMSPropSolver,
                      SGDSolver, Solver, get_solver)
 from . import coord_map, draw, io, net_spec, proto
 from .classifier import Classifier
+from .detector import Detector
+from .parallel import NCCL, set_multiprocess, set_solver_count, set_solver_rank
 from .net_spec import NetSpec, layers, params, to_proto
 from .proto.caffe_pb2 import TEST, TRAIN
 
 __all__ = [
-    "Blob", "Layer", "Net", "Classifier", "Solver", "get_solver", "SGDSolver", "NesterovSolver",
+    "Blob", "Layer", "Net", "Classifier", "Detector", "NCCL", "set_solver_count",
+    "set_solver_rank", "set_multiprocess", "Solver", "get_solver", "SGDSolver", "NesterovSolver",
     "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver", "set_mode_cpu",
     "set_mode_gpu", "set_device", "set_random_seed", "has_nccl", "layer_type_list", "io",
     "proto", "net_spec", "coord_map", "draw", "NetSpec", "layers", "params", "to_proto", "TRAIN",

@@ -7,8 +7,9 @@ import numpy as np
 from . import _demitasse, device
 from ._files import require_file
 
-Layer = namedtuple("Layer", ["name", "type", "blobs"])
-Layer.__doc__ = "A layer of a net: its name, its type (\"Convolution\") and its learnable blobs."
+LayerEntry = namedtuple("LayerEntry", ["name", "type", "blobs"])
+LayerEntry.__doc__ = ("A layer of a net (an entry of net.layers): its name, its type "
+                      "(\"Convolution\") and its learnable blobs.")
 
 
 def _h5py():
@@ -83,6 +84,10 @@ class Net:
         self._net = cpp_net
         self._cache = {}
         self._shared_with = None
+        self._input_shapes = self._current_input_shapes()
+
+    def _current_input_shapes(self):
+        return [self.blobs[name].shape for name in self._net.input_names]
 
     def _cached(self, key, build):
         if key not in self._cache:
@@ -125,7 +130,8 @@ class Net:
     def layers(self):
         def build():
             names, types = self._net.layer_names, self._net.layer_types
-            return [Layer(names[i], types[i], self._net.layer_blobs(i)) for i in range(len(names))]
+            return [LayerEntry(names[i], types[i], self._net.layer_blobs(i))
+                    for i in range(len(names))]
         return self._cached("layers", build)
 
     @property
@@ -181,6 +187,10 @@ class Net:
                 raise ValueError(f"input '{name}' has {len(values)} items but the blob's batch "
                                  f"is {blob.shape[0]}; reshape the blob and call net.reshape()")
             blob.data[...] = values
+        # An input reshaped without net.reshape(): reshape the layers first,
+        # as Caffe's forward does (each layer reshapes before it runs).
+        if self._current_input_shapes() != self._input_shapes:
+            self.reshape()
         first = 0 if start is None else self._layer_index(start)
         last = len(self.layers) - 1 if end is None else self._layer_index(end)
         self._net.forward(first, last)
@@ -208,6 +218,33 @@ class Net:
         outputs and `blobs` of every batch are joined, padding dropped."""
         outputs, _ = self._all_batches(blobs, None, inputs, backward=False)
         return outputs
+
+    def backward_all(self, diffs=None, **top_diffs):
+        """backward() over top diffs of any length (pycaffe): each keyword
+        array, named by an output, is cut into batches of its blob's batch
+        size (the last one padded with zeros); returns the diffs of the
+        inputs and of `diffs`, joined, padding dropped. Backward reads what
+        the last forward left in the blobs, as pycaffe's does."""
+        self._check_blob_names(top_diffs, self.outputs, "outputs")
+        lengths = {len(values) for values in top_diffs.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"arrays of different lengths: "
+                             f"{', '.join(f'{k}: {len(v)}' for k, v in top_diffs.items())}")
+        count = lengths.pop() if lengths else None
+        batch = self.blobs[next(iter(top_diffs))].shape[0] if top_diffs else 1
+        result = {}
+        for start in range(0, count or 1, batch):
+            chunk = {}
+            for name, values in top_diffs.items():
+                values = np.asarray(values)[start:start + batch]
+                if len(values) < batch:
+                    padding = np.zeros((batch - len(values),) + values.shape[1:], values.dtype)
+                    values = np.concatenate([values, padding])
+                chunk[name] = values
+            for name, values in self.backward(diffs=diffs, **chunk).items():
+                result.setdefault(name, []).append(np.array(values))
+        return {name: parts[0] if count is None else np.concatenate(parts)[:count]
+                for name, parts in result.items()}
 
     def forward_backward_all(self, blobs=None, diffs=None, **arrays):
         """forward() then backward() batch by batch, as forward_all: keywords
@@ -246,8 +283,10 @@ class Net:
                       for name, parts in result.items()} for result in results)
 
     def reshape(self):
-        """Re-runs every layer's reshape after an input blob changed shape."""
+        """Re-runs every layer's reshape after an input blob changed shape
+        (forward() does it too when an input's shape changed since)."""
         self._net.reshape()
+        self._input_shapes = self._current_input_shapes()
 
     def clear_param_diffs(self):
         self._net.clear_param_diffs()

@@ -50,6 +50,15 @@ class Solver:
         """Runs `iters` iterations (testing and snapshotting when due)."""
         self._solver.step(int(iters))
 
+    def add_callback(self, on_start, on_gradients_ready=None):
+        """pycaffe's hooks: add_callback(on_start, on_gradients_ready) calls
+        on_start() at the start of every iteration and on_gradients_ready()
+        once its gradients are complete, before the update. An object with
+        both methods (pycaffe's NCCL) may be passed alone."""
+        if on_gradients_ready is None:
+            on_start, on_gradients_ready = on_start.on_start, on_start.on_gradients_ready
+        self._solver.add_callback(_demitasse._SolverCallback(on_start, on_gradients_ready))
+
     def apply_update(self):
         """Updates the params from the gradients they hold, as step() would
         after its backward pass, without advancing the iteration (pycaffe)."""

@@ -28,6 +28,8 @@ struct PyBlob {
 /// set_mode_cpu / set_mode_gpu / set_device (kept in python/demitasse).
 Context MakeContext(bool gpu, int device_id);
 
+/// Everything the module holds: the functions below, in order.
+void DefineModule(py::module_& module);
 void DefineBlob(py::module_& module);
 void DefineNet(py::module_& module);
 void DefineSolver(py::module_& module);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "demi/util/host_retain.hpp"
 
 namespace demi {
 namespace python {
@@ -13,9 +14,12 @@ namespace python {
 namespace {
 
 /// A writable float32 view of the blob's data or diff, shaped as the blob.
-/// The view holds a PyBlob, hence the blob and its owner, as its base. The
-/// memory is made current on the host first (a GPU net's next pass copies
-/// it back), as pycaffe does on every access.
+/// The view's base holds the host allocation it points into (the blob's own
+/// bytes or its arena's block), not the blob: a reshape to a larger batch or
+/// a re-plan that moves the blob leaves the view reading and writing the old
+/// bytes, which stay alive as long as the view does, never freed memory.
+/// The memory is made current on the host first (a GPU net's next pass
+/// copies it back), as pycaffe does on every access.
 py::array View(const PyBlob& self, bool diff) {
   const Blob& blob = *self.blob;
   DEMI_CHECK(blob.channel_block() == 1, "this blob is in oneDNN's blocked layout (block ",
@@ -23,7 +27,11 @@ py::array View(const PyBlob& self, bool diff) {
   std::vector<py::ssize_t> shape(blob.shape().begin(), blob.shape().end());
   if (blob.count() == 0) return py::array_t<float>(shape);
   float* values = diff ? self.blob->mutable_cpu_diff() : self.blob->mutable_cpu_data();
-  return py::array_t<float>(shape, values, py::cast(self));
+  SyncedMemory& memory = diff ? *self.blob->diff() : *self.blob->data();
+  auto* allocation = new std::shared_ptr<const void>(RetainHostBlock(memory));
+  py::capsule base(allocation,
+                   [](void* held) { delete static_cast<std::shared_ptr<const void>*>(held); });
+  return py::array_t<float>(shape, values, base);
 }
 
 void Reshape(const PyBlob& self, const py::args& dims) {

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bindings.hpp"
@@ -70,9 +71,43 @@ void RunInterruptibly(Solver& solver, Body body) {
   if (interrupted) throw py::error_already_set();
 }
 
+/// pycaffe's add_callback(on_start, on_gradients_ready): Python functions
+/// called at the start of each iteration and once its gradients are summed,
+/// before the update, under the GIL. An exception they raise stops the step
+/// with an Error naming the hook.
+class PyCallback : public Solver::Callback {
+ public:
+  PyCallback(py::function on_start, py::function on_gradients_ready)
+      : on_start_(std::move(on_start)), on_gradients_ready_(std::move(on_gradients_ready)) {}
+  void OnStart() override { Run("on_start", on_start_); }
+  void OnGradientsReady() override { Run("on_gradients_ready", on_gradients_ready_); }
+
+ private:
+  static void Run(const char* hook, const py::function& function) {
+    std::string failure;
+    {
+      py::gil_scoped_acquire gil;
+      try {
+        function();
+      } catch (py::error_already_set& error) {
+        failure = StrCat("solver callback ", hook, " raised ",
+                         py::handle(error.type()).attr("__name__").cast<std::string>(), ": ",
+                         std::string(py::str(error.value())));
+      }
+    }
+    if (!failure.empty()) ThrowError(failure);
+  }
+
+  py::function on_start_;
+  py::function on_gradients_ready_;
+};
+
 }  // namespace
 
 void DefineSolver(py::module_& module) {
+  py::class_<PyCallback>(module, "_SolverCallback")
+      .def(py::init<py::function, py::function>(), py::arg("on_start"),
+           py::arg("on_gradients_ready"));
   py::class_<Solver, SolverPtr>(module, "_Solver", "The C++ solver; demitasse.Solver wraps it.")
       .def(py::init(&LoadSolver), py::arg("path"), py::arg("type"), py::arg("gpu"),
            py::arg("device_id"), py::arg("seed"), py::arg("precision"))
@@ -104,6 +139,10 @@ void DefineSolver(py::module_& module) {
             RunInterruptibly(solver, [&] { solver.Solve(resume_file); });
           },
           py::arg("resume_file") = "")
+      .def(
+          "add_callback",
+          [](Solver& solver, PyCallback& callback) { solver.AddCallback(&callback); },
+          py::arg("callback"), py::keep_alive<1, 2>())
       .def("apply_update", &Solver::ApplyUpdate, py::call_guard<py::gil_scoped_release>())
       .def("test_all", &Solver::TestAll, py::call_guard<py::gil_scoped_release>())
       .def("snapshot", &Solver::Snapshot, py::call_guard<py::gil_scoped_release>())

@@ -5,13 +5,14 @@
 #include "demi/common.hpp"
 #include "demi/memory/arena.hpp"
 #include "demi/util/device.hpp"
+#include "demi/util/host_retain.hpp"
 
 namespace demi {
 
 SyncedMemory::~SyncedMemory() { ReleaseOwned(); }
 
 void SyncedMemory::ReleaseOwned() {
-  if (owns_host_) HostFree(cpu_ptr_);
+  if (owns_host_) ReleaseHostBlock(cpu_ptr_);  // a numpy view may still hold it
   if (owns_device_) DeviceFree(gpu_ptr_);
   cpu_ptr_ = gpu_ptr_ = nullptr;
   owns_host_ = owns_device_ = false;

@@ -3,11 +3,12 @@
 #include <cstring>
 
 #include "demi/util/device.hpp"
+#include "demi/util/host_retain.hpp"
 
 namespace demi {
 
 Arena::~Arena() {
-  HostFree(host_);
+  ReleaseHostBlock(host_);
   DeviceFree(device_);
 }
 
@@ -17,7 +18,7 @@ void Arena::Reserve(size_t bytes) {
 
 uint8_t* Arena::host_base() {
   if (host_bytes_ < capacity_) {
-    HostFree(host_);
+    ReleaseHostBlock(host_);  // a numpy view may still hold it
     host_ = static_cast<uint8_t*>(HostMalloc(capacity_));
     host_bytes_ = capacity_;
     ++host_allocations_;
