@@ -36,7 +36,10 @@ TEST_BIN := $(BUILD_DIR)/test/test_all
 # Deferred (=): on a fresh machine OpenCV arrives with the deps stamp, after parsing.
 OPENCV_CFLAGS = $(shell pkg-config --cflags opencv4 2>/dev/null)
 OPENCV_LIBS := -lopencv_imgcodecs -lopencv_imgproc -lopencv_core
-CPPFLAGS += -Iinclude -I$(BUILD_DIR)/src -I$(BLAS_INCLUDE) $(OPENCV_CFLAGS) \
+# HDF5Data/HDF5Output: Debian's serial HDF5 C library (libhdf5-dev).
+HDF5_CFLAGS := -I/usr/include/hdf5/serial
+HDF5_LIBS := -lhdf5_serial
+CPPFLAGS += -Iinclude -I$(BUILD_DIR)/src -I$(BLAS_INCLUDE) $(OPENCV_CFLAGS) $(HDF5_CFLAGS) \
             $(addprefix -I,$(INCLUDE_DIRS)) -MMD -MP -DHIREDIS_NESTED_INCLUDE
 CXXFLAGS += -std=c++17 -fPIC -pthread -fopenmp
 # No FMA contraction: the AVX2/AVX-512 clones of util/math's loops (and their
@@ -123,13 +126,13 @@ ifneq ($(SANITIZE),)
     # signals. One OpenMP thread: libgomp is not instrumented, so TSan cannot
     # see its barriers and would report every parallel loop. For that reason
     # ReplicationThreadsTest, which must run OpenMP teams of two, is left out.
-    GTEST_FILTER ?= Replication*:ReplicaEquivalence*:ThreadCommunicator*:GlooCommunicator*:HierarchicalCommunicator*:Prefetcher*:WorkerPool*:DataLayer*:ImageDataLayer*:DBReader*:Signal*:TrainToolTest.SignalsSnapshotAndStop-ReplicationThreadsTest.*
+    GTEST_FILTER ?= Replication*:ReplicaEquivalence*:ThreadCommunicator*:GlooCommunicator*:HierarchicalCommunicator*:Prefetcher*:WorkerPool*:DataLayer*:ImageDataLayer*:HDF5DataLayer*:DBReader*:Signal*:TrainToolTest.SignalsSnapshotAndStop-ReplicationThreadsTest.*
     export OMP_NUM_THREADS := 1
     export TSAN_OPTIONS ?= suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1
   endif
 endif
 LDFLAGS += -pthread -fopenmp -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
-LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -ljpeg -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
+LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) $(HDF5_LIBS) -ljpeg -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
 WHOLE_LIB := -Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive
 
 # ---- Python bindings (make python) ----
