@@ -25,17 +25,15 @@ inline void WriteH5(const std::string& path, const std::vector<H5Dataset>& datas
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   ASSERT_GE(file, 0) << path;
   for (const H5Dataset& d : datasets) {
-    const hid_t space = d.shape.empty()
-                            ? H5Screate(H5S_SCALAR)
-                            : H5Screate_simple(static_cast<int>(d.shape.size()), d.shape.data(),
-                                               nullptr);
+    const hid_t space = d.shape.empty() ? H5Screate(H5S_SCALAR)
+                                        : H5Screate_simple(static_cast<int>(d.shape.size()),
+                                                           d.shape.data(), nullptr);
     const hid_t dataset =
         H5Dcreate2(file, d.name.c_str(), d.type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     ASSERT_GE(dataset, 0) << d.name;
     if (!d.values.empty()) {
-      ASSERT_GE(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                         d.values.data()),
-                0);
+      ASSERT_GE(
+          H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, d.values.data()), 0);
     }
     H5Dclose(dataset);
     H5Sclose(space);

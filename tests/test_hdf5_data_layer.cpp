@@ -33,8 +33,10 @@ class HDF5DataLayerTest : public ::testing::Test {
 
   std::unique_ptr<Layer> Make(const std::string& list, const std::string& extra,
                               uint32_t seed = 1701) {
-    auto layer = MakeLayer("name: 'h5' type: 'HDF5Data' top: 'data' top: 'label' "
-                           "hdf5_data_param { source: '" + list + "' " + extra + " }");
+    auto layer = MakeLayer(
+        "name: 'h5' type: 'HDF5Data' top: 'data' top: 'label' "
+        "hdf5_data_param { source: '" +
+        list + "' " + extra + " }");
     Context context;
     context.seed = seed;
     layer->set_context(context);
@@ -117,13 +119,13 @@ TEST_F(HDF5DataLayerTest, LabelsOfShapeNx1GiveATopOfShapeBx1) {
 }
 
 TEST_F(HDF5DataLayerTest, BadInputIsNamed) {
-  ExpectSetUpError(dir_ / "none.txt", {"HDF5Data layer 'h5'", "cannot open HDF5 list",
-                                       dir_ / "none.txt"});
+  ExpectSetUpError(dir_ / "none.txt",
+                   {"HDF5Data layer 'h5'", "cannot open HDF5 list", dir_ / "none.txt"});
   WriteFile(dir_ / "empty.txt", "\n  \n");
   ExpectSetUpError(dir_ / "empty.txt", {"HDF5 list", dir_ / "empty.txt", "is empty"});
   WriteFile(dir_ / "missing.txt", dir_ / "a.h5" + "\n" + dir_ / "gone.h5\n");
-  ExpectSetUpError(dir_ / "missing.txt", {"cannot open HDF5 file", dir_ / "gone.h5",
-                                          "line 2 of", dir_ / "missing.txt"});
+  ExpectSetUpError(dir_ / "missing.txt",
+                   {"cannot open HDF5 file", dir_ / "gone.h5", "line 2 of", dir_ / "missing.txt"});
   WriteH5(dir_ / "nolabel.h5", {Rows(0, 2)[0]});
   WriteFile(dir_ / "nolabel.txt", dir_ / "nolabel.h5");
   ExpectSetUpError(dir_ / "nolabel.txt", {dir_ / "nolabel.h5", "has no dataset 'label'"});
@@ -136,8 +138,8 @@ TEST_F(HDF5DataLayerTest, BadInputIsNamed) {
   ExpectSetUpError(dir_ / "scalar.txt", {dir_ / "scalar.h5", "dataset 'label'", "is a scalar"});
   WriteH5(dir_ / "wide.h5", {{"data", {1, 3, 2}, {0, 1, 2, 3, 4, 5}}, {"label", {1}, {0}}});
   WriteFile(dir_ / "shapes.txt", dir_ / "a.h5" + "\n" + dir_ / "wide.h5");
-  ExpectSetUpError(dir_ / "shapes.txt", {"dataset 'data' of '" + dir_ / "wide.h5",
-                                         "rows of shape 3 2", "of shape 2 3"});
+  ExpectSetUpError(dir_ / "shapes.txt",
+                   {"dataset 'data' of '" + dir_ / "wide.h5", "rows of shape 3 2", "of shape 2 3"});
   WriteH5(dir_ / "zero.h5", {{"data", {0, 2, 3}, {}}, {"label", {0}, {}}});
   WriteFile(dir_ / "zero.txt", dir_ / "zero.h5");
   ExpectSetUpError(dir_ / "zero.txt", {dir_ / "zero.h5", "has no rows"});

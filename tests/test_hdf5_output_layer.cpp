@@ -11,8 +11,10 @@ namespace {
 class HDF5OutputLayerTest : public ::testing::Test {
  protected:
   std::unique_ptr<Layer> Make(const std::string& file_name) {
-    auto layer = MakeLayer("name: 'out' type: 'HDF5Output' bottom: 'data' bottom: 'label' "
-                           "hdf5_output_param { file_name: '" + file_name + "' }");
+    auto layer = MakeLayer(
+        "name: 'out' type: 'HDF5Output' bottom: 'data' bottom: 'label' "
+        "hdf5_output_param { file_name: '" +
+        file_name + "' }");
     layer->SetUp(bottom_, {});
     return layer;
   }
@@ -45,8 +47,10 @@ TEST_F(HDF5OutputLayerTest, AppendsEveryBatchAndHDF5DataReadsThemBack) {
 
   // The round trip: HDF5Data reads the rows written, in order.
   WriteFile(dir_ / "list.txt", path);
-  auto reader = MakeLayer("name: 'in' type: 'HDF5Data' top: 'data' top: 'label' "
-                          "hdf5_data_param { source: '" + dir_ / "list.txt" + "' batch_size: 4 }");
+  auto reader = MakeLayer(
+      "name: 'in' type: 'HDF5Data' top: 'data' top: 'label' "
+      "hdf5_data_param { source: '" +
+      dir_ / "list.txt" + "' batch_size: 4 }");
   Blob data_in, label_in;
   reader->SetUp({}, {&data_in, &label_in});
   reader->Forward({}, {&data_in, &label_in});
@@ -60,9 +64,9 @@ TEST_F(HDF5OutputLayerTest, AppendsEveryBatchAndHDF5DataReadsThemBack) {
 
 TEST_F(HDF5OutputLayerTest, BadSetupsAreNamed) {
   ExpectErrorContaining([&] { Make(""); }, {"HDF5Output layer 'out'", "no file_name"});
-  ExpectErrorContaining([&] { Make(dir_ / "no/such/dir.h5"); },
-                        {"HDF5Output layer 'out'", "cannot create HDF5 file",
-                         dir_ / "no/such/dir.h5"});
+  ExpectErrorContaining(
+      [&] { Make(dir_ / "no/such/dir.h5"); },
+      {"HDF5Output layer 'out'", "cannot create HDF5 file", dir_ / "no/such/dir.h5"});
   label_.Reshape({3});
   ExpectErrorContaining([&] { Make(dir_ / "x.h5"); },
                         {"HDF5Output layer 'out'", "same first dimension"});

@@ -111,9 +111,9 @@ std::vector<int64_t> ReadHdf5Dataset(const std::string& path, const std::string&
   for (int64_t dim : shape) count *= dim;
   values->resize(count);
   if (count == 0) return shape;
-  DEMI_CHECK(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                     values->data()) >= 0,
-             "HDF5 file '", path, "': reading dataset '", name, "' as floats failed");
+  DEMI_CHECK(
+      H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values->data()) >= 0,
+      "HDF5 file '", path, "': reading dataset '", name, "' as floats failed");
   return shape;
 }
 
@@ -158,8 +158,8 @@ void Hdf5Appender::Append(const std::string& name, const std::vector<int64_t>& s
     Handle space(H5Screate_simple(rank, empty.data(), max.data()), H5Sclose);
     Handle create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5Pset_chunk(create.get(), rank, chunk.data());
-    id = H5Dcreate2(file_, name.c_str(), H5T_NATIVE_FLOAT, space.get(), H5P_DEFAULT,
-                    create.get(), H5P_DEFAULT);
+    id = H5Dcreate2(file_, name.c_str(), H5T_NATIVE_FLOAT, space.get(), H5P_DEFAULT, create.get(),
+                    H5P_DEFAULT);
   }
   DEMI_CHECK(id >= 0, "HDF5 file '", path_, "': cannot create or open dataset '", name, "'");
   Handle dataset(id, H5Dclose);

@@ -74,16 +74,16 @@ void HDF5DataLayer::CheckFiles() {
                           layer_param_.hdf5_data_param().source(), "')"));
       }
       DEMI_CHECK(shape.size() <= static_cast<size_t>(kMaxBlobAxes), Owner(), ": dataset '", name,
-                 "' of ", DescribeFile(file), " has ", shape.size(),
-                 " axes; a top takes at most ", kMaxBlobAxes);
+                 "' of ", DescribeFile(file), " has ", shape.size(), " axes; a top takes at most ",
+                 kMaxBlobAxes);
       const std::vector<int64_t> row(shape.begin() + 1, shape.end());
       if (file == 0) {
         row_shapes_.push_back(row);
       } else {
-        DEMI_CHECK(row == row_shapes_[i], Owner(), ": dataset '", name, "' of ",
-                   DescribeFile(file), " has rows of shape ", ShapeString(row), " but in ",
-                   DescribeFile(0), " of shape ", ShapeString(row_shapes_[i]),
-                   "; top '", name, "' takes one shape, so every file's rows must have it");
+        DEMI_CHECK(row == row_shapes_[i], Owner(), ": dataset '", name, "' of ", DescribeFile(file),
+                   " has rows of shape ", ShapeString(row), " but in ", DescribeFile(0),
+                   " of shape ", ShapeString(row_shapes_[i]), "; top '", name,
+                   "' takes one shape, so every file's rows must have it");
       }
       if (i == 0) {
         rows = shape[0];
