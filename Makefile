@@ -36,7 +36,10 @@ TEST_BIN := $(BUILD_DIR)/test/test_all
 # Deferred (=): on a fresh machine OpenCV arrives with the deps stamp, after parsing.
 OPENCV_CFLAGS = $(shell pkg-config --cflags opencv4 2>/dev/null)
 OPENCV_LIBS := -lopencv_imgcodecs -lopencv_imgproc -lopencv_core
-CPPFLAGS += -Iinclude -I$(BUILD_DIR)/src -I$(BLAS_INCLUDE) $(OPENCV_CFLAGS) \
+# HDF5Data/HDF5Output: Debian's serial HDF5 C library (libhdf5-dev).
+HDF5_CFLAGS := -I/usr/include/hdf5/serial
+HDF5_LIBS := -lhdf5_serial
+CPPFLAGS += -Iinclude -I$(BUILD_DIR)/src -I$(BLAS_INCLUDE) $(OPENCV_CFLAGS) $(HDF5_CFLAGS) \
             $(addprefix -I,$(INCLUDE_DIRS)) -MMD -MP -DHIREDIS_NESTED_INCLUDE
 CXXFLAGS += -std=c++17 -fPIC -pthread -fopenmp
 # No FMA contraction: the AVX2/AVX-512 clones of util/math's loops (and their
@@ -126,9 +129,10 @@ ifneq ($(SANITIZE),)
     # The test binary is then linked from the files holding those suites alone (a third of
     # the build's compile time saved); with a GTEST_FILTER of your own, from every file.
     ifeq ($(origin GTEST_FILTER),undefined)
-      GTEST_FILTER := Replication*:ReplicaEquivalence*:ThreadCommunicator*:GlooCommunicator*:HierarchicalCommunicator*:Prefetcher*:WorkerPool*:DataLayer*:ImageDataLayer*:DBReader*:Signal*:TrainToolTest.SignalsSnapshotAndStop-ReplicationThreadsTest.*
+      GTEST_FILTER := Replication*:ReplicaEquivalence*:ThreadCommunicator*:GlooCommunicator*:HierarchicalCommunicator*:Prefetcher*:WorkerPool*:DataLayer*:ImageDataLayer*:HDF5DataLayer*:DBReader*:Signal*:TrainToolTest.SignalsSnapshotAndStop-ReplicationThreadsTest.*
       TSAN_TEST_FILES := main replication replication_processes thread_communicator \
-                         gloo_communicator reader data_layer image_data_layer signal tools
+                         gloo_communicator reader data_layer image_data_layer hdf5_data_layer \
+                         signal tools
       TEST_SRCS := $(TSAN_TEST_FILES:%=tests/test_%.cpp)
       TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
     endif
@@ -155,7 +159,7 @@ ifeq ($(USE_PCH),1)
   $(TEST_OBJS): PCH_FLAGS = -include $(TEST_PCH)
 endif
 LDFLAGS += -pthread -fopenmp -L$(BLAS_LIB) $(addprefix -L,$(LIBRARY_DIRS))
-LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) -ljpeg -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
+LIBS := -lprotobuf -lglog -lgflags -llmdb $(OPENCV_LIBS) $(HDF5_LIBS) -ljpeg -ldnnl -lopenblas -lgloo -lhiredis $(CUDA_LIBS) -lm
 WHOLE_LIB := -Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive
 
 # ---- Python bindings (make python) ----

@@ -18,6 +18,8 @@ packages=(
   # for damage, whose warnings OpenCV's decoder swallows.
   libjpeg-dev
   libopenblas-dev
+  # HDF5Data / HDF5Output layers: HDF5's C API (serial build).
+  libhdf5-dev
   # CPU engine: oneDNN (JIT, runtime ISA dispatch; OpenMP threading).
   libdnnl-dev
   # Replication across processes and hosts: Gloo (TCP), its Redis store, and a

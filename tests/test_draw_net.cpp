@@ -12,6 +12,7 @@
 
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
+#include "demi/util/batch_size.hpp"
 #include "demi/util/draw_net.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/upgrade_proto.hpp"
@@ -152,6 +153,63 @@ TEST(DrawNetTest, BlobsAtTheSameArenaOffsetShareAColour) {
   EXPECT_GT(persistent, 0) << dot;
 }
 
+/// The label of the first blob node named `name`, "" if none.
+std::string BlobLabel(const std::string& dot, const std::string& name) {
+  const std::regex node(R"re(blob_\w+ \[label="((?:[^"\\]|\\.)*)", shape=octagon)re");
+  for (auto it = std::sregex_iterator(dot.begin(), dot.end(), node); it != std::sregex_iterator();
+       ++it) {
+    const std::string label = (*it)[1].str();
+    if (label.substr(0, label.find("\\n")) == name) return label;
+  }
+  return "";
+}
+
+TEST(DrawNetTest, BlobsWithoutAGradientSaySo) {
+  const Net net(ModelFor(TRAIN));
+  const std::string dot = NetToDot(net, DrawNetOptions());
+  for (const char* input : {"data", "label"}) {
+    const std::string label = BlobLabel(dot, input);
+    EXPECT_NE(label.find("no gradient"), std::string::npos) << input << ": " << label;
+    EXPECT_EQ(label.find("diff"), std::string::npos) << input << ": " << label;
+  }
+  EXPECT_NE(BlobLabel(dot, "conv1").find("diff @ "), std::string::npos) << dot;
+  // The loss, an output, has a gradient (its weight), kept out of the arena.
+  EXPECT_NE(BlobLabel(dot, "loss").find("diff persistent"), std::string::npos) << dot;
+  EXPECT_EQ(NetToDot(Net(ModelFor(TEST)), DrawNetOptions()).find("gradient"), std::string::npos)
+      << "a TEST drawing has no gradients to speak of";
+}
+
+TEST(DrawNetTest, ANetTooWideForLeftToRightIsDrawnTopToBottom) {
+  EXPECT_NE(NetToDot(Net(ModelFor(TRAIN)), DrawNetOptions()).find("rankdir=LR;"), std::string::npos)
+      << "LeNet fits left to right";
+  NetParameter param;
+  ReadNetParamsFromTextFile("models/googlenet/deploy.prototxt", &param);
+  SetBatchSize(&param, 1);
+  param.mutable_state()->set_phase(TEST);
+  param.set_memory_optimization(NONE);
+  const Net googlenet(param);
+  const std::string dot = NetToDot(googlenet, DrawNetOptions());
+  EXPECT_NE(dot.find("rankdir=TB;"), std::string::npos) << dot.substr(0, 200);
+  DrawNetOptions asked;
+  asked.fit_rankdir = false;
+  EXPECT_NE(NetToDot(googlenet, asked).find("rankdir=LR;"), std::string::npos)
+      << "an explicit direction is kept";
+}
+
+TEST(DrawNetTest, ADeployNetIsDrawnAsTest) {
+  for (const char* model :
+       {"models/googlenet/deploy.prototxt", "models/lenet_fashion/deploy.prototxt"}) {
+    NetParameter param;
+    ReadNetParamsFromTextFile(model, &param);
+    EXPECT_EQ(DrawPhaseOf(param), TEST) << model;
+  }
+  for (const char* model : {"models/googlenet/train_val.prototxt", kModel}) {
+    NetParameter param;
+    ReadNetParamsFromTextFile(model, &param);
+    EXPECT_EQ(DrawPhaseOf(param), TRAIN) << model;
+  }
+}
+
 TEST(DrawNetTest, QuotesNamesForDot) {
   EXPECT_EQ(DotQuoted("a\"b\\c"), "\"a\\\"b\\\\c\"");
   NetParameter param = ModelFor(TEST);
@@ -179,6 +237,11 @@ TEST(DrawNetToolTest, WritesDotAndRendersBothArgumentForms) {
   EXPECT_NE(text.find("3x1x28x28"), std::string::npos) << "--batch=3:\n" << text;
   EXPECT_NE(text.find("(TEST)"), std::string::npos) << text;
   if (!HasDot()) GTEST_SKIP() << "Graphviz's dot is not installed";
+  // Caffe's form on a deploy net, no --phase: titled TEST, as it runs.
+  const Result deploy =
+      DrawNet(StrCat("models/lenet_fashion/deploy.prototxt ", dir.file("deploy.dot")));
+  ASSERT_EQ(deploy.status, 0) << deploy.output;
+  EXPECT_NE(ReadFileToString(dir.file("deploy.dot")).find("(TEST), "), std::string::npos);
   const Result png = DrawNet(StrCat(kModel, " ", dir.file("net.png")));
   ASSERT_EQ(png.status, 0) << png.output;
   const std::string image = ReadFileToString(dir.file("net.png"));
@@ -188,7 +251,7 @@ TEST(DrawNetToolTest, WritesDotAndRendersBothArgumentForms) {
   ASSERT_EQ(svg.status, 0) << svg.output;
   EXPECT_NE(ReadFileToString(dir.file("net.svg")).find("<svg"), std::string::npos);
   // Nothing but the outputs is left behind.
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 3);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 4);
 }
 
 TEST(DrawNetToolTest, BadInputExitsOneNamingTheFault) {

@@ -149,6 +149,26 @@ TEST(TrainToolTest, ResumesAndFineTunes) {
   EXPECT_EQ(Numbers(tuned.output, R"(Iteration (\d+), loss = )").front(), 0);
 }
 
+TEST(TrainToolTest, PlotKeepsAnSvgOfTheCurvesTheLogShows) {
+  ScratchDir dir;
+  const std::string plot = dir.file("curves.svg");
+  const Result run =
+      Tool("train", "--solver=" + WriteSolver(dir, "SGD", "snapshot: 0") + " --plot=" + plot);
+  ASSERT_EQ(run.status, 0) << run.output;
+  const std::string svg = ReadFileToString(plot);
+  // Every displayed loss and every test (iterations 0, 100, 200) is a point.
+  const size_t displays = Numbers(run.output, R"(Iteration (\d+)(?: \([^)]*\))?, loss = )").size();
+  EXPECT_GE(displays, 10u);
+  EXPECT_TRUE(Contains(svg, StrCat("<title>train loss: ", displays, " points"))) << svg;
+  EXPECT_TRUE(Contains(svg, "<title>test #0 loss: 3 points, last ")) << svg;
+  EXPECT_TRUE(Contains(svg, "at iteration 200</title>")) << svg;
+  EXPECT_TRUE(Contains(svg, ">iteration</text>")) << svg;
+  const Result bad = Tool("train", "--solver=" + WriteSolver(dir, "SGD", "") +
+                                       " --plot=" + dir.file("no_such_dir/curves.svg"));
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  EXPECT_TRUE(Contains(bad.output, dir.file("no_such_dir"))) << bad.output;
+}
+
 TEST(TrainToolTest, AutoMemoryBudgetTrainsTheGlobalBatchThatFits) {
   ScratchDir dir;
   // Batch 16 with iter_size 2: with room to spare, one batch of 32.

@@ -25,7 +25,8 @@
 
 extern char** environ;
 
-// --model (or the first positional argument), --phase (TRAIN when empty),
+// --model (or the first positional argument), --phase (when empty: TEST for a
+// deploy net, else TRAIN),
 // --batch, --level and --stage are the commands' shared flags (the library
 // defines them once).
 DEFINE_string(output, "", "net.png, net.svg, net.pdf or net.dot (or the second positional).");
@@ -48,7 +49,10 @@ demi::PlanStrategy StrategyOf(demi::MemoryOptimization optimization) {
 std::string DrawModel(const std::string& model) {
   demi::NetParameter param;
   demi::ReadNetParamsFromTextFile(model, &param);
-  const std::string phase = FLAGS_phase.empty() ? "TRAIN" : FLAGS_phase;
+  // No --phase: a deploy net draws as TEST (how it runs), others as TRAIN.
+  const std::string phase = !FLAGS_phase.empty()                     ? FLAGS_phase
+                            : demi::DrawPhaseOf(param) == demi::TEST ? "TEST"
+                                                                     : "TRAIN";
   DEMI_CHECK(phase == "TRAIN" || phase == "TEST", "--phase must be TRAIN or TEST, not '",
              FLAGS_phase, "'");
   DEMI_CHECK(FLAGS_rankdir == "LR" || FLAGS_rankdir == "TB" || FLAGS_rankdir == "RL" ||
@@ -61,6 +65,8 @@ std::string DrawModel(const std::string& model) {
   if (FLAGS_batch > 0) demi::SetBatchSize(&param, FLAGS_batch);
   demi::DrawNetOptions options;
   options.rankdir = FLAGS_rankdir;
+  // An explicit --rankdir is drawn as asked, however large.
+  options.fit_rankdir = gflags::GetCommandLineFlagInfoOrDie("rankdir").is_default;
   options.strategy = StrategyOf(param.memory_optimization());
   options.keep = {param.keep_blob().begin(), param.keep_blob().end()};
   param.set_memory_optimization(demi::NONE);  // plan here, allocate nothing

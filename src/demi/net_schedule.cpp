@@ -10,6 +10,13 @@ namespace demi {
 
 namespace {
 
+/// "64x3x224x224".
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? "x" : "") + std::to_string(shape[i]);
+  return shape.empty() ? "scalar" : text;
+}
+
 /// Gives each SyncedMemory an index into the schedule's memories, in the
 /// order first mentioned (so plans are stable).
 class MemoryIndex {
@@ -197,6 +204,23 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
     report.engines.push_back({layer->layer_param().name(), layer->type(),
                               EngineName(layer->running_engine()),
                               layer->engine().types.ToString()});
+  }
+  // The timelines' hover titles name each tensor's shape.
+  std::map<const SyncedMemory*, std::string> shapes;
+  for (const auto& blob : net.blobs()) {
+    shapes.emplace(blob->data().get(), ShapeText(blob->shape()));
+    shapes.emplace(blob->diff().get(), ShapeText(blob->shape()));
+  }
+  for (const auto& layer : net.layers()) {
+    for (const LayerBuffer& buffer : layer->buffers()) {
+      shapes.emplace(buffer.blob->data().get(), ShapeText(buffer.blob->shape()));
+    }
+  }
+  for (MemoryTimeline* timeline : {&report.timeline, &report.recompute_timeline}) {
+    for (TimelineTensor& tensor : timeline->tensors) {
+      const auto it = shapes.find(tensor.memory);
+      if (it != shapes.end()) tensor.shape = it->second;
+    }
   }
   return report;
 }

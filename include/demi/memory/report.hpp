@@ -6,6 +6,7 @@
 
 #include "demi/memory/liveness.hpp"
 #include "demi/memory/planner.hpp"
+#include "demi/memory/timeline.hpp"
 
 namespace demi {
 
@@ -39,6 +40,9 @@ struct NetMemoryReport {
   std::vector<TensorRequest> largest_at_peak;  ///< up to ten, largest first
   /// Live bytes at every step of the schedule.
   std::vector<size_t> live_bytes;
+  /// The schedule step by step with the ARENA plan's tensors (their shapes
+  /// filled by ReportNetMemory).
+  MemoryTimeline timeline;
 
   /// Recomputation (TRAIN nets, when asked for): the arena under `budget`
   /// (1: the smallest the planner reaches), what is dropped and its cost.
@@ -51,6 +55,7 @@ struct NetMemoryReport {
   int replayed_layers = 0;
   double forward_flops = 0;
   double extra_flops = 0;
+  MemoryTimeline recompute_timeline;  ///< the schedule with its replays
 
   /// The engine and types of every layer, in prototxt order (filled by the
   /// net's side: ReportNetMemory).
@@ -74,9 +79,6 @@ std::string DeviceMemoryLine(size_t planned_arena_bytes, int device);
 std::string FormatMemoryReport(const NetMemoryReport& report);
 /// One JSON object on one line.
 std::string MemoryReportJson(const NetMemoryReport& report);
-/// An SVG chart of live bytes over the schedule: NONE's constant total, the
-/// ARENA plan's size, and the live bytes (the lower bound's curve).
-std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports);
 
 }  // namespace demi
 

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "demi/common.hpp"
 #include "demi/memory/recompute.hpp"
 #include "demi/memory/schedule_order.hpp"
 #include "demi/memory/schedule_search.hpp"
-#include "demi/util/checked_math.hpp"
 #include "demi/util/device.hpp"
 
 namespace demi {
@@ -16,33 +16,6 @@ namespace demi {
 namespace {
 
 double MiB(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
-
-/// `text` with XML's five special characters as entities, for SVG text.
-std::string XmlEscaped(const std::string& text) {
-  std::string escaped;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        escaped += "&lt;";
-        break;
-      case '>':
-        escaped += "&gt;";
-        break;
-      case '&':
-        escaped += "&amp;";
-        break;
-      case '"':
-        escaped += "&quot;";
-        break;
-      case '\'':
-        escaped += "&apos;";
-        break;
-      default:
-        escaped += c;
-    }
-  }
-  return escaped;
-}
 
 }  // namespace
 
@@ -71,16 +44,8 @@ NetMemoryReport ReportMemory(NetSchedule schedule, bool search_order, int64_t ba
   report.prototxt_arena_bytes = report.searched_order ? choice.prototxt_planned : arena.arena_bytes;
   report.order_free_bound_bytes = choice.order_free_bound;
   report.moved_layers = choice.moved_layers;
-  report.live_bytes.assign(static_cast<size_t>(std::max(liveness.num_steps, 1)), 0);
-  for (const TensorRequest& tensor : problem.tensors) {
-    for (int step = tensor.first_step; step <= tensor.last_step; ++step) {
-      if (!tensor.LiveAt(step)) continue;
-      report.live_bytes[step] =
-          CheckedAdd(report.live_bytes[step], AlignedBytes(tensor.bytes), [&] {
-            return StrCat("the live bytes at step ", step, " with tensor '", tensor.name, "'");
-          });
-    }
-  }
+  report.timeline = DescribeTimeline(schedule, {}, liveness, arena);
+  report.live_bytes = report.timeline.live_bytes;
   report.peak_step =
       static_cast<int>(std::max_element(report.live_bytes.begin(), report.live_bytes.end()) -
                        report.live_bytes.begin());
@@ -104,6 +69,10 @@ NetMemoryReport ReportMemory(NetSchedule schedule, bool search_order, int64_t ba
     report.replayed_layers = recomputation.replayed_layers;
     report.forward_flops = recomputation.forward_flops;
     report.extra_flops = recomputation.extra_flops;
+    const NetLiveness replayed = AnalyzeLiveness(schedule, recomputation.replays);
+    report.recompute_timeline = DescribeTimeline(schedule, recomputation.replays, replayed,
+                                                 SolvePlan(replayed.problem, PlanStrategy::kArena));
+    report.recompute_timeline.dropped = report.dropped;
   }
   return report;
 }
@@ -229,45 +198,6 @@ std::string MemoryReportJson(const NetMemoryReport& r) {
   }
   // A net name that is not valid UTF-8 is written with U+FFFD, not refused.
   return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
-
-std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports) {
-  const int width = 800, height = 240, margin = 50;
-  std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\""
-      << height * reports.size() << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  for (size_t n = 0; n < reports.size(); ++n) {
-    const NetMemoryReport& r = reports[n];
-    const int top = static_cast<int>(n) * height;
-    const double max_bytes = std::max<double>(r.none_bytes, 1);
-    const size_t steps = r.live_bytes.size();
-    auto x = [&](size_t step) {
-      return margin + (width - 2.0 * margin) * step / std::max<size_t>(steps, 1);
-    };
-    auto y = [&](double bytes) {
-      return top + height - margin - (height - 2.0 * margin) * bytes / max_bytes;
-    };
-    svg << "<text x=\"" << margin << "\" y=\"" << top + 20 << "\">" << XmlEscaped(r.net) << " ("
-        << r.phase << ", batch " << r.batch << "): live bytes over the schedule, MiB</text>\n";
-    svg << "<line x1=\"" << x(0) << "\" y1=\"" << y(r.none_bytes) << "\" x2=\"" << x(steps)
-        << "\" y2=\"" << y(r.none_bytes) << "\" stroke=\"#c33\"/><text x=\"" << x(steps) - 160
-        << "\" y=\"" << y(r.none_bytes) - 4 << "\" fill=\"#c33\">NONE " << std::fixed
-        << std::setprecision(1) << MiB(r.none_bytes) << "</text>\n";
-    svg << "<line x1=\"" << x(0) << "\" y1=\"" << y(r.arena_bytes) << "\" x2=\"" << x(steps)
-        << "\" y2=\"" << y(r.arena_bytes) << "\" stroke=\"#36c\" stroke-dasharray=\"4\"/><text x=\""
-        << x(steps) - 160 << "\" y=\"" << y(r.arena_bytes) - 4 << "\" fill=\"#36c\">ARENA "
-        << MiB(r.arena_bytes) << "</text>\n";
-    svg << "<polyline fill=\"none\" stroke=\"#393\" points=\"";
-    for (size_t step = 0; step < steps; ++step) {
-      svg << x(step) << "," << y(r.live_bytes[step]) << " " << x(step + 1) << ","
-          << y(r.live_bytes[step]) << " ";
-    }
-    svg << "\"/><text x=\"" << margin << "\" y=\"" << top + height - 20
-        << "\" fill=\"#393\">live bytes (peak = lower bound " << MiB(r.lower_bound_bytes)
-        << "); forward steps, then backward</text>\n";
-  }
-  svg << "</svg>\n";
-  return svg.str();
 }
 
 std::string DeviceMemoryLine(size_t planned_arena_bytes, int device) {

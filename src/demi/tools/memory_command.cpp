@@ -13,6 +13,7 @@
 
 #include "demi/engine_decision.hpp"
 #include "demi/memory/report.hpp"
+#include "demi/memory/timeline_svg.hpp"
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
 #include "demi/tools/batch_fit.hpp"

@@ -27,6 +27,7 @@
 #include "demi/tools/batch_fit.hpp"
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
+#include "demi/tools/training_plot.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/host_memory.hpp"
@@ -34,6 +35,9 @@
 #include "demi/util/threads.hpp"
 
 DEFINE_string(snapshot, "", "A .solverstate to resume training from.");
+DEFINE_string(plot, "",
+              "Keep an SVG of the training curves (displayed loss, test outputs) at this path, "
+              "rewritten at every display and test.");
 DEFINE_int32(cpu_replicas, 1,
              "Data-parallel replicas on the CPU in this process, each on its own thread "
              "and its own shard of the data (batch_size is per replica).");
@@ -281,6 +285,8 @@ int Train() {
     param.set_memory_budget(MemoryBudgetBytes());
   }
   SignalHandler signals(sigint_effect, sighup_effect, sigterm_effect);
+  std::unique_ptr<TrainingPlot> plot;
+  if (!FLAGS_plot.empty()) plot = std::make_unique<TrainingPlot>(FLAGS_plot);
   DEMI_CHECK(gpus.empty() || FLAGS_cpu_replicas == 1, "give --gpu or --cpu_replicas, not both");
   DEMI_CHECK(FLAGS_world_size >= 1, "--world_size must be at least 1, got ", FLAGS_world_size);
   DEMI_CHECK(FLAGS_rank >= 0 && FLAGS_rank < FLAGS_world_size, "--rank=", FLAGS_rank,
@@ -311,13 +317,13 @@ Command TrainCommand() {
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
       "[[--world_size=W --rank=R] --rendezvous=file:///dir|redis://host:port] (rank and world "
       "size default to mpirun's, srun's or torchrun's) [--allreduce_bucket_mb=25] [--level=N] "
-      "[--stage=a,b] [--schedule=search|prototxt]";
+      "[--stage=a,b] [--schedule=search|prototxt] [--plot=curves.svg]";
   command.flags = {"solver",          "weights",    "snapshot",      "gpu",
                    "cpu_replicas",    "world_size", "rank",          "rendezvous",
                    "rendezvous_host", "run_id",     "comm_timeout",  "allreduce_bucket_mb",
                    "engine",          "precision",  "memory_budget", "threads",
                    "level",           "stage",      "sigint_effect", "sighup_effect",
-                   "sigterm_effect",  "schedule"};
+                   "sigterm_effect",  "schedule",   "plot"};
   command.run = [](const std::vector<std::string>&) { return Train(); };
   return command;
 }

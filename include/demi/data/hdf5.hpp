@@ -1,0 +1,55 @@
+#ifndef DEMI_DATA_HDF5_HPP_
+#define DEMI_DATA_HDF5_HPP_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace demi {
+
+/// One entry of an HDF5 list file (HDF5Data's source): the path as written
+/// and its line number (1-based), for messages.
+struct Hdf5ListEntry {
+  std::string path;
+  int64_t line = 0;
+};
+
+/// Reads an HDF5 list: one .h5 path a line, surrounding blanks trimmed, blank
+/// lines ignored; paths are used as written (relative ones from the working
+/// directory, as in Caffe). A missing or empty list throws an Error naming it.
+std::vector<Hdf5ListEntry> ReadHdf5List(const std::string& path);
+
+/// The shape of dataset `name` of the HDF5 file `path`, read without its
+/// values. Throws an Error naming the file and dataset if the file does not
+/// open, the dataset is missing, is not numeric, or is a scalar (rank 0).
+std::vector<int64_t> Hdf5DatasetShape(const std::string& path, const std::string& name);
+
+/// Reads dataset `name` of `path` into `values` as floats (HDF5 converts any
+/// integer or floating type) and returns its shape; errors as above.
+std::vector<int64_t> ReadHdf5Dataset(const std::string& path, const std::string& name,
+                                     std::vector<float>* values);
+
+/// @brief Writes float datasets to one HDF5 file, created (or truncated) on
+/// construction, that grow along their first axis: each Append adds rows to
+/// the dataset of that name (made on its first Append, chunked and
+/// extensible), and the file is flushed so readers see every row appended.
+/// The rows of later Appends must have the first one's shape.
+class Hdf5Appender {
+ public:
+  explicit Hdf5Appender(const std::string& path);
+  ~Hdf5Appender();
+  Hdf5Appender(const Hdf5Appender&) = delete;
+  Hdf5Appender& operator=(const Hdf5Appender&) = delete;
+
+  /// Appends shape[0] rows of shape[1:] from `values` to dataset `name`.
+  void Append(const std::string& name, const std::vector<int64_t>& shape, const float* values);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int64_t file_ = -1;  ///< hid_t, kept out of this header
+};
+
+}  // namespace demi
+
+#endif  // DEMI_DATA_HDF5_HPP_

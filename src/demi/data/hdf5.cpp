@@ -1,0 +1,183 @@
+#include "demi/data/hdf5.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <type_traits>
+
+#include "demi/common.hpp"
+
+namespace demi {
+
+static_assert(std::is_same_v<hid_t, int64_t>, "Hdf5Appender keeps a hid_t as int64_t");
+
+namespace {
+
+/// Closes an HDF5 handle (file, dataset, dataspace, ...) when it goes out of
+/// scope.
+class Handle {
+ public:
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  ~Handle() {
+    if (id_ >= 0) close_(id_);
+  }
+  Handle(Handle&& other) noexcept : id_(other.id_), close_(other.close_) { other.id_ = -1; }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  hid_t get() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+/// HDF5 prints its error stack on every failed call; our errors say what
+/// failed, so its printing is turned off once (the library is threadsafe and
+/// the setting is per thread, hence on each thread that calls in).
+void Quiet() {
+  thread_local bool quiet = false;
+  if (!quiet) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    quiet = true;
+  }
+}
+
+Handle OpenFile(const std::string& path) {
+  Quiet();
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  DEMI_CHECK(file.ok(), "cannot open HDF5 file '", path,
+             "': it is missing or not an HDF5 file; check the path in the list file");
+  return file;
+}
+
+/// Opens dataset `name` and checks it is numeric; returns its shape.
+std::vector<int64_t> OpenDataset(const Handle& file, const std::string& path,
+                                 const std::string& name, hid_t* dataset) {
+  DEMI_CHECK(H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) > 0, "HDF5 file '", path,
+             "' has no dataset '", name, "': the layer's tops name the datasets it reads");
+  *dataset = H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT);
+  DEMI_CHECK(*dataset >= 0, "HDF5 file '", path, "': '", name, "' is not a dataset");
+  Handle type(H5Dget_type(*dataset), H5Tclose);
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  DEMI_CHECK(type_class == H5T_INTEGER || type_class == H5T_FLOAT, "HDF5 file '", path,
+             "': dataset '", name, "' is not numeric; store integers or floats");
+  Handle space(H5Dget_space(*dataset), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  DEMI_CHECK(rank >= 1, "HDF5 file '", path, "': dataset '", name,
+             "' is a scalar; its first axis must be the batch axis (rank 1 or more)");
+  std::vector<hsize_t> dims(rank);
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return std::vector<int64_t>(dims.begin(), dims.end());
+}
+
+}  // namespace
+
+std::vector<Hdf5ListEntry> ReadHdf5List(const std::string& path) {
+  std::ifstream in(path);
+  DEMI_CHECK(in.good(), "cannot open HDF5 list '", path, "': ", std::strerror(errno));
+  std::vector<Hdf5ListEntry> entries;
+  std::string line;
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const size_t last = line.find_last_not_of(" \t\r");
+    entries.push_back({line.substr(first, last - first + 1), number});
+  }
+  DEMI_CHECK(!in.bad(), "error reading HDF5 list '", path, "'");
+  DEMI_CHECK(!entries.empty(), "HDF5 list '", path, "' is empty: it names no .h5 file");
+  return entries;
+}
+
+std::vector<int64_t> Hdf5DatasetShape(const std::string& path, const std::string& name) {
+  Handle file = OpenFile(path);
+  hid_t id = -1;
+  std::vector<int64_t> shape = OpenDataset(file, path, name, &id);
+  Handle dataset(id, H5Dclose);
+  return shape;
+}
+
+std::vector<int64_t> ReadHdf5Dataset(const std::string& path, const std::string& name,
+                                     std::vector<float>* values) {
+  Handle file = OpenFile(path);
+  hid_t id = -1;
+  std::vector<int64_t> shape = OpenDataset(file, path, name, &id);
+  Handle dataset(id, H5Dclose);
+  int64_t count = 1;
+  for (int64_t dim : shape) count *= dim;
+  values->resize(count);
+  if (count == 0) return shape;
+  DEMI_CHECK(
+      H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values->data()) >= 0,
+      "HDF5 file '", path, "': reading dataset '", name, "' as floats failed");
+  return shape;
+}
+
+Hdf5Appender::Hdf5Appender(const std::string& path) : path_(path) {
+  Quiet();
+  file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  DEMI_CHECK(file_ >= 0, "cannot create HDF5 file '", path,
+             "': check that its directory exists and is writable");
+}
+
+Hdf5Appender::~Hdf5Appender() {
+  if (file_ >= 0) H5Fclose(file_);
+}
+
+void Hdf5Appender::Append(const std::string& name, const std::vector<int64_t>& shape,
+                          const float* values) {
+  Quiet();
+  CHECK(!shape.empty());
+  const int rank = static_cast<int>(shape.size());
+  std::vector<hsize_t> rows(shape.begin(), shape.end());
+  hid_t id = -1;
+  std::vector<hsize_t> old(rank, 0);
+  if (H5Lexists(file_, name.c_str(), H5P_DEFAULT) > 0) {
+    id = H5Dopen2(file_, name.c_str(), H5P_DEFAULT);
+    Handle space(H5Dget_space(id), H5Sclose);
+    DEMI_CHECK(H5Sget_simple_extent_ndims(space.get()) == rank, "HDF5 file '", path_,
+               "': rows appended to dataset '", name, "' must keep its rank");
+    H5Sget_simple_extent_dims(space.get(), old.data(), nullptr);
+    for (int axis = 1; axis < rank; ++axis) {
+      DEMI_CHECK(old[axis] == rows[axis], "HDF5 file '", path_, "': rows appended to dataset '",
+                 name, "' must keep its shape; axis ", axis, " was ", old[axis], ", now ",
+                 rows[axis]);
+    }
+  } else {
+    // Extensible along axis 0, chunked by the first append's rows.
+    std::vector<hsize_t> max = rows;
+    max[0] = H5S_UNLIMITED;
+    std::vector<hsize_t> empty = rows;
+    empty[0] = 0;
+    std::vector<hsize_t> chunk = rows;
+    chunk[0] = std::max<hsize_t>(rows[0], 1);
+    Handle space(H5Screate_simple(rank, empty.data(), max.data()), H5Sclose);
+    Handle create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_chunk(create.get(), rank, chunk.data());
+    id = H5Dcreate2(file_, name.c_str(), H5T_NATIVE_FLOAT, space.get(), H5P_DEFAULT, create.get(),
+                    H5P_DEFAULT);
+  }
+  DEMI_CHECK(id >= 0, "HDF5 file '", path_, "': cannot create or open dataset '", name, "'");
+  Handle dataset(id, H5Dclose);
+  std::vector<hsize_t> grown = rows;
+  grown[0] = old[0] + rows[0];
+  DEMI_CHECK(H5Dset_extent(dataset.get(), grown.data()) >= 0, "HDF5 file '", path_,
+             "': cannot grow dataset '", name, "'");
+  if (rows[0] == 0) return;
+  Handle file_space(H5Dget_space(dataset.get()), H5Sclose);
+  std::vector<hsize_t> start(rank, 0);
+  start[0] = old[0];
+  H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, rows.data(),
+                      nullptr);
+  Handle memory_space(H5Screate_simple(rank, rows.data(), nullptr), H5Sclose);
+  DEMI_CHECK(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
+                      H5P_DEFAULT, values) >= 0,
+             "HDF5 file '", path_, "': writing dataset '", name, "' failed (disk full?)");
+  H5Fflush(file_, H5F_SCOPE_LOCAL);
+}
+
+}  // namespace demi
