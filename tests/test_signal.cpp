@@ -154,6 +154,22 @@ TEST(SignalTest, StopDuringATestInterruptsIt) {
   EXPECT_TRUE(solver->Test(0).empty());  // a stopped solver tests nothing more
 }
 
+TEST(SignalTest, AStepAfterAStoppedOneRunsAndTestsInFull) {
+  auto solver = MakeSolver(StrCat(
+      kNet,
+      "test_iter: 1 test_interval: 4 test_initialization: false snapshot_after_train: false"));
+  int polls = 0;
+  solver->SetActionFunction(
+      [&] { return ++polls == 2 ? SolverAction::kStop : SolverAction::kNone; });
+  solver->Step(10);
+  ASSERT_EQ(solver->iter(), 2);
+  // The stop was served: the test at 4 runs and the steps go on (they
+  // stopped there once, the earlier stop still standing).
+  solver->Step(5);
+  EXPECT_EQ(solver->iter(), 7);
+  EXPECT_FALSE(solver->requested_early_exit());
+}
+
 // iter_size 4 over DummyData (its random stream), Dropout (its mask stream)
 // and BatchNorm (statistics that forward updates): all that an abandoned
 // iteration must put back.

@@ -229,6 +229,8 @@ void Solver::Solve(const std::string& resume_file) {
 }
 
 void Solver::Step(int iters) {
+  // A stop ended the last call: this one runs (and tests) anew.
+  requested_early_exit_ = false;
   const int start_iter = iter_;
   const int stop_iter = iter_ + iters;
   losses_.clear();
