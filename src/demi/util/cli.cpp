@@ -114,31 +114,22 @@ namespace {
 
 /// libgomp reads how its idle threads wait only when it loads, before main:
 /// a tool that finds neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT in the
-/// environment sets one and runs itself again (once: the second run finds it).
-/// - libgomp's default spins about 300,000 times (a millisecond or more) in
-///   every barrier before sleeping: on a machine whose cores other processes
-///   also use, the spinning threads take the time the working ones need (a
-///   LeNet step on 2 busy cores took 1.6x its one-thread time). A short spin
-///   (kSpinCount) keeps a quiet machine's speed, since the team's threads
-///   meet within a few microseconds there, and sleeps soon on a busy one
-///   (bench/loaded_threads.sh).
-/// - When OpenBLAS runs the GEMMs (DEMI_GEMM=openblas) its own threads run
-///   beside OpenMP's: idle OpenMP threads must sleep at once, or they take
-///   the cores OpenBLAS's GEMMs need (ResNet-50's convolutions ran 3x slower
-///   on 2 threads): OMP_WAIT_POLICY=PASSIVE.
-/// - On a CPU model OpenBLAS does not know, OPENBLAS_CORETYPE names the
-///   vectorised kernels it would otherwise skip.
-constexpr const char* kSpinCount = "10000";
-
+/// environment sets OMP_WAIT_POLICY=PASSIVE and runs itself again (once: the
+/// second run finds it). libgomp's default spins about 300,000 times in every
+/// barrier before sleeping; on cores other processes also use, the spinning
+/// threads take the time the working ones need, and with OpenBLAS's GEMMs
+/// (DEMI_GEMM=openblas) they take the cores its own threads need.
+/// bench/loaded_threads.sh (results/loaded_threads.md): a LeNet step with 2
+/// threads on 2 shared cores took 4.3x its one-thread time spinning, 2.0x
+/// with a spin of 10,000 and 1.06x passive; with a busy process per core
+/// 7.1x, 0.69x and 0.55x.
+/// On a CPU model OpenBLAS does not know, OPENBLAS_CORETYPE names the
+/// vectorised kernels it would otherwise skip.
 void PrepareThreadingEnvironment(char** argv) {
   const bool openblas = CurrentGemmLibrary() == GemmLibrary::kOpenBlas;
   bool changed = false;
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
-    if (openblas) {
-      setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-    } else {
-      setenv("GOMP_SPINCOUNT", kSpinCount, 1);
-    }
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
     changed = true;
   }
   const std::string core_type = openblas ? OpenBlasCoreTypeForThisCpu() : std::string();
