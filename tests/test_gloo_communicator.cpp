@@ -310,6 +310,34 @@ TEST(GlooCommunicatorTest, RankThatNeverJoinsTimesOut) {
   fs::remove_all(dir);
 }
 
+TEST(GlooCommunicatorTest, StopSignalEndsTheWaitNamingTheMissingRank) {
+  const fs::path dir = FreshDir("signalled");
+  const std::string url = FileUrl(dir);
+  // Rank 1 of 2 is never started; a stop signal arrives after 30 polls
+  // (about 0.3 s), long before the 60 s timeout.
+  auto outcomes = RunRanks(
+      {0}, dir,
+      [&](int rank) {
+        GlooOptions options = Options(0, 2, url, 60);
+        int polls = 0;
+        options.stop_signal = [&polls] { return ++polls > 30 ? "SIGTERM" : ""; };
+        try {
+          GlooCommunicator comm(options);
+        } catch (const CommError& e) {
+          WriteFile(dir / "message", e.what());
+          return;
+        }
+        Require(false, "constructor returned without rank 1");
+      },
+      30);
+  ExpectAllSucceeded(outcomes);
+  const std::string message = ReadFile(dir / "message");
+  EXPECT_NE(message.find("rank 0 of 2: stopped by SIGTERM after 0 s waiting for rank(s) 1 to join"),
+            std::string::npos)
+      << message;
+  fs::remove_all(dir);
+}
+
 TEST(GlooCommunicatorTest, PeerThatExitsMidRunRaisesCommError) {
   const fs::path dir = FreshDir("exit");
   const auto start = Clock::now();
@@ -327,6 +355,8 @@ TEST(GlooCommunicatorTest, PeerThatExitsMidRunRaisesCommError) {
           Require(what.find("AllReduceSum") != std::string::npos, what);
           Require(what.find("rank 0 of 2") != std::string::npos, what);
           Require(what.find("peer may have exited") != std::string::npos, what);
+          // Gloo names the peer by its address; the message by its rank too.
+          Require(what.find(" is rank 1)") != std::string::npos, what);
           try {
             comm.Barrier();
           } catch (const CommError& later) {

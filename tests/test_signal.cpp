@@ -3,7 +3,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "demi/util/signal.hpp"
 #include "solver_test_util.hpp"
@@ -150,6 +152,101 @@ TEST(SignalTest, StopDuringATestInterruptsIt) {
   EXPECT_EQ(polls, 3);  // the second request, then one more poll that drains nothing
   EXPECT_EQ(solver->iter(), 0);
   EXPECT_TRUE(solver->Test(0).empty());  // a stopped solver tests nothing more
+}
+
+TEST(SignalTest, AStepAfterAStoppedOneRunsAndTestsInFull) {
+  auto solver = MakeSolver(StrCat(
+      kNet,
+      "test_iter: 1 test_interval: 4 test_initialization: false snapshot_after_train: false"));
+  int polls = 0;
+  solver->SetActionFunction(
+      [&] { return ++polls == 2 ? SolverAction::kStop : SolverAction::kNone; });
+  solver->Step(10);
+  ASSERT_EQ(solver->iter(), 2);
+  // The stop was served: the test at 4 runs and the steps go on (they
+  // stopped there once, the earlier stop still standing).
+  solver->Step(5);
+  EXPECT_EQ(solver->iter(), 7);
+  EXPECT_FALSE(solver->requested_early_exit());
+}
+
+// iter_size 4 over DummyData (its random stream), Dropout (its mask stream)
+// and BatchNorm (statistics that forward updates): all that an abandoned
+// iteration must put back.
+const char* kAccumulatingNet = R"(
+  net_param {
+    layer { name: "data" type: "DummyData" top: "x"
+            dummy_data_param { shape { dim: 4 dim: 3 } data_filler { type: "gaussian" } } }
+    layer { name: "bn" type: "BatchNorm" bottom: "x" top: "n" }
+    layer { name: "drop" type: "Dropout" bottom: "n" top: "d" }
+    layer { name: "ip" type: "InnerProduct" bottom: "d" top: "y"
+            inner_product_param { num_output: 2 weight_filler { type: "gaussian" } } }
+    layer { name: "relu" type: "ReLU" bottom: "y" top: "loss" loss_weight: 1 }
+  }
+  type: "SGD" lr_policy: "fixed" base_lr: 0.01 momentum: 0.9 max_iter: 6 iter_size: 4
+  random_seed: 7 snapshot_after_train: false
+)";
+
+/// Every param of `solver`'s train net, BatchNorm's statistics included.
+std::vector<float> AllParams(Solver& solver) {
+  std::vector<float> values;
+  for (const auto& layer : solver.net().layers()) {
+    for (const auto& blob : layer->blobs()) {
+      values.insert(values.end(), blob->cpu_data(), blob->cpu_data() + blob->count());
+    }
+  }
+  return values;
+}
+
+TEST(SignalTest, StopBetweenPassesSnapshotsTheIterationStartAndResumesBitIdentically) {
+  ScratchDir dir;
+  const std::string text = StrCat(kAccumulatingNet, "snapshot_prefix: \"", dir.file("run"), "\"");
+  auto uninterrupted = MakeSolver(text);
+  uninterrupted->Solve();
+  ASSERT_EQ(uninterrupted->iter(), 6);
+
+  // Polls come after passes 1, 2 and 3 of an iteration and after its update:
+  // the 14th is after pass 2 of iteration 3. SIGTERM arrives just before it.
+  auto stopped = MakeSolver(text);
+  SignalHandler handler(SolverAction::kStop, SolverAction::kNone, SolverAction::kSnapshotStop);
+  int polls = 0;
+  stopped->SetActionFunction([&] {
+    if (++polls == 14) ::raise(SIGTERM);
+    return handler.CheckForSignals();
+  });
+  stopped->Solve();
+  EXPECT_EQ(polls, 14) << "the stop waited for the end of the iteration";
+  EXPECT_EQ(stopped->iter(), 3);
+  EXPECT_TRUE(stopped->requested_early_exit());
+  const std::string state = dir.file("run_iter_3.solverstate");
+  ASSERT_TRUE(std::filesystem::exists(state));
+  stopped.reset();  // releases the snapshot prefix
+
+  auto resumed = MakeSolver(text);
+  resumed->Solve(state);
+  EXPECT_EQ(resumed->iter(), 6);
+  const std::vector<float> expected = AllParams(*uninterrupted);
+  const std::vector<float> actual = AllParams(*resumed);
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    // Bit for bit: the resumed run recomputed iteration 3 from its start.
+    EXPECT_EQ(std::memcmp(&actual[i], &expected[i], sizeof(float)), 0)
+        << "param float " << i << ": " << actual[i] << " vs " << expected[i];
+  }
+}
+
+TEST(SignalTest, SnapshotBetweenPassesWaitsForTheIterationsEnd) {
+  ScratchDir dir;
+  auto solver = MakeSolver(StrCat(kAccumulatingNet, "snapshot_prefix: \"", dir.file("run"), "\""));
+  int polls = 0;
+  // After pass 1 of iteration 1: the snapshot is of iteration 2, then training goes on.
+  solver->SetActionFunction(
+      [&] { return ++polls == 5 ? SolverAction::kSnapshot : SolverAction::kNone; });
+  solver->Solve();
+  EXPECT_EQ(solver->iter(), 6);
+  EXPECT_FALSE(solver->requested_early_exit());
+  EXPECT_TRUE(std::filesystem::exists(dir.file("run_iter_2.solverstate")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("run_iter_1.solverstate")));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Caffe's log lines, resume, fine-tune, signals, errors), test and
 // device_query. `make runtest` builds the tools before the tests.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -232,6 +233,80 @@ TEST(TrainToolTest, SignalsSnapshotAndStop) {
   EXPECT_EQ(
       Numbers(output, R"(Snapshotting solver state to binary proto file \S+_iter_(\d+))").size(),
       2u)
+      << output;
+}
+
+// The suite's few runs of bench/signal_stress.sh: signals at moments from
+// start-up to mid-training end every run cleanly, with whole snapshots.
+TEST(TrainToolTest, SignalsAtAnyMomentEndCleanly) {
+  ScratchDir dir;
+  const std::string solver = WriteSolver(dir, "SGD", "");
+  SolverParameter param;
+  ReadProtoFromTextFile(solver, &param);
+  param.set_max_iter(100000000);
+  param.set_snapshot(0);
+  param.set_display(1000);
+  param.set_snapshot_prefix(dir.file("run"));
+  WriteProtoToTextFile(param, solver);
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"TERM", "0.02"}, {"INT", "0.3"}, {"TERM", "0.8"}, {"INT", "1.2"}};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& [signal, delay] = runs[i];
+    const std::string log = dir.file(StrCat("log", i));
+    // env: a background job would start with SIGINT ignored.
+    const Result run = RunShell(StrCat(
+        "env --default-signal=INT,TERM ", ToolPath("train"), " --logtostderr --solver=", solver,
+        " > ", log, " 2>&1 & pid=$!; sleep ", delay, "; kill -", signal,
+        " $pid; for i in $(seq 600); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done; "
+        "kill -9 $pid 2>/dev/null; wait $pid"));
+    const std::string output = ReadFileToString(log);
+    const std::string what = StrCat("SIG", signal, " after ", delay, " s:\n", output);
+    EXPECT_FALSE(std::regex_search(output, std::regex(R"(\*\*\*|corrupted|Check failed)"))) << what;
+    if (run.status != 0) {
+      // Only before train's handler exists may the signal's default act.
+      EXPECT_EQ(run.status, 128 + (signal == "TERM" ? SIGTERM : SIGINT)) << what;
+      EXPECT_FALSE(Contains(output, "Initializing solver")) << what;
+      continue;
+    }
+    EXPECT_TRUE(Contains(output, "Optimization stopped early.")) << what;
+    // snapshot_after_train (SIGINT) or snapshot_stop (SIGTERM): one whole snapshot.
+    const std::vector<double> iters =
+        Numbers(output, R"(Snapshotting solver state to binary proto file \S+_iter_(\d+))");
+    ASSERT_EQ(iters.size(), 1u) << what;
+    const std::string stem = StrCat(dir.file("run"), "_iter_", static_cast<int>(iters[0]));
+    SolverState state;
+    ReadProtoFromBinaryFile(stem + ".solverstate", &state);
+    EXPECT_EQ(state.iter(), static_cast<int>(iters[0])) << what;
+    NetParameter model;
+    ReadProtoFromBinaryFile(stem + ".caffemodel", &model);
+    EXPECT_GT(model.layer_size(), 0) << what;
+    for (const auto& entry : fs::directory_iterator(dir.path())) {
+      EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+    }
+    fs::remove(stem + ".solverstate");
+    fs::remove(stem + ".caffemodel");
+  }
+}
+
+TEST(TrainToolTest, SignalWhileWaitingForARankStopsNamingIt) {
+  ScratchDir dir;
+  const std::string solver = WriteSolver(dir, "SGD", "");
+  const std::string log = dir.file("log");
+  // Rank 1 never comes; without the signal rank 0 would wait 300 s (and the
+  // test's timeout would end it with status 124).
+  const Result run = RunShell(
+      StrCat("timeout 120 bash -c 'env --default-signal=INT,TERM ", ToolPath("train"),
+             " --logtostderr --solver=", solver, " --world_size=2 --rank=0 --rendezvous=file://",
+             dir.file("store"), " --comm_timeout=300 --rendezvous_log_seconds=0.2 > ", log,
+             " 2>&1 & pid=$!; for i in $(seq 600); do grep -q \"waiting for rank(s) 1 to join (\" ",
+             log, " && break; sleep 0.1; done; kill -TERM $pid; wait $pid'"));
+  const std::string output = ReadFileToString(log);
+  EXPECT_EQ(run.status, 1) << output;
+  EXPECT_TRUE(Contains(output, "rank 0 of 2: waiting for rank(s) 1 to join (0 s of 300)"))
+      << output;
+  EXPECT_TRUE(std::regex_search(
+      output, std::regex(R"(rank 0 of 2: stopped by SIGTERM after \d+ s waiting for rank\(s\) 1 )"
+                         R"(to join)")))
       << output;
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@
 
 namespace demi {
 
+/// Whether forward in TRAIN changes `layer`'s blobs: BatchNorm's statistics,
+/// which no gradient touches (replicas average them; an abandoned iteration
+/// puts them back).
+bool HasComputedParams(const Layer& layer);
+
 /// @brief Trains a net: the loop, testing, display, snapshots, signals,
 /// gradient accumulation (iter_size), clipping, regularization and learning
 /// rate policies live here; subclasses (solvers/*.hpp) only turn a param's
@@ -32,6 +38,19 @@ namespace demi {
 /// iter_size k at batch b matches batch k * b); add weight decay (L2:
 /// wd * decay_mult * w; L1: wd * decay_mult * sign(w)); the rule's step
 /// (param, lr); data -= step; poll for signals; snapshot if due.
+///
+/// Signals during an iteration of iter_size > 1 are polled between its
+/// passes too (a long iteration would otherwise hold a stop for minutes). A
+/// request that stops abandons the iteration: the partial gradient sum is
+/// discarded and the state is put back as it was when the iteration began
+/// (iter, params, history, BatchNorm's statistics and every train layer's
+/// random stream), so a snapshot taken then (snapshot_stop, or
+/// snapshot_after_train on a stop) holds the start of that iteration, and a
+/// resume recomputes it and trains on bit-identical to an uninterrupted run.
+/// A Data layer's read position is not part of a snapshot (a resume reads
+/// from the first record, as always); DummyData draws from its layer's
+/// random stream and so resumes exactly. A request that only snapshots is
+/// kept and served at the end of the iteration.
 ///
 /// The update runs on the net's param block (param_block.hpp), history in
 /// the same layout: one memset clears the diffs, and one threaded pass over
@@ -109,7 +128,8 @@ class Solver {
   void CopyWeights(const std::string& paths);
 
   /// Where the solver gets stop and snapshot requests (signals); polled once
-  /// per iteration and per test batch.
+  /// per iteration, between the passes of an iteration of iter_size > 1, and
+  /// per test batch.
   void SetActionFunction(std::function<SolverAction()> function) {
     action_function_ = std::move(function);
   }
@@ -168,8 +188,16 @@ class Solver {
   /// Checks snapshot_prefix and, when snapshots will be written, locks it
   /// (PREFIX.lock) for as long as this solver lives.
   void LockSnapshotPrefix();
-  /// Runs iter_size forward-backward passes; returns their mean loss.
-  float ForwardBackwardAll();
+  /// Runs iter_size forward-backward passes; returns their mean loss. With
+  /// iter_size > 1 it polls for requests between passes: one that stops
+  /// puts back the iteration's starting state (RestoreIterationStart) and
+  /// returns nullopt; `*request` receives what was asked.
+  std::optional<float> ForwardBackwardAll(SolverAction* request);
+  /// What forward passes change besides activations and diffs: the train
+  /// layers' random streams and BatchNorm's statistics; saved at the start of
+  /// an iteration of several passes, put back when a stop abandons it.
+  void SaveIterationStart();
+  void RestoreIterationStart();
   float CheckedForwardBackward();
   /// The table of this iteration's update: a row per learnable param.
   void FillUpdateTable(float rate);
@@ -219,7 +247,9 @@ class Solver {
   std::vector<Callback*> callbacks_;
   std::chrono::steady_clock::time_point display_start_;
   int display_start_iter_ = 0;
-  std::shared_ptr<FileLock> snapshot_lock_;  ///< the root's, while snapshots may be written
+  std::shared_ptr<FileLock> snapshot_lock_;      ///< the root's, while snapshots may be written
+  std::vector<RandomEngine> start_engines_;      ///< SaveIterationStart's
+  std::vector<std::vector<float>> start_stats_;  ///< SaveIterationStart's
 };
 
 /// @brief A solver whose update is `Rule` (solvers/*.hpp): the step of one

@@ -8,7 +8,15 @@ Every blob of a net built here is kept (keep_blob: "*"): in Caffe's NCHW
 layout, with memory of its own, so ``blob.data`` and ``blob.diff`` are numpy
 views (no copies) that stay valid and keep their values between passes.
 """
-from ._demitasse import Blob, layer_type_list
+import os as _os
+
+# libgomp reads how idle threads wait when it loads (importing _demitasse):
+# passively, as the command-line tools choose (src/demi/util/cli.cpp, where
+# the measurements are), unless the environment says otherwise.
+if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
+    _os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+
+from ._demitasse import Blob, layer_type_list  # noqa: E402
 from .device import has_nccl, set_device, set_mode_cpu, set_mode_gpu, set_random_seed
 from .layer import Layer
 from .net import Net

@@ -70,6 +70,8 @@ int FirstNonFiniteTop(const Net& net, int layer_id) {
 
 }  // namespace
 
+bool HasComputedParams(const Layer& layer) { return std::string(layer.type()) == "BatchNorm"; }
+
 // ---- construction ----
 
 Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule rule)
@@ -233,6 +235,8 @@ void Solver::Solve(const std::string& resume_file) {
 }
 
 void Solver::Step(int iters) {
+  // A stop ended the last call: this one runs (and tests) anew.
+  requested_early_exit_ = false;
   const int start_iter = iter_;
   const int stop_iter = iter_ + iters;
   losses_.clear();
@@ -254,7 +258,20 @@ void Solver::Step(int iters) {
     for (Callback* callback : callbacks_) callback->OnStart();
     const bool display = param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
-    float loss = ForwardBackwardAll();
+    SolverAction early_request = SolverAction::kNone;
+    const std::optional<float> passes_loss = ForwardBackwardAll(&early_request);
+    if (!passes_loss) {
+      // Stopped between passes: the state is the iteration's start again.
+      if (ActionSnapshots(early_request)) {
+        BeforeTestOrSnapshot();
+        Snapshot();
+      }
+      LOG_IF(INFO, is_root()) << "Iteration " << iter_ << " abandoned between its passes; "
+                              << "a resume starts it again";
+      requested_early_exit_ = true;
+      break;
+    }
+    float loss = *passes_loss;
     for (Callback* callback : callbacks_) callback->OnGradientsReady();
     for (Callback* callback : callbacks_) loss = callback->ReduceLoss(loss);
     UpdateSmoothedLoss(loss, start_iter);
@@ -268,7 +285,11 @@ void Solver::Step(int iters) {
     }
     ApplyUpdate();
     ++iter_;
-    const SolverAction request = Agree(RequestedAction());
+    SolverAction request = Agree(RequestedAction());
+    // A snapshot asked for between the passes is served now.
+    if (ActionSnapshots(early_request) && !ActionSnapshots(request)) {
+      request = ActionStops(request) ? SolverAction::kSnapshotStop : SolverAction::kSnapshot;
+    }
     if ((param_.snapshot() && iter_ % param_.snapshot() == 0) || ActionSnapshots(request)) {
       BeforeTestOrSnapshot();
       Snapshot();
@@ -280,11 +301,23 @@ void Solver::Step(int iters) {
   }
 }
 
-float Solver::ForwardBackwardAll() {
+std::optional<float> Solver::ForwardBackwardAll(SolverAction* request) {
+  const int passes = param_.iter_size();
+  if (passes > 1) SaveIterationStart();
   float loss = 0;
-  for (int i = 0; i < param_.iter_size(); ++i) {
+  for (int i = 0; i < passes; ++i) {
+    if (i > 0) {
+      // Every replica polls here too (Agree is collective), in step.
+      const SolverAction asked = Agree(RequestedAction());
+      if (ActionStops(asked)) {
+        *request = asked;
+        RestoreIterationStart();
+        return std::nullopt;
+      }
+      if (ActionSnapshots(asked)) *request = SolverAction::kSnapshot;
+    }
     // Params are final only in the last pass: callbacks see its layers.
-    if (i + 1 == param_.iter_size() && !callbacks_.empty()) {
+    if (i + 1 == passes && !callbacks_.empty()) {
       net_->set_layer_backward_hook([this](int layer_id) {
         for (Callback* callback : callbacks_) callback->OnLayerBackward(layer_id);
       });
@@ -297,7 +330,34 @@ float Solver::ForwardBackwardAll() {
     }
   }
   net_->set_layer_backward_hook(nullptr);
-  return loss / param_.iter_size();
+  return loss / passes;
+}
+
+void Solver::SaveIterationStart() {
+  start_engines_.clear();
+  start_stats_.clear();
+  for (const auto& layer : net_->layers()) {
+    start_engines_.push_back(*layer->rng());
+    if (!HasComputedParams(*layer)) continue;
+    for (const auto& blob : layer->blobs()) {
+      const float* data = blob->cpu_data();
+      start_stats_.emplace_back(data, data + blob->count());
+    }
+  }
+}
+
+void Solver::RestoreIterationStart() {
+  net_->ClearParamDiffs();
+  size_t engine = 0;
+  size_t stats = 0;
+  for (const auto& layer : net_->layers()) {
+    *layer->rng() = start_engines_[engine++];
+    if (!HasComputedParams(*layer)) continue;
+    for (const auto& blob : layer->blobs()) {
+      const std::vector<float>& saved = start_stats_[stats++];
+      std::copy(saved.begin(), saved.end(), blob->mutable_cpu_data());
+    }
+  }
 }
 
 float Solver::CheckedForwardBackward() {

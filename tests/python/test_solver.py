@@ -178,3 +178,27 @@ def test_ctrl_c_stops_a_long_step(make_solver_file):
     assert 0 < stopped_at < 1000000
     solver.step(1)
     assert solver.iter == stopped_at + 1
+
+
+def test_ctrl_c_stops_every_step_after_interrupted_steps_and_solves(make_solver_file):
+    solver = demitasse.Solver(make_solver_file(max_iter=3))
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        for _ in range(3):
+            for also_solve in (False, True):
+                start = solver.iter
+                timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+                timer.start()
+                try:
+                    with pytest.raises(KeyboardInterrupt):
+                        solver.step(1000000)
+                finally:
+                    timer.cancel()
+                assert start < solver.iter < start + 1000000
+                if also_solve:
+                    solver.solve()  # past max_iter: returns at once
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    stopped_at = solver.iter
+    solver.step(2)
+    assert solver.iter == stopped_at + 2

@@ -2,6 +2,7 @@
 #define DEMI_PARALLEL_GLOO_COMMUNICATOR_HPP_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,13 @@ struct GlooOptions {
   /// Prefix of every key this run writes to the store. Each run sharing a
   /// store (directory or Redis) needs its own run_id, or a fresh directory.
   std::string run_id = "demi";
+  /// While waiting for peers in the rendezvous, log whom every this many
+  /// seconds ("waiting for rank(s) 1, 3 to join (20 s of 1800)").
+  double wait_log_seconds = 10;
+  /// Polled while waiting for peers in the rendezvous: a signal's name
+  /// ("SIGTERM") ends the wait at once with a CommError naming the ranks
+  /// waited for; "" waits on. Empty function: never stops.
+  std::function<std::string()> stop_signal;
 };
 
 /// @brief Communicator over Gloo's TCP transport: the members are processes,
@@ -48,7 +56,8 @@ struct GlooOptions {
 /// naming the operation, this rank and the likely cause; Gloo's own
 /// exceptions never escape. After a failed collective the communicator is
 /// broken and every later call throws CommError at once. Bad options throw
-/// Error before anything is connected.
+/// Error before anything is connected. A stop signal (stop_signal) ends a
+/// rendezvous wait within a poll (10 ms); the waits log whom they wait for.
 ///
 /// The constructor sets SIGPIPE to be ignored (if it had its default
 /// action): Gloo writes to sockets whose peer may have exited, and the
@@ -85,6 +94,16 @@ class GlooCommunicator : public Communicator {
   void WaitUntilEveryRankIsConnected();
   /// Throws if a peer left a refusal in the store (its key was stale).
   void StopIfAPeerWasRefused();
+  /// Called at every poll of a rendezvous wait for `keys` (of either
+  /// store) after `waited` seconds: stops on a refused peer or a stop
+  /// signal, and logs whom it waits for when `report` is set.
+  void WhileWaiting(const std::vector<std::string>& keys, double waited, bool report);
+  /// " ([addr]:port is rank 3)" for each peer address `text` (a Gloo error)
+  /// holds, else "".
+  std::string NamePeers(const std::string& text) const;
+  /// The ranks of the keys still missing ("1, 3") and what they are awaited
+  /// for ("to join").
+  std::string DescribeMissing(const std::vector<std::string>& keys) const;
 
   /// Runs `op` (a Gloo call), turning any exception into a CommError that
   /// names `what` and marking the communicator broken.

@@ -30,6 +30,12 @@ struct ReplicationOptions {
   /// Gradients are all-reduced in buckets of about this many bytes
   /// (replica_sync.hpp); 0: one all-reduce per param.
   size_t bucket_bytes = size_t{25} << 20;
+  /// Seconds between the rendezvous' "waiting for rank(s) ..." lines.
+  double wait_log_seconds = 10;
+  /// A stop signal's name ("SIGTERM") or "" (SignalHandler::GetStopFunction):
+  /// while ranks meet and set up, a signal ends this process at once, naming
+  /// whom it waited for, instead of after --comm_timeout. Empty: not polled.
+  std::function<std::string()> stop_signal;
 };
 
 /// @brief Data-parallel training: one solver per replica, replicas of this
@@ -41,6 +47,11 @@ struct ReplicationOptions {
 /// averaged gradients, so the replicas stay equal. Replica 0 of rank 0
 /// tests, logs progress and writes snapshots. Without a random_seed, rank 0
 /// picks one for all, so data augmentation agrees across replicas.
+///
+/// With several ranks, a stop signal during the constructor (options'
+/// stop_signal) ends it within a second: a CommError from the rendezvous
+/// naming the ranks waited for, or, in the collectives of set-up, the
+/// process exits with status 1 after one line (parallel/stop_watchdog.hpp).
 ///
 /// Ranks that disagree stop in the constructor (a FingerprintMismatch on
 /// every rank, naming the first difference): first on the build, replicas

@@ -37,8 +37,9 @@ void ApplyThreadsFlag(int threads);
 /// std::exception's what().
 std::string DescribeToolError(const std::exception_ptr& error);
 
-/// The steps every tool takes before parsing its flags: the OpenBLAS
-/// environment (which may run the process again, with `argv` unchanged) and
+/// The steps every tool takes before parsing its flags: the threading
+/// environment (how idle OpenMP threads wait, OpenBLAS's kernels; setting it
+/// runs the process again, with `argv` unchanged) and
 /// logging to stderr. `caffe` calls it before taking its sub-command off argv.
 void BeginTool(char** argv);
 /// gflags::ParseCommandLineNonHelpFlags(argc, argv, true), except that a

@@ -38,6 +38,12 @@ class SignalHandler {
   SolverAction CheckForSignals() const;
   /// A function for Solver::SetActionFunction that calls CheckForSignals.
   std::function<SolverAction()> GetActionFunction() const;
+  /// "SIGTERM", "SIGINT" or "SIGHUP" when a signal whose effect stops was
+  /// received and not yet checked, else ""; clears nothing. Code that blocks
+  /// before training (ranks meeting, replica set-up) polls it to give up.
+  std::string PendingStop() const;
+  /// A function that calls PendingStop.
+  std::function<std::string()> GetStopFunction() const;
 
  private:
   SolverAction sigint_effect_;

@@ -9,6 +9,7 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/redis_store.h>
 #include <gloo/rendezvous/store.h>
+#include <gloo/transport/pair.h>
 #include <gloo/transport/tcp/device.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
@@ -19,7 +20,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -103,28 +106,44 @@ class TimedStore : public gloo::rendezvous::Store {
 
   bool Has(const std::string& key) { return check_({prefix_ + key}); }
 
-  /// Called at every poll while waiting: it may throw to end the wait early
-  /// (the rendezvous stops when a peer was refused). Empty: none.
-  void set_poll_hook(std::function<void()> hook) { poll_hook_ = std::move(hook); }
+  /// Called at every poll while waiting for `keys`, with the seconds waited
+  /// and, every `report_every`, report = true: it may throw to end the wait
+  /// early (a refused peer, a stop signal). Empty: none.
+  using PollHook = std::function<void(const Keys& keys, double waited, bool report)>;
+  void set_poll_hook(PollHook hook, double report_every) {
+    poll_hook_ = std::move(hook);
+    report_every_ = report_every;
+  }
 
   /// Polls until every key is set or `timeout` passes; returns the keys
   /// still missing (empty on success).
   Keys WaitFor(const Keys& keys, Millis timeout) {
     Keys full;
     for (const std::string& key : keys) full.push_back(prefix_ + key);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + timeout;
+    double next_report = report_every_;
     while (!check_(full)) {
-      if (poll_hook_) poll_hook_();
-      if (std::chrono::steady_clock::now() >= deadline) {
-        Keys missing;
-        for (const std::string& key : keys) {
-          if (!Has(key)) missing.push_back(key);
-        }
-        return missing;
+      const auto now = std::chrono::steady_clock::now();
+      if (poll_hook_) {
+        const double waited = std::chrono::duration<double>(now - start).count();
+        const bool report = report_every_ > 0 && waited >= next_report;
+        if (report) next_report += report_every_;
+        poll_hook_(keys, waited, report);
       }
+      if (now >= deadline) return Missing(keys);
       std::this_thread::sleep_for(Millis(10));
     }
     return {};
+  }
+
+  /// Those of `keys` not set yet.
+  Keys Missing(const Keys& keys) {
+    Keys missing;
+    for (const std::string& key : keys) {
+      if (!Has(key)) missing.push_back(key);
+    }
+    return missing;
   }
 
   static std::string Join(const Keys& keys) {
@@ -138,7 +157,8 @@ class TimedStore : public gloo::rendezvous::Store {
   Check check_;
   const std::string prefix_;
   const Millis timeout_;
-  std::function<void()> poll_hook_;
+  PollHook poll_hook_;
+  double report_every_ = 0;
 };
 
 std::string JoinedKey(int rank) { return StrCat("joined/", rank); }
@@ -146,6 +166,9 @@ std::string JoinedKey(int rank) { return StrCat("joined/", rank); }
 /// for it fail at once with the reason instead of at the timeout.
 std::string RefusedKey(int rank) { return StrCat("refused/", rank); }
 std::string ConnectedKey(int rank) { return StrCat("connected/", rank); }
+/// A rank's listening address for each peer, "peer=address" lines: Gloo's
+/// errors name a peer by the address, these name it by rank.
+std::string AddressesKey(int rank) { return StrCat("addresses/", rank); }
 
 /// Waits until `prefix`<rank> is in the store for every rank; throws
 /// CommError(message(missing ranks)) at the timeout.
@@ -175,6 +198,7 @@ struct GlooCommunicator::State {
   std::unique_ptr<TimedStore> mesh_store;  // run_id/mesh/...: Gloo's addresses
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
+  std::map<std::string, int> peer_ranks;  // a peer's address, as Gloo's errors show it
 };
 
 namespace {
@@ -213,16 +237,53 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
   s.timeout = Millis(std::max<int64_t>(1, std::llround(options.timeout_seconds * 1000)));
   IgnoreSigpipe();
   OpenStore();
-  // While the ranks meet, a peer refused for a stale key ends every wait.
-  auto stop_if_refused = [this] { StopIfAPeerWasRefused(); };
-  s.store->set_poll_hook(stop_if_refused);
-  s.mesh_store->set_poll_hook(stop_if_refused);
+  // While the ranks meet, a peer refused for a stale key or a stop signal
+  // ends every wait, and the waits say whom they wait for.
+  auto while_waiting = [this](const Keys& keys, double waited, bool report) {
+    WhileWaiting(keys, waited, report);
+  };
+  s.store->set_poll_hook(while_waiting, options.wait_log_seconds);
+  s.mesh_store->set_poll_hook(while_waiting, options.wait_log_seconds);
   Join();
   ConnectMesh();
   WaitUntilEveryRankIsConnected();
   // Met: from now on a late twin's refusal concerns no wait of this run.
-  s.store->set_poll_hook(nullptr);
-  s.mesh_store->set_poll_hook(nullptr);
+  s.store->set_poll_hook(nullptr, 0);
+  s.mesh_store->set_poll_hook(nullptr, 0);
+}
+
+std::string GlooCommunicator::DescribeMissing(const Keys& keys) const {
+  State& s = *state_;
+  // Keys name a rank last: joined/3 and connected/3 of the run's store, and
+  // Gloo's address key 3 of the mesh store.
+  std::string awaited = " to publish its address";
+  TimedStore* store = s.mesh_store.get();
+  if (!keys.empty() && keys[0].rfind("joined/", 0) == 0) {
+    awaited = " to join";
+    store = s.store.get();
+  } else if (!keys.empty() && keys[0].rfind("connected/", 0) == 0) {
+    awaited = " to finish connecting";
+    store = s.store.get();
+  }
+  std::string ranks;
+  for (const std::string& key : store->Missing(keys)) {
+    ranks += (ranks.empty() ? "" : ", ") + key.substr(key.rfind('/') + 1);
+  }
+  return StrCat("rank(s) ", ranks.empty() ? "(none now)" : ranks, awaited);
+}
+
+void GlooCommunicator::WhileWaiting(const Keys& keys, double waited, bool report) {
+  StopIfAPeerWasRefused();
+  const State& s = *state_;
+  const std::string signal = options_.stop_signal ? options_.stop_signal() : "";
+  if (!signal.empty()) {
+    throw CommError(StrCat(s.who, ": stopped by ", signal, " after ", static_cast<int64_t>(waited),
+                           " s waiting for ", DescribeMissing(keys)));
+  }
+  if (report) {
+    LOG(INFO) << s.who << ": waiting for " << DescribeMissing(keys) << " ("
+              << static_cast<int64_t>(waited) << " s of " << options_.timeout_seconds << ")";
+  }
 }
 
 void GlooCommunicator::OpenStore() {
@@ -328,13 +389,39 @@ void GlooCommunicator::WaitUntilEveryRankIsConnected() {
   // half-made pair under it. So every rank waits until all are connected.
   State& s = *state_;
   WithStore(s.who, [&] {
+    std::string addresses;
+    for (int peer = 0; peer < options_.world_size; ++peer) {
+      if (peer == options_.rank) continue;
+      addresses += StrCat(peer, "=", s.context->getPair(peer)->address().str(), "\n");
+    }
+    s.store->set(AddressesKey(options_.rank),
+                 std::vector<char>(addresses.begin(), addresses.end()));
     s.store->set(ConnectedKey(options_.rank), std::vector<char>{1});
     WaitForEveryRank(*s.store, "connected/", options_.world_size, s.timeout,
                      [&](const std::string& ranks) {
                        return StrCat(s.who, " waited ", options_.timeout_seconds, " s for rank(s) ",
                                      ranks, " to finish connecting ", kTimeoutHint);
                      });
+    // Every rank set its addresses before its "connected" key.
+    const std::string mine = StrCat(options_.rank, "=");
+    for (int peer = 0; peer < options_.world_size; ++peer) {
+      if (peer == options_.rank) continue;
+      const std::vector<char> value = s.store->get(AddressesKey(peer));
+      std::istringstream lines(std::string(value.begin(), value.end()));
+      for (std::string line; std::getline(lines, line);) {
+        if (line.rfind(mine, 0) == 0) s.peer_ranks[line.substr(mine.size())] = peer;
+      }
+    }
   });
+}
+
+std::string GlooCommunicator::NamePeers(const std::string& text) const {
+  std::string named;
+  for (const auto& [address, peer] : state_->peer_ranks) {
+    if (text.find(address) == std::string::npos) continue;
+    named += StrCat(named.empty() ? " (" : ", ", address, " is rank ", peer);
+  }
+  return named.empty() ? named : named + ")";
 }
 
 GlooCommunicator::~GlooCommunicator() = default;
@@ -354,7 +441,7 @@ void GlooCommunicator::Run(const std::string& what, Op op) {
     detail = "unknown exception";
   }
   broken_ = true;
-  throw CommError(StrCat(who, " failed: ", detail,
+  throw CommError(StrCat(who, " failed: ", detail, NamePeers(detail),
                          "; a peer may have exited or stopped responding (timeout ",
                          options_.timeout_seconds, " s: --comm_timeout)"));
 }

@@ -12,7 +12,6 @@ namespace demi {
 namespace {
 
 /// Layers whose params are statistics computed in forward, not learned.
-bool HasComputedParams(const Layer& layer) { return std::string(layer.type()) == "BatchNorm"; }
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "demi/parallel/gloo_communicator.hpp"
 #include "demi/parallel/hierarchical_communicator.hpp"
 #include "demi/parallel/nccl_communicator.hpp"
+#include "demi/parallel/stop_watchdog.hpp"
 #include "demi/parallel/training_fingerprint.hpp"
 #include "demi/solver_registry.hpp"
 #include "demi/util/device.hpp"
@@ -58,6 +59,14 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
       options_.gpus.empty() ? options_.local_replicas : static_cast<int>(options_.gpus.size());
   CheckOptions(local);
   if (options_.world_size > 1) JoinProcesses(param, local);
+  // Joined: the collectives below wait for every peer (one may still be
+  // building its nets), and only this watchdog can act on a signal there.
+  std::unique_ptr<StopWatchdog> watchdog;
+  if (options_.world_size > 1) {
+    watchdog = std::make_unique<StopWatchdog>(
+        options_.stop_signal, StrCat("rank ", options_.rank, " of ", options_.world_size));
+    watchdog->set_phase("agreeing on the run with the other ranks");
+  }
   AgreeOnRandomSeed(&param);
   if (options_.gpus.empty() && local > 1) {
     blas_threads_before_ = BlasThreads();
@@ -67,12 +76,14 @@ Replicas::Replicas(SolverParameter param, const ReplicationOptions& options) : o
   // primitives (and their summation order) to the threads at creation.
   const int threads_before = Threads();
   if (replica_threads_ > 0) omp_set_num_threads(replica_threads_);
+  if (watchdog) watchdog->set_phase("building the nets");
   CreateCommunicators(local);
   for (int i = 0; i < local; ++i) CreateReplica(param, i, local);
   if (replica_threads_ > 0) omp_set_num_threads(threads_before);
   // The nets too, now that their shapes are known (sizes that differ would
   // fail inside Gloo; layers that differ would train together silently).
   if (global_) {
+    watchdog->set_phase("waiting for the other ranks to build their nets");
     AgreeOnFingerprint(global_.get(), NetFingerprint(solvers_.front()->net()), "rank",
                        kDisagreeHint);
   }
@@ -95,6 +106,8 @@ void Replicas::JoinProcesses(const SolverParameter& param, int local) {
   gloo.host = options_.host;
   gloo.timeout_seconds = options_.timeout_seconds;
   gloo.run_id = options_.run_id;
+  gloo.wait_log_seconds = options_.wait_log_seconds;
+  gloo.stop_signal = options_.stop_signal;
   auto gloo_comm = std::make_unique<GlooCommunicator>(gloo);
   gloo_ = gloo_comm.get();
   global_ = std::move(gloo_comm);

@@ -60,6 +60,8 @@ DEFINE_string(run_id, "demi",
 DEFINE_double(comm_timeout, 1800,
               "Seconds a rank waits for the others to join or to take part in a collective "
               "before it fails.");
+DEFINE_double(rendezvous_log_seconds, 10,
+              "While ranks meet, each logs whom it still waits for this often (seconds).");
 DEFINE_double(allreduce_bucket_mb, 25,
               "Replication: gradients are all-reduced in buckets of about this many MiB, each "
               "as soon as backward has finished it; 0: one all-reduce per param.");
@@ -215,7 +217,7 @@ void FitToMemory(const std::vector<int>& gpus, const std::optional<LaunchEnv>& l
 }
 
 int TrainReplicated(const SolverParameter& param, const std::vector<int>& gpus,
-                    std::function<SolverAction()> action) {
+                    const SignalHandler& signals) {
   ReplicationOptions options;
   options.local_replicas = FLAGS_cpu_replicas;
   options.gpus = gpus;
@@ -225,6 +227,10 @@ int TrainReplicated(const SolverParameter& param, const std::vector<int>& gpus,
   options.host = FLAGS_rendezvous_host;
   options.run_id = FLAGS_run_id;
   options.timeout_seconds = FLAGS_comm_timeout;
+  DEMI_CHECK(FLAGS_rendezvous_log_seconds > 0, "--rendezvous_log_seconds must be positive, got ",
+             FLAGS_rendezvous_log_seconds);
+  options.wait_log_seconds = FLAGS_rendezvous_log_seconds;
+  options.stop_signal = signals.GetStopFunction();
   DEMI_CHECK(FLAGS_allreduce_bucket_mb >= 0, "--allreduce_bucket_mb must not be negative, got ",
              FLAGS_allreduce_bucket_mb);
   options.bucket_bytes = static_cast<size_t>(FLAGS_allreduce_bucket_mb * 1024 * 1024);
@@ -232,7 +238,7 @@ int TrainReplicated(const SolverParameter& param, const std::vector<int>& gpus,
     Replicas replicas(param, options);
     if (!FLAGS_weights.empty()) replicas.CopyWeights(FLAGS_weights);
     LOG(INFO) << "Starting Optimization";
-    replicas.Solve(FLAGS_snapshot, std::move(action));
+    replicas.Solve(FLAGS_snapshot, signals.GetActionFunction());
   } catch (...) {
     if (FLAGS_world_size == 1) throw;
     // A replica thread may still be blocked in a collective with another
@@ -250,9 +256,11 @@ int Train() {
   DEMI_CHECK(!FLAGS_solver.empty(), "--solver is required: the solver prototxt to train with");
   DEMI_CHECK(FLAGS_snapshot.empty() || FLAGS_weights.empty(),
              "give --snapshot to resume training or --weights to fine-tune, not both");
-  const SolverAction sigint_effect = ParseSolverAction(FLAGS_sigint_effect);
-  const SolverAction sighup_effect = ParseSolverAction(FLAGS_sighup_effect);
-  const SolverAction sigterm_effect = ParseSolverAction(FLAGS_sigterm_effect);
+  // First of all, so that a signal while the nets are built (or the ranks
+  // meet) is kept for the solver, not lost or fatal.
+  SignalHandler signals(ParseSolverAction(FLAGS_sigint_effect),
+                        ParseSolverAction(FLAGS_sighup_effect),
+                        ParseSolverAction(FLAGS_sigterm_effect));
   const std::optional<LaunchEnv> launch = TakeRanksFromLauncher();
   ApplyThreadsFlag(ChooseThreads(launch));
   SolverParameter param;
@@ -284,7 +292,6 @@ int Train() {
   } else if (!FLAGS_memory_budget.empty()) {
     param.set_memory_budget(MemoryBudgetBytes());
   }
-  SignalHandler signals(sigint_effect, sighup_effect, sigterm_effect);
   std::unique_ptr<TrainingPlot> plot;
   if (!FLAGS_plot.empty()) plot = std::make_unique<TrainingPlot>(FLAGS_plot);
   DEMI_CHECK(gpus.empty() || FLAGS_cpu_replicas == 1, "give --gpu or --cpu_replicas, not both");
@@ -295,7 +302,7 @@ int Train() {
              FLAGS_world_size, " ranks", launch ? StrCat(" (started by ", launch->source, ")") : "",
              ": give file:///dir (a directory every rank can reach) or redis://host:port");
   if (gpus.size() > 1 || FLAGS_cpu_replicas > 1 || FLAGS_world_size > 1) {
-    return TrainReplicated(param, gpus, signals.GetActionFunction());
+    return TrainReplicated(param, gpus, signals);
   }
   const Context context = ChooseContext(param, gpus);
   std::unique_ptr<Solver> solver = SolverRegistry::Create(param, context);
@@ -318,12 +325,30 @@ Command TrainCommand() {
       "[[--world_size=W --rank=R] --rendezvous=file:///dir|redis://host:port] (rank and world "
       "size default to mpirun's, srun's or torchrun's) [--allreduce_bucket_mb=25] [--level=N] "
       "[--stage=a,b] [--schedule=search|prototxt] [--plot=curves.svg]";
-  command.flags = {"solver",          "weights",    "snapshot",      "gpu",
-                   "cpu_replicas",    "world_size", "rank",          "rendezvous",
-                   "rendezvous_host", "run_id",     "comm_timeout",  "allreduce_bucket_mb",
-                   "engine",          "precision",  "memory_budget", "threads",
-                   "level",           "stage",      "sigint_effect", "sighup_effect",
-                   "sigterm_effect",  "schedule",   "plot"};
+  command.flags = {"solver",
+                   "weights",
+                   "snapshot",
+                   "gpu",
+                   "cpu_replicas",
+                   "world_size",
+                   "rank",
+                   "rendezvous",
+                   "rendezvous_host",
+                   "run_id",
+                   "comm_timeout",
+                   "rendezvous_log_seconds",
+                   "allreduce_bucket_mb",
+                   "engine",
+                   "precision",
+                   "memory_budget",
+                   "threads",
+                   "level",
+                   "stage",
+                   "sigint_effect",
+                   "sighup_effect",
+                   "sigterm_effect",
+                   "schedule",
+                   "plot"};
   command.run = [](const std::vector<std::string>&) { return Train(); };
   return command;
 }

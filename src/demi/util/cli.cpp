@@ -112,25 +112,27 @@ void ApplyThreadsFlag(int threads) {
 
 namespace {
 
-/// When OpenBLAS runs the GEMMs (DEMI_GEMM=openblas) two settings that only
-/// take effect when a library loads must be in the environment, so a tool
-/// that finds one missing sets it and runs itself again:
-/// - OpenBLAS's threads run beside OpenMP's: idle OpenMP threads must sleep,
-///   not spin (libgomp spins for milliseconds by default), or they take the
-///   cores OpenBLAS's GEMMs need (ResNet-50's convolutions ran 3x slower on 2
-///   threads). OMP_WAIT_POLICY or GOMP_SPINCOUNT in the environment choose
-///   otherwise. With oneDNN's GEMM (the default) every thread is OpenMP's and
-///   spinning keeps them ready.
-/// - On a CPU model OpenBLAS does not know, OPENBLAS_CORETYPE names the
-///   vectorised kernels it would otherwise skip.
-void PrepareOpenBlasEnvironment(char** argv) {
-  if (CurrentGemmLibrary() != GemmLibrary::kOpenBlas) return;
+/// libgomp reads how its idle threads wait only when it loads, before main:
+/// a tool that finds neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT in the
+/// environment sets OMP_WAIT_POLICY=PASSIVE and runs itself again (once: the
+/// second run finds it). libgomp's default spins about 300,000 times in every
+/// barrier before sleeping; on cores other processes also use, the spinning
+/// threads take the time the working ones need, and with OpenBLAS's GEMMs
+/// (DEMI_GEMM=openblas) they take the cores its own threads need.
+/// bench/loaded_threads.sh (results/loaded_threads.md): a LeNet step with 2
+/// threads on 2 shared cores took 4.3x its one-thread time spinning, 2.0x
+/// with a spin of 10,000 and 1.06x passive; with a busy process per core
+/// 7.1x, 0.69x and 0.55x.
+/// On a CPU model OpenBLAS does not know, OPENBLAS_CORETYPE names the
+/// vectorised kernels it would otherwise skip.
+void PrepareThreadingEnvironment(char** argv) {
+  const bool openblas = CurrentGemmLibrary() == GemmLibrary::kOpenBlas;
   bool changed = false;
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
     changed = true;
   }
-  const std::string core_type = OpenBlasCoreTypeForThisCpu();
+  const std::string core_type = openblas ? OpenBlasCoreTypeForThisCpu() : std::string();
   if (!core_type.empty()) {
     setenv("OPENBLAS_CORETYPE", core_type.c_str(), 1);
     changed = true;
@@ -166,13 +168,18 @@ std::string DescribeToolError(const std::exception_ptr& error) {
 }
 
 void BeginTool(char** argv) {
-  PrepareOpenBlasEnvironment(argv);
+  PrepareThreadingEnvironment(argv);
   FLAGS_alsologtostderr = true;
 }
 
 void InitToolLogging(const char* program) {
   google::InitGoogleLogging(program);
   google::InstallFailureSignalHandler();
+  // glog takes SIGTERM as a crash: its handler prints a stack trace and then
+  // flushes the logs with calls that are not async-signal-safe, while the
+  // other threads (OpenMP's, inside oneDNN) run on. A polite request to end
+  // gets the default action instead, or train's own handler.
+  std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGXFSZ, SIG_IGN);
 }
 

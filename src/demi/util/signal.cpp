@@ -81,4 +81,15 @@ std::function<SolverAction()> SignalHandler::GetActionFunction() const {
   return [this] { return CheckForSignals(); };
 }
 
+std::string SignalHandler::PendingStop() const {
+  if (g_got_sigterm && ActionStops(sigterm_effect_)) return "SIGTERM";
+  if (g_got_sigint && ActionStops(sigint_effect_)) return "SIGINT";
+  if (g_got_sighup && ActionStops(sighup_effect_)) return "SIGHUP";
+  return "";
+}
+
+std::function<std::string()> SignalHandler::GetStopFunction() const {
+  return [this] { return PendingStop(); };
+}
+
 }  // namespace demi
