@@ -166,8 +166,15 @@ std::string DescribeToolError(const std::exception_ptr& error) {
 }
 
 void BeginTool(char** argv) {
-  PrepareOpenBlasEnvironment(argv);
   FLAGS_alsologtostderr = true;
+  try {
+    PrepareOpenBlasEnvironment(argv);
+  } catch (...) {
+    // A bad DEMI_GEMM, found before logging starts: reported as every tool
+    // error is, in one line, and the tool stops.
+    InitToolLogging(argv[0]);
+    std::exit(RunReportingErrors([]() -> int { throw; }));
+  }
 }
 
 void InitToolLogging(const char* program) {
