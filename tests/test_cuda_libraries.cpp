@@ -43,7 +43,8 @@ TEST(CudaLibrariesTest, ACpuRunLoadsNoneOfThem) {
     net_param {
       layer { name: "data" type: "DummyData" top: "x" top: "label"
               dummy_data_param { shape { dim: 2 dim: 1 dim: 8 dim: 8 } shape { dim: 2 }
-                                 data_filler { type: "gaussian" } } }
+                                 data_filler { type: "gaussian" }
+                                 data_filler { type: "constant" value: 1 } } }
       layer { name: "conv" type: "Convolution" bottom: "x" top: "conv"
               convolution_param { num_output: 3 kernel_size: 3
                                   weight_filler { type: "xavier" } } }
