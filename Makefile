@@ -76,14 +76,16 @@ USE_NCCL ?= $(if $(wildcard $(CUDA_DIR)/include/nccl.h /usr/include/nccl.h),1,0)
 ifeq ($(USE_CUDA),1)
   CU_SRCS := $(shell find src/demi -name '*.cu' | sort)
   CPPFLAGS += -I$(CUDA_DIR)/include
-  CUDA_LIBS := -L$(CUDA_DIR)/lib64 -Wl,-rpath,$(CUDA_DIR)/lib64 -lcublas -lcudart
+  # The runtime statically (it loads the driver on its first call); cuBLAS,
+  # cuDNN and NCCL not at all: util/cuda_libraries loads them on first GPU
+  # use, so a CPU run of this build maps none of them. The rpath is where
+  # that dlopen looks first.
+  CUDA_LIBS := -L$(CUDA_DIR)/lib64 -Wl,-rpath,$(CUDA_DIR)/lib64 -lcudart_static -ldl -lrt
   ifeq ($(USE_CUDNN),1)
     CPPFLAGS += -DUSE_CUDNN
-    CUDA_LIBS += -lcudnn
   endif
   ifeq ($(USE_NCCL),1)
     CPPFLAGS += -DUSE_NCCL
-    CUDA_LIBS += -lnccl
   endif
   NVCCFLAGS := -ccbin $(CXX) -std=c++17 -O2 -lineinfo \
                $(foreach arch,$(CUDA_ARCH),-gencode arch=compute_$(arch),code=sm_$(arch)) \

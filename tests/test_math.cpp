@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "demi/blob.hpp"
@@ -30,6 +31,19 @@ TEST(MathTest, RowOperationsByHand) {
   std::vector<float> sum{100, 200, 300};  // accumulates
   SumRows(2, 3, x.data(), sum.data());
   EXPECT_EQ(sum, (std::vector<float>{105, 207, 309}));
+}
+
+TEST(MathTest, GemmPastBlasIntIsAnErrorNamingTheDimension) {
+  // The sizes are refused before any operand is read, so none is needed.
+  const int64_t rows = int64_t{3} << 30;
+  try {
+    Gemm(true, false, rows, 1, 1, 1.0f, nullptr, nullptr, 0.0f, nullptr);
+    FAIL() << "a 3 GiB-row GEMM ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(StrCat("a matrix dimension of ", rows, " is past BLAS")),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(MathTest, TanhAndItsGradient) {

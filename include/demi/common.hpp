@@ -69,6 +69,16 @@ constexpr bool kBuiltWithCuda =
 
 }  // namespace demi
 
+// The failure rule. Two ways to fail, chosen by who can cause the failure:
+//  - DEMI_CHECK (throws demi::Error) for anything a user, a file, a flag, a
+//    record or a Python call can cause. Its message names the thing at fault
+//    (file and line, layer, field, flag, record) and says how to fix it. Tools
+//    catch it and exit 1 with that one line; Python gets a RuntimeError and the
+//    session lives on.
+//  - glog's CHECK (aborts the process, a Python session included) only for an
+//    internal invariant whose failure is a bug of ours, e.g. a planner offset
+//    past its arena or a view bound twice: nothing a caller passes can reach it.
+// When in doubt, it is DEMI_CHECK: a user must never see an abort.
 /// Throws demi::Error with the concatenated message parts when `cond` fails.
 #define DEMI_CHECK(cond, ...)                                     \
   do {                                                            \

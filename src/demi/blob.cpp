@@ -80,7 +80,8 @@ int Blob::CanonicalAxisIndex(int axis) const {
 std::string Blob::shape_string() const { return ShapeString(shape_); }
 
 int64_t Blob::LegacyShape(int index) const {
-  CHECK_LE(num_axes(), 4) << "legacy accessors need a blob of at most 4 axes";
+  DEMI_CHECK(num_axes() <= 4, "num, channels, height and width are for blobs of at most 4 axes; ",
+             "this one has shape ", shape_string(), ": use shape instead");
   CHECK_GE(index, 0);
   CHECK_LT(index, 4);
   return index < num_axes() ? shape_[index] : 1;

@@ -200,6 +200,18 @@ def test_bad_arguments_raise_value_errors(deploy):
         net.blobs["data"].reshape(1, -1, 28, 28)
 
 
+def test_legacy_accessors_of_a_5d_blob_raise_and_the_session_lives(deploy):
+    net = demitasse.Net(deploy, demitasse.TEST)
+    blob = net.blobs["data"]
+    blob.reshape(1, 1, 2, 2, 2)
+    for accessor in ("num", "channels", "height", "width"):
+        with pytest.raises(RuntimeError, match="at most 4 axes; this one has shape 1 1 2 2 2"):
+            getattr(blob, accessor)
+    assert blob.shape == (1, 1, 2, 2, 2)
+    blob.reshape(1, 1, 28, 28)
+    assert (blob.num, blob.channels, blob.height, blob.width) == (1, 1, 28, 28)
+
+
 def test_stages_select_layers(deploy):
     train_val = deploy.parent / "train_val.prototxt"
     for stages in (["dummy"], "dummy"):

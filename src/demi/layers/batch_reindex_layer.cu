@@ -57,7 +57,10 @@ void BatchReindexLayer::Backward_gpu(const std::vector<Blob*>& top,
   const int64_t positions = bottom[1]->count();
   // Group the positions by the item they gathered (a counting sort keeps
   // them in increasing order); floats hold these integers exactly.
-  CHECK_LE(std::max(num, positions), int64_t{1} << 24) << "too many items to index in floats";
+  DEMI_CHECK(std::max(num, positions) <= int64_t{1} << 24, "BatchReindex layer '",
+             layer_param_.name(), "': the GPU backward indexes items in floats, which hold at ",
+             "most 2^24 of them, but there are ", num, " items and ", positions,
+             " indices; train this layer on the CPU or split the batch");
   const float* index = bottom[1]->cpu_data();
   gather_.Reshape(std::vector<int64_t>{num + 1 + positions});
   float* begin = gather_.mutable_cpu_data();

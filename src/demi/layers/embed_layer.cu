@@ -64,8 +64,11 @@ void EmbedLayer::Backward_gpu(const std::vector<Blob*>& top,
   if (param_propagate_down(0)) {
     // Group the positions by the row they read, on the host, in increasing
     // order within a row; floats hold these integers exactly.
-    CHECK_LE(std::max(input_dim_, positions), int64_t{1} << 24)
-        << "too many rows or positions to index in floats";
+    DEMI_CHECK(std::max(input_dim_, positions) <= int64_t{1} << 24, "Embed layer '",
+               layer_param_.name(), "': the GPU backward indexes rows and positions in floats, ",
+               "which hold at most 2^24 of them, but there are ", input_dim_, " rows and ",
+               positions, " positions; train this layer on the CPU or use a smaller input_dim "
+               "or batch");
     const float* x = bottom[0]->cpu_data();
     std::vector<int64_t> order(static_cast<size_t>(positions));
     std::iota(order.begin(), order.end(), 0);

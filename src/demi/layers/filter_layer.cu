@@ -36,7 +36,9 @@ void LaunchFilter(int64_t n, int64_t inner, const float* selected, bool backward
 void FilterLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   // The selection decides the tops' shapes, so it is made on the host.
   const Blob& selector = *bottom[selector_index_];
-  CHECK_LE(selector.shape(0), int64_t{1} << 24) << "too many items to index in floats";
+  DEMI_CHECK(selector.shape(0) <= int64_t{1} << 24, "Filter layer '", layer_param_.name(),
+             "': the GPU indexes items in floats, which hold at most 2^24 of them, but the "
+             "selector has ", selector.shape(0), "; run this layer on the CPU or split the batch");
   const float* keep = selector.cpu_data();
   selected_.clear();
   for (int64_t n = 0; n < selector.shape(0); ++n) {

@@ -168,8 +168,15 @@ std::string DescribeToolError(const std::exception_ptr& error) {
 }
 
 void BeginTool(char** argv) {
-  PrepareThreadingEnvironment(argv);
   FLAGS_alsologtostderr = true;
+  try {
+    PrepareThreadingEnvironment(argv);
+  } catch (...) {
+    // A bad DEMI_GEMM, found before logging starts: reported as every tool
+    // error is, in one line, and the tool stops.
+    InitToolLogging(argv[0]);
+    std::exit(RunReportingErrors([]() -> int { throw; }));
+  }
 }
 
 void InitToolLogging(const char* program) {

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "demi/common.hpp"
+
 namespace demi {
 
 namespace {
@@ -51,6 +53,10 @@ ThreadHandles& Handles() {
 
 void CheckLaunch(const char* kernel) {
   const cudaError_t status = cudaPeekAtLastError();
+  // The one launch failure a user causes: a build without this GPU's code.
+  DEMI_CHECK(status != cudaErrorNoKernelImageForDevice, "launching ", kernel, ": ",
+             cudaGetErrorString(status), "; rebuild with CUDA_ARCH (Makefile.config) naming ",
+             "this GPU's compute capability, which device_query shows");
   CHECK_EQ(status, cudaSuccess) << "launching " << kernel << ": " << cudaGetErrorString(status);
 }
 

@@ -36,7 +36,9 @@ class ThreadCudnnHandles {
 std::vector<int> ToInts(const std::vector<int64_t>& values) {
   std::vector<int> ints;
   for (int64_t v : values) {
-    CHECK(v >= 0 && v <= INT32_MAX) << "dimension " << v << " does not fit cuDNN's int";
+    DEMI_CHECK(v >= 0 && v <= INT32_MAX, "a dimension or stride of ", v,
+               " does not fit cuDNN's 32-bit int: use a smaller batch, or engine: CAFFE for the "
+               "layer");
     ints.push_back(static_cast<int>(v));
   }
   return ints;

@@ -132,7 +132,11 @@ void WriteProtoToTextFile(const google::protobuf::Message& proto, const std::str
 
 void WriteProtoToBinaryFile(const google::protobuf::Message& proto, const std::string& path) {
   std::string bytes;
-  CHECK(proto.SerializeToString(&bytes)) << "cannot serialize " << proto.GetTypeName();
+  // Protobuf refuses a message of 2 GiB or more.
+  DEMI_CHECK(proto.SerializeToString(&bytes), "cannot write '", path, "': its ",
+             proto.GetTypeName(), " is ", proto.ByteSizeLong(),
+             " bytes, past protobuf's 2 GiB limit for one message, so no Caffe file can hold it: "
+             "make the model smaller");
   WriteFileAtomically(path, bytes);
 }
 

@@ -17,9 +17,12 @@ namespace demi {
 
 namespace {
 
+/// BLAS takes int sizes; a layer past them is a user's net to reshape.
 int BlasInt(int64_t value) {
   CHECK_GE(value, 0);
-  CHECK_LE(value, std::numeric_limits<int>::max()) << "dimension too large for BLAS's 32-bit int";
+  DEMI_CHECK(value <= std::numeric_limits<int>::max(), "a matrix dimension of ", value,
+             " is past BLAS's 32-bit int (", std::numeric_limits<int>::max(),
+             "): use a smaller batch or split the layer");
   return static_cast<int>(value);
 }
 
@@ -28,8 +31,8 @@ GemmLibrary GemmLibraryFromEnvironment() {
   if (value == nullptr || std::string(value).empty() || std::string(value) == "dnnl") {
     return GemmLibrary::kDnnl;
   }
-  CHECK(std::string(value) == "openblas")
-      << "DEMI_GEMM must be dnnl or openblas, got '" << value << "'";
+  DEMI_CHECK(std::string(value) == "openblas", "the environment variable DEMI_GEMM is '", value,
+             "'; set it to dnnl or openblas, or unset it (dnnl)");
   return GemmLibrary::kOpenBlas;
 }
 

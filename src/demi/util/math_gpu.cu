@@ -8,9 +8,11 @@ namespace demi {
 
 namespace {
 
-/// cuBLAS takes int sizes; larger ones are a caller's bug to report.
+/// cuBLAS takes int sizes; a layer past them is a user's net to reshape.
 int BlasInt(int64_t value) {
-  CHECK_LE(value, std::numeric_limits<int>::max()) << "size too large for cuBLAS";
+  DEMI_CHECK(value <= std::numeric_limits<int>::max(), "a matrix dimension of ", value,
+             " is past cuBLAS's 32-bit int (", std::numeric_limits<int>::max(),
+             "): use a smaller batch or split the layer");
   return static_cast<int>(value);
 }
 
