@@ -131,10 +131,10 @@ ifneq ($(SANITIZE),)
     # The test binary is then linked from the files holding those suites alone (a third of
     # the build's compile time saved); with a GTEST_FILTER of your own, from every file.
     ifeq ($(origin GTEST_FILTER),undefined)
-      GTEST_FILTER := Replication*:ReplicaEquivalence*:ThreadCommunicator*:GlooCommunicator*:HierarchicalCommunicator*:Prefetcher*:WorkerPool*:DataLayer*:ImageDataLayer*:HDF5DataLayer*:DBReader*:Signal*:TrainToolTest.SignalsSnapshotAndStop-ReplicationThreadsTest.*
+      GTEST_FILTER := Replication*:ReplicaEquivalence*:ThreadCommunicator*:GlooCommunicator*:HierarchicalCommunicator*:Prefetcher*:WorkerPool*:DataLayer*:ImageDataLayer*:HDF5DataLayer*:DBReader*:Signal*:StopWatchdog*:TrainToolTest.SignalsSnapshotAndStop-ReplicationThreadsTest.*
       TSAN_TEST_FILES := main replication replication_processes thread_communicator \
                          gloo_communicator reader data_layer image_data_layer hdf5_data_layer \
-                         signal tools
+                         signal stop_watchdog tools
       TEST_SRCS := $(TSAN_TEST_FILES:%=tests/test_%.cpp)
       TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
     endif
