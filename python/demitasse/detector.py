@@ -24,16 +24,8 @@ class Detector(Net):
                  channel_swap=None, context_pad=None):
         super().__init__(model_file, TEST, weights=pretrained_file)
         name = self.inputs[0]
-        self.transformer = io.Transformer({name: self.blobs[name].data.shape})
-        self.transformer.set_transpose(name, (2, 0, 1))
-        if mean is not None:
-            self.transformer.set_mean(name, mean)
-        if input_scale is not None:
-            self.transformer.set_input_scale(name, input_scale)
-        if raw_scale is not None:
-            self.transformer.set_raw_scale(name, raw_scale)
-        if channel_swap is not None:
-            self.transformer.set_channel_swap(name, channel_swap)
+        self.transformer = io.image_input_transformer(
+            name, self.blobs[name].data.shape, mean, input_scale, raw_scale, channel_swap)
         self.crop_dims = np.array(self.blobs[name].data.shape[2:])
         self.configure_crop(context_pad)
 

@@ -237,3 +237,21 @@ class Transformer:
         """The factor applied after the mean (e.g. 0.017 for a std)."""
         self._check_input(in_)
         self.input_scale[in_] = scale
+
+
+def image_input_transformer(name, shape, mean=None, input_scale=None, raw_scale=None,
+                            channel_swap=None):
+    """The Transformer pycaffe's Classifier and Detector give their input blob
+    `name` of `shape`: H x W x K images to K x H x W, then whichever of
+    channel_swap, raw_scale, mean and input_scale are given."""
+    transformer = Transformer({name: shape})
+    transformer.set_transpose(name, (2, 0, 1))
+    if mean is not None:
+        transformer.set_mean(name, mean)
+    if input_scale is not None:
+        transformer.set_input_scale(name, input_scale)
+    if raw_scale is not None:
+        transformer.set_raw_scale(name, raw_scale)
+    if channel_swap is not None:
+        transformer.set_channel_swap(name, channel_swap)
+    return transformer
