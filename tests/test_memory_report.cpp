@@ -14,6 +14,7 @@
 #include "demi/memory/timeline_svg.hpp"
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
+#include "demi/util/svg.hpp"
 #include "test_util.hpp"
 
 namespace demi {

@@ -18,9 +18,6 @@ namespace demi {
 /// steps marked, the dropped tensors in red.
 std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports);
 
-/// `text` with XML's five special characters as entities, for SVG text.
-std::string XmlEscaped(const std::string& text);
-
 }  // namespace demi
 
 #endif  // DEMI_MEMORY_TIMELINE_SVG_HPP_

@@ -131,7 +131,8 @@ Hdf5Appender::~Hdf5Appender() {
 void Hdf5Appender::Append(const std::string& name, const std::vector<int64_t>& shape,
                           const float* values) {
   Quiet();
-  CHECK(!shape.empty());
+  DEMI_CHECK(!shape.empty(), "HDF5 file '", path_, "': dataset '", name,
+             "' cannot take a 0-axis blob; give it at least a batch axis");
   const int rank = static_cast<int>(shape.size());
   std::vector<hsize_t> rows(shape.begin(), shape.end());
   hid_t id = -1;

@@ -1,5 +1,6 @@
 #include "demi/memory/timeline.hpp"
 
+#include "demi/common.hpp"
 #include "demi/util/checked_math.hpp"
 
 namespace demi {
@@ -26,7 +27,10 @@ MemoryTimeline DescribeTimeline(const NetSchedule& net_schedule, const Replays& 
       timeline.kinds.push_back(MemoryTimeline::kBackward);
     }
   }
-  CHECK_EQ(static_cast<int>(timeline.steps.size()), liveness.num_steps);
+  DEMI_CHECK(static_cast<int>(timeline.steps.size()) == liveness.num_steps,
+             "memory timeline of net '", net_schedule.net_name, "': ", timeline.steps.size(),
+             " steps named, but the plan has ", liveness.num_steps,
+             " (a bug of ours: please report it)");
   const std::vector<TensorRequest>& tensors = liveness.problem.tensors;
   for (size_t t = 0; t < tensors.size(); ++t) {
     TimelineTensor tensor;

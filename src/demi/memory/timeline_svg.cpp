@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "demi/common.hpp"
+#include "demi/util/svg.hpp"
 
 namespace demi {
 
@@ -23,17 +24,6 @@ std::string Fixed(double value, int digits) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(digits) << value;
   return out.str();
-}
-
-/// A round tick spacing (1, 2 or 5 times a power of ten) giving about five
-/// ticks up to `max`.
-double TickStep(double max) {
-  const double rough = std::max(max, 1e-9) / 5;
-  const double power = std::pow(10.0, std::floor(std::log10(rough)));
-  for (double m : {1.0, 2.0, 5.0}) {
-    if (m * power >= rough) return m * power;
-  }
-  return 10 * power;
 }
 
 std::string Caption(const NetMemoryReport& r, const MemoryTimeline& t, bool recompute) {
@@ -197,32 +187,6 @@ void DrawPanel(const NetMemoryReport& r, const MemoryTimeline& t, bool recompute
 }
 
 }  // namespace
-
-std::string XmlEscaped(const std::string& text) {
-  std::string escaped;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        escaped += "&lt;";
-        break;
-      case '>':
-        escaped += "&gt;";
-        break;
-      case '&':
-        escaped += "&amp;";
-        break;
-      case '"':
-        escaped += "&quot;";
-        break;
-      case '\'':
-        escaped += "&apos;";
-        break;
-      default:
-        escaped += c;
-    }
-  }
-  return escaped;
-}
 
 std::string MemoryTimelineSvg(const std::vector<NetMemoryReport>& reports) {
   std::ostringstream body;

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "demi/common.hpp"
-#include "demi/memory/timeline_svg.hpp"
 #include "demi/util/io.hpp"
+#include "demi/util/svg.hpp"
 
 namespace demi {
 
@@ -24,17 +24,6 @@ std::string Number(double value) {
   std::ostringstream out;
   out << std::setprecision(4) << value;
   return out.str();
-}
-
-/// Round tick spacing (1, 2 or 5 times a power of ten), about five ticks
-/// over `span`.
-double TickStep(double span) {
-  const double rough = std::max(span, 1e-12) / 5;
-  const double power = std::pow(10.0, std::floor(std::log10(rough)));
-  for (double m : {1.0, 2.0, 5.0}) {
-    if (m * power >= rough) return m * power;
-  }
-  return 10 * power;
 }
 
 using Series = std::vector<std::pair<std::string, const std::vector<std::pair<int64_t, double>>*>>;

@@ -22,12 +22,17 @@ __global__ void SetKernel(int64_t n, float value, float* y) {
   for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] = value;
 }
 
-/// x *= a, and *bad = 1 where a result is not finite.
-__global__ void ScalAllFiniteKernel(int64_t n, float alpha, float* x, int* bad) {
+/// Set by ScalAllFiniteKernel where a result is not finite: one int per
+/// device for the life of the program, so the solver's overflow check
+/// allocates nothing per step (one solver updates a device at a time).
+__device__ int scal_not_finite;
+
+/// x *= a, and scal_not_finite = 1 where a result is not finite.
+__global__ void ScalAllFiniteKernel(int64_t n, float alpha, float* x) {
   for (int64_t i = GridStart(); i < n; i += GridStride()) {
     const float v = x[i] * alpha;
     x[i] = v;
-    if (!isfinite(v)) *bad = 1;
+    if (!isfinite(v)) scal_not_finite = 1;
   }
 }
 
@@ -158,19 +163,18 @@ void GpuScal(int64_t n, float alpha, float* x) {
 
 bool GpuScalAllFinite(int64_t n, float alpha, float* x) {
   if (n <= 0) return true;
-  // One int on the device, read back once: the solver decides on the host
-  // whether to update.
-  int* bad = nullptr;
-  DEMI_CUDA_CHECK(cudaMallocAsync(&bad, sizeof(int), CudaStream()));
-  DEMI_CUDA_CHECK(cudaMemsetAsync(bad, 0, sizeof(int), CudaStream()));
-  ScalAllFiniteKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, alpha, x, bad);
+  // The flag is read back once: the solver decides on the host whether to
+  // update.
+  const int zero = 0;
+  DEMI_CUDA_CHECK(cudaMemcpyToSymbolAsync(scal_not_finite, &zero, sizeof(int), 0,
+                                          cudaMemcpyHostToDevice, CudaStream()));
+  ScalAllFiniteKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, alpha, x);
   CheckLaunch("ScalAllFiniteKernel");
-  int host_bad = 0;
-  DEMI_CUDA_CHECK(
-      cudaMemcpyAsync(&host_bad, bad, sizeof(int), cudaMemcpyDeviceToHost, CudaStream()));
-  DEMI_CUDA_CHECK(cudaFreeAsync(bad, CudaStream()));
+  int not_finite = 0;
+  DEMI_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&not_finite, scal_not_finite, sizeof(int), 0,
+                                            cudaMemcpyDeviceToHost, CudaStream()));
   DEMI_CUDA_CHECK(cudaStreamSynchronize(CudaStream()));
-  return host_bad == 0;
+  return not_finite == 0;
 }
 
 void GpuCopy(int64_t n, const float* x, float* y) {
