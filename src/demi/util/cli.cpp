@@ -7,12 +7,14 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <iomanip>
 #include <limits>
 #include <new>
 #include <opencv2/core.hpp>
 #include <sstream>
 #include <utility>
 
+#include "demi/util/cpu_load.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
@@ -98,6 +100,27 @@ Context ContextForGpuFlag(const std::string& gpu) {
   return context;
 }
 
+namespace {
+
+/// Where PrepareThreadingEnvironment leaves the load that made it choose
+/// passive waiting, for ApplyThreadsFlag's log line.
+constexpr char kBusyCoresVariable[] = "DEMI_BUSY_CORES_AT_START";
+
+/// ", idle threads waiting passively ..." when this process chose to because
+/// of the load it found; "" otherwise. Reads the note once.
+std::string DescribeWaitPolicyChoice() {
+  const char* busy = std::getenv(kBusyCoresVariable);
+  if (busy == nullptr) return "";
+  std::ostringstream line;
+  line << ", idle threads waiting passively: " << std::fixed << std::setprecision(1)
+       << std::atof(busy) << " cores were busy at start (set OMP_WAIT_POLICY or GOMP_SPINCOUNT "
+       << "to choose)";
+  unsetenv(kBusyCoresVariable);  // processes this one starts inherit the policy, not the note
+  return line.str();
+}
+
+}  // namespace
+
 void ApplyThreadsFlag(int threads) {
   DEMI_CHECK(threads >= 0,
              "--threads must be 0 (the default: OMP_NUM_THREADS, else all cores) "
@@ -107,30 +130,42 @@ void ApplyThreadsFlag(int threads) {
   LOG(INFO) << "Using " << Threads() << " threads"
             << (std::getenv("OPENBLAS_NUM_THREADS") != nullptr
                     ? StrCat(" (OpenBLAS: ", BlasThreads(), ", from OPENBLAS_NUM_THREADS)")
-                    : std::string());
+                    : std::string())
+            << DescribeWaitPolicyChoice();
 }
 
 namespace {
 
-/// libgomp reads how its idle threads wait only when it loads, before main:
-/// a tool that finds neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT in the
-/// environment sets OMP_WAIT_POLICY=PASSIVE and runs itself again (once: the
-/// second run finds it). libgomp's default spins about 300,000 times in every
-/// barrier before sleeping; on cores other processes also use, the spinning
-/// threads take the time the working ones need, and with OpenBLAS's GEMMs
-/// (DEMI_GEMM=openblas) they take the cores its own threads need.
-/// bench/loaded_threads.sh (results/loaded_threads.md): a LeNet step with 2
-/// threads on 2 shared cores took 4.3x its one-thread time spinning, 2.0x
-/// with a spin of 10,000 and 1.06x passive; with a busy process per core
-/// 7.1x, 0.69x and 0.55x.
+/// libgomp reads how its idle threads wait only when it loads, before main.
+/// Its default spins about 300,000 times in every barrier before sleeping:
+/// the fastest on idle cores, and many times slower on cores other processes
+/// also use, where the spinning threads take the time the working ones need
+/// (and, with OpenBLAS's GEMMs, DEMI_GEMM=openblas, the cores its own
+/// threads need). So a tool that finds neither OMP_WAIT_POLICY nor
+/// GOMP_SPINCOUNT in the environment looks at the cores it may run on for
+/// kLoadSampleSeconds: idle, it keeps libgomp's spinning; with at least
+/// kBusyCoresForPassiveWaiting of them busy, it sets OMP_WAIT_POLICY=PASSIVE
+/// and runs itself again (once: the second run finds it set), leaving the
+/// measurement in kBusyCoresVariable for the log. Load that starts later is
+/// not seen. bench/loaded_threads.sh (results/loaded_threads.md): a LeNet
+/// step with 2 threads on 2 cores, each also running a busy process, took
+/// 2.2-2.4x its one-thread time spinning and 0.8-1.2x passive; on idle
+/// cores passive waiting cost up to 29 % of the step.
 /// On a CPU model OpenBLAS does not know, OPENBLAS_CORETYPE names the
 /// vectorised kernels it would otherwise skip.
+constexpr double kLoadSampleSeconds = 0.05;
+constexpr double kBusyCoresForPassiveWaiting = 0.5;
+
 void PrepareThreadingEnvironment(char** argv) {
   const bool openblas = CurrentGemmLibrary() == GemmLibrary::kOpenBlas;
   bool changed = false;
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-    changed = true;
+    const double busy = MeasureBusyCores(kLoadSampleSeconds);
+    if (busy >= kBusyCoresForPassiveWaiting) {
+      setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+      setenv(kBusyCoresVariable, StrCat(busy).c_str(), 1);
+      changed = true;
+    }
   }
   const std::string core_type = openblas ? OpenBlasCoreTypeForThisCpu() : std::string();
   if (!core_type.empty()) {
