@@ -55,7 +55,13 @@ def current():
 
 
 def has_nccl():
-    """Whether pycaffe's NCCL class (multi-GPU training driven from Python)
-    is here: never, whatever the build. Demitasse replicates a net across
-    GPUs in the solver itself: tools/train --gpu=0,1 (NCCL where built)."""
-    return False
+    """Whether pycaffe's NCCL class (multi-process training driven from
+    Python, as Caffe's python/train.py) works: always here, whatever the
+    build. Its gradients go through NCCL between GPUs where the build has
+    NCCL (built_with_nccl), through Gloo otherwise."""
+    return True
+
+
+def built_with_nccl():
+    """Whether this build has NCCL (USE_NCCL), which NCCL uses between GPUs."""
+    return _demitasse.built_with_nccl
