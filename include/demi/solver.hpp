@@ -137,8 +137,7 @@ class Solver {
   void AddCallback(Callback* callback) { callbacks_.push_back(callback); }
   /// Takes back a callback added before (one that dies before the solver).
   void RemoveCallback(Callback* callback) {
-    callbacks_.erase(std::remove(callbacks_.begin(), callbacks_.end(), callback),
-                     callbacks_.end());
+    callbacks_.erase(std::remove(callbacks_.begin(), callbacks_.end(), callback), callbacks_.end());
   }
 
   /// The snapshot file name for the current iteration and `extension`.

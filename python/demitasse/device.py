@@ -58,10 +58,5 @@ def has_nccl():
     """Whether pycaffe's NCCL class (multi-process training driven from
     Python, as Caffe's python/train.py) works: always here, whatever the
     build. Its gradients go through NCCL between GPUs where the build has
-    NCCL (built_with_nccl), through Gloo otherwise."""
+    NCCL, through Gloo otherwise (nccl.backend says which)."""
     return True
-
-
-def built_with_nccl():
-    """Whether this build has NCCL (USE_NCCL), which NCCL uses between GPUs."""
-    return _demitasse.built_with_nccl

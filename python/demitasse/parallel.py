@@ -108,6 +108,9 @@ class NCCL:
     """
 
     def __init__(self, solver, uid, timeout=DEFAULT_TIMEOUT, run_id="pycaffe"):
+        if not isinstance(getattr(solver, "_solver", None), _demitasse._Solver):
+            raise TypeError(f"NCCL(solver, uid) takes a demitasse Solver, got "
+                            f"{type(solver).__name__}")
         uid = _uid_text(uid)
         if float(timeout) <= 0:
             raise ValueError(f"NCCL's timeout must be positive, got {timeout}")

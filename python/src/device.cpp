@@ -24,11 +24,6 @@ Context MakeContext(bool gpu, int device_id) {
 
 void DefineDevice(py::module_& module) {
   module.attr("built_with_cuda") = kBuiltWithCuda;
-#ifdef USE_NCCL
-  module.attr("built_with_nccl") = true;
-#else
-  module.attr("built_with_nccl") = false;
-#endif
   module.def("device_count", &DeviceCount, "Number of CUDA devices (0 on a CPU_ONLY build).");
   module.def(
       "check_device", [](int device_id) { MakeContext(true, device_id); },

@@ -38,8 +38,8 @@ class ProcessReplica {
   ProcessReplica(SolverPtr solver, const std::string& uid, int rank, int count,
                  double timeout_seconds, const std::string& run_id,
                  std::function<std::string()> stop)
-      : solver_(std::move(solver)), who_(StrCat("caffe.NCCL rank ", rank, " of ", count,
-                                                " (uid '", uid, "')")) {
+      : solver_(std::move(solver)),
+        who_(StrCat("caffe.NCCL rank ", rank, " of ", count, " (uid '", uid, "')")) {
     Named([&] { Join(uid, rank, count, timeout_seconds, run_id, std::move(stop)); });
   }
 
@@ -69,7 +69,6 @@ class ProcessReplica {
     sync_->Attach();
   }
 
-  bool attached() const { return sync_->attached(); }
   const char* backend() const { return communicator()->backend(); }
 
  private:
@@ -77,8 +76,8 @@ class ProcessReplica {
             const std::string& run_id, std::function<std::string()> stop) {
     const Context& context = solver_->context();
     DEMI_CHECK(context.replica == rank && context.num_replicas == count,
-               "the solver was built as replica ", context.replica, " of ",
-               context.num_replicas, "; call set_solver_count and set_solver_rank before "
+               "the solver was built as replica ", context.replica, " of ", context.num_replicas,
+               "; call set_solver_count and set_solver_rank before "
                "building the solver, then NCCL(solver, uid)");
     DEMI_CHECK(timeout_seconds > 0, "the timeout must be positive, got ", timeout_seconds, " s");
     GlooOptions options;
@@ -88,6 +87,7 @@ class ProcessReplica {
     options.timeout_seconds = timeout_seconds;
     options.run_id = run_id;
     options.stop_signal = std::move(stop);
+    options.names = {"uid", "run_id", "set_solver_count", "host name", "NCCL's timeout"};
     gloo_ = std::make_unique<GlooCommunicator>(options);
     // As tools/train's ranks (Replicas::JoinProcesses): ranks that disagree
     // on the run stop here, naming the difference, instead of hanging or
@@ -146,8 +146,8 @@ std::unique_ptr<ProcessReplica> JoinRanks(SolverPtr solver, const std::string& u
   };
   try {
     py::gil_scoped_release release;
-    return std::make_unique<ProcessReplica>(std::move(solver), uid, rank, count,
-                                            timeout_seconds, run_id, stop);
+    return std::make_unique<ProcessReplica>(std::move(solver), uid, rank, count, timeout_seconds,
+                                            run_id, stop);
   } catch (const Error&) {
     if (interrupted) throw py::error_already_set();
     throw;
@@ -163,7 +163,6 @@ void DefineReplica(py::module_& module) {
            py::arg("count"), py::arg("timeout"), py::arg("run_id"))
       .def("broadcast", &ProcessReplica::Broadcast, py::call_guard<py::gil_scoped_release>())
       .def("attach", &ProcessReplica::Attach, py::arg("solver"))
-      .def_property_readonly("attached", &ProcessReplica::attached)
       .def_property_readonly("backend", &ProcessReplica::backend);
 }
 

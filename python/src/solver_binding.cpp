@@ -28,8 +28,8 @@ using SolverPtr = std::shared_ptr<Solver>;
 SolverPtr LoadSolver(const std::string& path, const std::string& type, bool gpu, int device_id,
                      int64_t seed, const std::string& precision, int replica, int num_replicas) {
   Context context = MakeContext(gpu, device_id);
-  DEMI_CHECK(num_replicas >= 1 && replica >= 0 && replica < num_replicas, "solver rank ",
-             replica, " is outside 0 to ", num_replicas - 1, " (set_solver_count first)");
+  DEMI_CHECK(num_replicas >= 1 && replica >= 0 && replica < num_replicas, "solver rank ", replica,
+             " is outside 0 to ", num_replicas - 1, " (set_solver_count first)");
   context.replica = replica;
   context.num_replicas = num_replicas;
   SolverParameter param;

@@ -64,7 +64,6 @@ class ReplicaSync : public Solver::Callback {
   /// Scales the net's loss and registers with the solver, so that its
   /// iterations all-reduce. Once: a second call does nothing.
   void Attach();
-  bool attached() const { return attached_; }
 
   /// Copies replica 0's params (computed ones included) and update history
   /// to every replica.
