@@ -1,6 +1,7 @@
 #ifndef DEMI_SOLVER_HPP_
 #define DEMI_SOLVER_HPP_
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -134,6 +135,10 @@ class Solver {
     action_function_ = std::move(function);
   }
   void AddCallback(Callback* callback) { callbacks_.push_back(callback); }
+  /// Takes back a callback added before (one that dies before the solver).
+  void RemoveCallback(Callback* callback) {
+    callbacks_.erase(std::remove(callbacks_.begin(), callbacks_.end(), callback), callbacks_.end());
+  }
 
   /// The snapshot file name for the current iteration and `extension`.
   std::string SnapshotFilename(const std::string& extension) const;

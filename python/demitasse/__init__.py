@@ -25,15 +25,16 @@ from .solver import (AdaDeltaSolver, AdaGradSolver, AdamSolver, NesterovSolver, 
 from . import coord_map, draw, io, net_spec, proto
 from .classifier import Classifier
 from .detector import Detector
-from .parallel import NCCL, set_multiprocess, set_solver_count, set_solver_rank
+from .parallel import (NCCL, set_multiprocess, set_solver_count, set_solver_rank, solver_count,
+                       solver_rank)
 from .net_spec import NetSpec, layers, params, to_proto
 from .proto.caffe_pb2 import TEST, TRAIN
 
 __all__ = [
     "Blob", "Layer", "Net", "Classifier", "Detector", "NCCL", "set_solver_count",
-    "set_solver_rank", "set_multiprocess", "Solver", "get_solver", "SGDSolver", "NesterovSolver",
-    "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver", "set_mode_cpu",
-    "set_mode_gpu", "set_device", "set_random_seed", "has_nccl", "layer_type_list", "io",
-    "proto", "net_spec", "coord_map", "draw", "NetSpec", "layers", "params", "to_proto", "TRAIN",
-    "TEST",
+    "set_solver_rank", "set_multiprocess", "solver_count", "solver_rank", "Solver", "get_solver",
+    "SGDSolver", "NesterovSolver", "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver",
+    "AdamSolver", "set_mode_cpu", "set_mode_gpu", "set_device", "set_random_seed", "has_nccl",
+    "layer_type_list", "io", "proto", "net_spec", "coord_map", "draw", "NetSpec", "layers",
+    "params", "to_proto", "TRAIN", "TEST",
 ]

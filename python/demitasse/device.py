@@ -55,7 +55,8 @@ def current():
 
 
 def has_nccl():
-    """Whether pycaffe's NCCL class (multi-GPU training driven from Python)
-    is here: never, whatever the build. Demitasse replicates a net across
-    GPUs in the solver itself: tools/train --gpu=0,1 (NCCL where built)."""
-    return False
+    """Whether pycaffe's NCCL class (multi-process training driven from
+    Python, as Caffe's python/train.py) works: always here, whatever the
+    build. Its gradients go through NCCL between GPUs where the build has
+    NCCL, through Gloo otherwise (nccl.backend says which)."""
+    return True

@@ -4,7 +4,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
-from . import _demitasse, device
+from . import _demitasse, device, parallel
 from ._files import require_file
 
 LayerEntry = namedtuple("LayerEntry", ["name", "type", "blobs"])
@@ -290,6 +290,19 @@ class Net:
 
     def clear_param_diffs(self):
         self._net.clear_param_diffs()
+
+    def after_backward(self, callback):
+        """pycaffe's per-layer hook, which train.py gives an NCCL object when
+        solver.param.layer_wise_reduce is set: Caffe then reduces each
+        layer's gradients as backward finishes it. Here the NCCL object
+        added with solver.add_callback already reduces buckets of layers
+        while backward runs, so passing it is accepted and does nothing.
+        Other per-layer hooks are not supported."""
+        if not isinstance(callback, parallel.NCCL):
+            raise NotImplementedError(
+                "net.after_backward takes only an NCCL object (a no-op: solver.add_callback(nccl) "
+                "already reduces gradients while backward runs); per-layer Python hooks are not "
+                "supported")
 
     # ---- weights ----
     def copy_from(self, weights_file):

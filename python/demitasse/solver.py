@@ -1,7 +1,8 @@
 """Solver: pycaffe's solver API over the C++ Solver (python/src/solver_binding.cpp)."""
-from . import _demitasse, device
+from . import _demitasse, device, parallel
 from ._files import require_file
 from .net import Net
+from .proto import caffe_pb2
 
 
 class Solver:
@@ -17,9 +18,11 @@ class Solver:
         solver_file = require_file(solver_file, "solver prototxt")
         gpu, device_id = device.current()
         self._solver = _demitasse._Solver(solver_file, self._forced_type, gpu, device_id,
-                                          device.random_seed(), precision or "")
+                                          device.random_seed(), precision or "",
+                                          parallel.solver_rank(), parallel.solver_count())
         self._net = Net._wrap(self._solver.net)
         self._test_nets = [Net._wrap(net) for net in self._solver.test_nets]
+        self._nccl = None  # the NCCL attached by add_callback
 
     @property
     def net(self):
@@ -28,6 +31,14 @@ class Solver:
     @property
     def test_nets(self):
         return self._test_nets
+
+    @property
+    def param(self):
+        """The solver's parameters as it runs them (a caffe_pb2.SolverParameter
+        copy: changing it changes nothing)."""
+        param = caffe_pb2.SolverParameter()
+        param.ParseFromString(self._solver.param_bytes)
+        return param
 
     @property
     def iter(self):
@@ -54,7 +65,16 @@ class Solver:
         """pycaffe's hooks: add_callback(on_start, on_gradients_ready) calls
         on_start() at the start of every iteration and on_gradients_ready()
         once its gradients are complete, before the update. An object with
-        both methods (pycaffe's NCCL) may be passed alone."""
+        both methods may be passed alone.
+
+        add_callback(nccl), with the NCCL built for this solver, makes every
+        iteration average the gradients of all ranks, reducing them while
+        backward runs; on_gradients_ready hooks added after it see the
+        average. Adding it again changes nothing."""
+        if isinstance(on_start, parallel.NCCL) and on_gradients_ready is None:
+            on_start._attach(self)
+            self._nccl = on_start  # lives as long as the solver it reduces for
+            return
         if on_gradients_ready is None:
             on_start, on_gradients_ready = on_start.on_start, on_start.on_gradients_ready
         self._solver.add_callback(_demitasse._SolverCallback(on_start, on_gradients_ready))

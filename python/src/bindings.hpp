@@ -33,6 +33,7 @@ void DefineModule(py::module_& module);
 void DefineBlob(py::module_& module);
 void DefineNet(py::module_& module);
 void DefineSolver(py::module_& module);
+void DefineReplica(py::module_& module);
 void DefineIo(py::module_& module);
 void DefineDevice(py::module_& module);
 

@@ -34,6 +34,7 @@ void DefineModule(py::module_& module) {
   DefineBlob(module);
   DefineNet(module);
   DefineSolver(module);
+  DefineReplica(module);
   DefineIo(module);
 #ifdef WITH_PYTHON_LAYER
   DefinePythonLayer(module);

@@ -22,12 +22,28 @@ using SolverPtr = std::shared_ptr<Solver>;
 /// `type`, when not empty, replaces the file's solver type (SGDSolver(path)
 /// trains with SGD whatever the file says, as in pycaffe). `seed`, when not
 /// -1, is the random_seed of a file that gives none (set_random_seed).
+/// `replica` of `num_replicas`: set_solver_rank and set_solver_count (a
+/// rank of a multi-process run reads its shard of the training data; rank 0
+/// alone tests, displays and snapshots).
 SolverPtr LoadSolver(const std::string& path, const std::string& type, bool gpu, int device_id,
-                     int64_t seed, const std::string& precision) {
-  const Context context = MakeContext(gpu, device_id);
+                     int64_t seed, const std::string& precision, int replica, int num_replicas) {
+  Context context = MakeContext(gpu, device_id);
+  DEMI_CHECK(num_replicas >= 1 && replica >= 0 && replica < num_replicas, "solver rank ", replica,
+             " is outside 0 to ", num_replicas - 1, " (set_solver_count first)");
+  context.replica = replica;
+  context.num_replicas = num_replicas;
   SolverParameter param;
   ReadSolverParamsFromTextFile(path, &param);
   if (seed >= 0 && param.random_seed() < 0) param.set_random_seed(seed);
+  // Ranks shuffle, skip and augment their data by the seed: they must share
+  // one, and each builds its solver before any rank can tell it one (as
+  // Replicas::AgreeOnRandomSeed does): a fixed seed, the nets' default.
+  if (num_replicas > 1 && param.random_seed() < 0) {
+    param.set_random_seed(Context().seed);
+    LOG_IF(INFO, replica == 0) << "Solver ranks: no random_seed given, so every rank uses "
+                               << param.random_seed()
+                               << " (set random_seed or set_random_seed to vary runs)";
+  }
   Type precision_type;
   if (ParsePrecisionFlag(precision, &precision_type)) param.set_precision(precision_type);
   if (!type.empty()) {
@@ -110,8 +126,12 @@ void DefineSolver(py::module_& module) {
            py::arg("on_gradients_ready"));
   py::class_<Solver, SolverPtr>(module, "_Solver", "The C++ solver; demitasse.Solver wraps it.")
       .def(py::init(&LoadSolver), py::arg("path"), py::arg("type"), py::arg("gpu"),
-           py::arg("device_id"), py::arg("seed"), py::arg("precision"))
+           py::arg("device_id"), py::arg("seed"), py::arg("precision"), py::arg("replica"),
+           py::arg("num_replicas"))
       .def_property_readonly("type", [](const Solver& solver) { return solver.type(); })
+      .def_property_readonly(
+          "param_bytes",
+          [](const Solver& solver) { return py::bytes(solver.param().SerializeAsString()); })
       .def_property_readonly("iter", &Solver::iter)
       .def_property_readonly("max_iter",
                              [](const Solver& solver) { return solver.param().max_iter(); })

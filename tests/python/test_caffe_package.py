@@ -25,7 +25,7 @@ def test_names_and_submodules_are_demitasse_s():
     assert sys.modules["caffe.io"] is demitasse.io
     assert L is demitasse.layers and caffe.NetSpec is demitasse.NetSpec
     assert (caffe.TRAIN, caffe.TEST) == (caffe_pb2.TRAIN, caffe_pb2.TEST) == (0, 1)
-    assert caffe.has_nccl() is False
+    assert caffe.has_nccl() is True
     caffe.set_mode_cpu()
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("caffe.no_such_module")

@@ -1,6 +1,5 @@
 """pycaffe's remaining pieces: Detector, Net.backward_all, Solver.add_callback
-and the multi-GPU calls (set_solver_count, NCCL), which raise on machines
-and builds without NCCL."""
+and set_solver_count / set_solver_rank (NCCL itself: test_nccl.py)."""
 import numpy as np
 import pytest
 
@@ -109,16 +108,13 @@ def test_a_callback_exception_stops_the_step(tmp_path):
         solver.step(1)
 
 
-def test_multi_gpu_calls_without_nccl(tmp_path):
-    assert not caffe.has_nccl()
-    with pytest.raises(RuntimeError, match=r"--gpu=0,1"):
-        caffe.NCCL.new_uid()
-    with pytest.raises(RuntimeError, match="has_nccl"):
-        caffe.NCCL(_solver(tmp_path), b"uid")
+def test_solver_count_and_rank_are_checked_and_read_back():
+    assert caffe.has_nccl()  # test_nccl.py trains with it
     caffe.set_solver_count(2)
     try:
         caffe.set_solver_rank(1)
         caffe.set_multiprocess(True)
+        assert (caffe.solver_count(), caffe.solver_rank()) == (2, 1)
         with pytest.raises(ValueError, match="outside 0 to 1"):
             caffe.set_solver_rank(2)
     finally:

@@ -31,6 +31,16 @@ struct GlooOptions {
   /// ("SIGTERM") ends the wait at once with a CommError naming the ranks
   /// waited for; "" waits on. Empty function: never stops.
   std::function<std::string()> stop_signal;
+  /// What error messages call the options above, in the fixes they
+  /// suggest: tools/train's flags, unless the caller's words differ
+  /// (pycaffe's NCCL: its uid, set_solver_count...).
+  struct Names {
+    std::string rendezvous = "--rendezvous";
+    std::string run_id = "--run_id";
+    std::string world_size = "--world_size";
+    std::string host = "--rendezvous_host";
+    std::string timeout = "--comm_timeout";
+  } names;
 };
 
 /// @brief Communicator over Gloo's TCP transport: the members are processes,

@@ -43,17 +43,27 @@ namespace demi {
 /// On a GPU, a layer's gradients are handed over once the compute stream
 /// finished them; an NCCL communicator then reduces them in device memory,
 /// any other through host memory.
+///
+/// Nothing of the above happens before Attach: until then the solver
+/// trains alone, and only BroadcastState and AverageComputedParams reach
+/// the other replicas (pycaffe's NCCL is built first and attached by
+/// solver.add_callback; Replicas attaches at once).
 class ReplicaSync : public Solver::Callback {
  public:
   /// About 25 MiB, PyTorch DDP's default: few collectives, and the first
   /// one starts early in backward.
   static constexpr size_t kDefaultBucketBytes = size_t{25} << 20;
 
-  /// Registers with `solver`; both must outlive this.
+  /// Plans the buckets of `solver`'s net; both must outlive this, and
+  /// `comm`'s rank must be the solver's context.replica.
   ReplicaSync(Solver* solver, Communicator* comm, size_t bucket_bytes = kDefaultBucketBytes);
   ~ReplicaSync() override;
   ReplicaSync(const ReplicaSync&) = delete;
   ReplicaSync& operator=(const ReplicaSync&) = delete;
+
+  /// Scales the net's loss and registers with the solver, so that its
+  /// iterations all-reduce. Once: a second call does nothing.
+  void Attach();
 
   /// Copies replica 0's params (computed ones included) and update history
   /// to every replica.
@@ -117,6 +127,7 @@ class ReplicaSync : public Solver::Callback {
   /// the worker).
   std::vector<std::unique_ptr<StreamMarker>> bucket_ready_;
   std::vector<Blob*> computed_params_;
+  bool attached_ = false;
   bool on_gpu_ = false;           ///< the solver trains on a GPU
   bool device_pointers_ = false;  ///< ... and the communicator reads its memory
 

@@ -37,7 +37,10 @@ namespace {
 using Keys = std::vector<std::string>;
 using Millis = std::chrono::milliseconds;
 
-constexpr const char* kTimeoutHint = "(timeout: --comm_timeout)";
+/// The end of a message about a wait or collective that timed out.
+std::string TimeoutHint(const GlooOptions& options) {
+  return StrCat("(timeout: ", options.names.timeout, ")");
+}
 
 std::string Hostname() {
   char name[256] = {};
@@ -216,7 +219,9 @@ void WithStore(const std::string& who, Step step) {
   }
 }
 
-const char* const kFreshRunHint = "give each run its own --run_id or a fresh directory";
+std::string FreshRunHint(const GlooOptions& options) {
+  return StrCat("give each run its own ", options.names.run_id, " or a fresh directory");
+}
 
 }  // namespace
 
@@ -328,7 +333,7 @@ void GlooCommunicator::StopIfAPeerWasRefused() {
     if (!s.store->Has(RefusedKey(peer))) continue;
     throw CommError(StrCat(s.who, ": rank ", peer, " was refused: the store holds its key for ",
                            "run_id '", options_.run_id, "' from an earlier run, so keys of this ",
-                           "run cannot be told from stale ones; ", kFreshRunHint));
+                           "run cannot be told from stale ones; ", FreshRunHint(options_)));
   }
 }
 
@@ -346,15 +351,15 @@ void GlooCommunicator::Join() {
                              options_.run_id,
                              "', left by an earlier run or by another process started with "
                              "this rank; ",
-                             kFreshRunHint));
+                             FreshRunHint(options_)));
     }
     s.store->set(JoinedKey(rank), std::vector<char>(me.begin(), me.end()));
     WaitForEveryRank(
         *s.store, "joined/", options_.world_size, s.timeout, [&](const std::string& ranks) {
           return StrCat(s.who, " waited ", options_.timeout_seconds, " s for rank(s) ", ranks,
-                        " to join; check that every rank was started with the same "
-                        "--rendezvous, --run_id and --world_size ",
-                        kTimeoutHint);
+                        " to join; check that every rank was started with the same ",
+                        options_.names.rendezvous, ", ", options_.names.run_id, " and ",
+                        options_.names.world_size, " ", TimeoutHint(options_));
         });
     StopIfAPeerWasRefused();  // a stale key let the wait pass without a poll
   });
@@ -376,10 +381,9 @@ void GlooCommunicator::ConnectMesh() {
   } catch (const CommError&) {
     throw;  // a peer was refused: the reason says it all
   } catch (const std::exception& e) {
-    throw CommError(
-        StrCat(s.who, ": connecting to the other ranks failed: ", e.what(),
-               "; a peer may have exited, or its --rendezvous_host may not be reachable from here ",
-               kTimeoutHint));
+    throw CommError(StrCat(s.who, ": connecting to the other ranks failed: ", e.what(),
+                           "; a peer may have exited, or its ", options_.names.host,
+                           " may not be reachable from here ", TimeoutHint(options_)));
   }
 }
 
@@ -400,7 +404,7 @@ void GlooCommunicator::WaitUntilEveryRankIsConnected() {
     WaitForEveryRank(*s.store, "connected/", options_.world_size, s.timeout,
                      [&](const std::string& ranks) {
                        return StrCat(s.who, " waited ", options_.timeout_seconds, " s for rank(s) ",
-                                     ranks, " to finish connecting ", kTimeoutHint);
+                                     ranks, " to finish connecting ", TimeoutHint(options_));
                      });
     // Every rank set its addresses before its "connected" key.
     const std::string mine = StrCat(options_.rank, "=");
@@ -443,7 +447,7 @@ void GlooCommunicator::Run(const std::string& what, Op op) {
   broken_ = true;
   throw CommError(StrCat(who, " failed: ", detail, NamePeers(detail),
                          "; a peer may have exited or stopped responding (timeout ",
-                         options_.timeout_seconds, " s: --comm_timeout)"));
+                         options_.timeout_seconds, " s: ", options_.names.timeout, ")"));
 }
 
 void GlooCommunicator::AllReduceSum(float* data, size_t count) {
@@ -498,7 +502,7 @@ std::string GlooCommunicator::StoreGet(const std::string& key) {
   try {
     if (!state_->store->WaitFor({"user/" + key}, state_->timeout).empty()) {
       throw CommError(StrCat(who, " waited ", options_.timeout_seconds, " s for key '", key,
-                             "'; the rank that sets it may have exited ", kTimeoutHint));
+                             "'; the rank that sets it may have exited ", TimeoutHint(options_)));
     }
     value = state_->store->get("user/" + key);
   } catch (const CommError&) {

@@ -9,30 +9,34 @@
 
 namespace demi {
 
-namespace {
-
-/// Layers whose params are statistics computed in forward, not learned.
-
-}  // namespace
-
 ReplicaSync::ReplicaSync(Solver* solver, Communicator* comm, size_t bucket_bytes)
     : solver_(solver), comm_(comm), bucket_bytes_(bucket_bytes) {
   CHECK(solver_ && comm_);
   CHECK_EQ(solver_->context().replica, comm_->rank());
   on_gpu_ = solver_->context().device == Device::kGPU;
   device_pointers_ = on_gpu_ && comm_->accepts_device_pointers();
-  solver_->net().SetLossScale(1.0f / comm_->size());
   PlanReductions();
   if (on_gpu_) {
     for (size_t b = 0; b < buckets_.size(); ++b) {
       bucket_ready_.push_back(std::make_unique<StreamMarker>());
     }
   }
-  solver_->AddCallback(this);
   worker_ = StartThread([this] { WorkerLoop(); });
 }
 
+void ReplicaSync::Attach() {
+  if (attached_) return;
+  attached_ = true;
+  solver_->net().SetLossScale(1.0f / comm_->size());
+  solver_->AddCallback(this);
+}
+
 ReplicaSync::~ReplicaSync() {
+  // The solver may train on alone (a pycaffe NCCL collected first).
+  if (attached_) {
+    solver_->RemoveCallback(this);
+    solver_->net().SetLossScale(1.0f);
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     shutdown_ = true;

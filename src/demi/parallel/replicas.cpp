@@ -169,6 +169,7 @@ void Replicas::CreateReplica(const SolverParameter& param, int i, int local) {
   solvers_.push_back(SolverRegistry::Create(param, context));
   syncs_.push_back(
       std::make_unique<ReplicaSync>(solvers_.back().get(), comms_[i].get(), options_.bucket_bytes));
+  syncs_.back()->Attach();
 }
 
 Replicas::~Replicas() {
