@@ -102,7 +102,7 @@ void Solver::RestoreReadPositions(const SolverState& state, const std::string& s
   const std::vector<DataReadPosition> saved(state.data_position().begin(),
                                             state.data_position().end());
   if (saved.empty()) {
-    if (!net_->SaveReadPositions(0, 0).empty() || !TestReadPositions().empty()) {
+    if (is_root() && (!net_->SaveReadPositions(0, 0).empty() || !TestReadPositions().empty())) {
       LOG(WARNING) << "'" << state_file << "' holds no data read positions (it predates them): "
                    << "the data layers read from their beginning, so the resumed run trains on "
                    << "other batches than an uninterrupted one would";

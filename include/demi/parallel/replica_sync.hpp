@@ -37,9 +37,10 @@ namespace demi {
 ///   agreed on by all.
 /// - Before every test and snapshot, computed params (BatchNorm's mean,
 ///   variance and scale factor) are averaged over the replicas.
-/// - Before a snapshot, each replica's data read positions are gathered on
-///   the root (every replica broadcasts its own in turn), which writes them
-///   all into the .solverstate.
+/// - Before every test and snapshot (a snapshot may come during a test,
+///   when the root runs alone), each replica's data read positions are
+///   gathered on the root (every replica broadcasts its own in turn), which
+///   writes them all into the .solverstate.
 /// Params with lr_mult 0 and params no layer back-propagates to are not
 /// all-reduced: their update is zero anyway.
 ///
