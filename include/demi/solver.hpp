@@ -98,9 +98,10 @@ class Solver {
     /// Before a test pass or a snapshot (replication averages BatchNorm's
     /// statistics here).
     virtual void OnBeforeTestOrSnapshot() {}
-    /// Before the root writes a snapshot, on every replica: given this
-    /// replica's data read positions, returns those of every replica on the
-    /// root (replication gathers them there) and anything on the others.
+    /// After OnBeforeTestOrSnapshot, on every replica of a replicated run
+    /// (a snapshot may come during the test, when the root runs alone):
+    /// given this replica's data read positions, returns those of every
+    /// replica on the root (gathered there) and anything on the others.
     virtual std::vector<DataReadPosition> GatherReadPositions(
         std::vector<DataReadPosition> positions) {
       return positions;
