@@ -5,6 +5,7 @@
 #include "data_test_util.hpp"
 #include "demi/layers/data_layer.hpp"
 #include "demi/net.hpp"
+#include "log_capture.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -202,6 +203,82 @@ TEST_F(DataLayerTest, RecordOfAnotherSizeFailsNamingItsKey) {
   cropped->Forward({}, top_);
   EXPECT_EQ(data_.shape(), (std::vector<int64_t>{3, 1, 3, 3}));
   EXPECT_EQ(data_.cpu_data()[2 * 9], 0.0f);
+}
+
+/// The data and labels of the next `batches` batches, one after another.
+std::vector<float> NextBatches(Layer* layer, const std::vector<Blob*>& top, int batches) {
+  std::vector<float> values;
+  for (int b = 0; b < batches; ++b) {
+    layer->Forward({}, top);
+    for (const Blob* blob : top) {
+      values.insert(values.end(), blob->cpu_data(), blob->cpu_data() + blob->count());
+    }
+  }
+  return values;
+}
+
+// The read position is the first record Forward has not consumed, however
+// far the prefetch thread has read; restored into a new layer, or into this
+// one after it read on, the layer reads on from there (mirrored as before:
+// the epoch is part of the position).
+TEST_F(DataLayerTest, ARestoredReadPositionReadsOnFromTheFirstUnconsumedRecord) {
+  data_params_ = "batch_size: 2 prefetch: 3";
+  const std::string params = "phase: TRAIN transform_param { mirror: true }";
+  auto layer = Make(params, source_);
+  NextBatches(layer.get(), top_, 3);  // records 0 1 2 3 4 0
+  DataReadPosition position;
+  ASSERT_TRUE(layer->SaveReadPosition(&position));
+  EXPECT_EQ(position.layer(), "d");
+  EXPECT_EQ(position.type(), "Data");
+  EXPECT_EQ(position.key(), "00000001");
+  EXPECT_EQ(position.index(), 1);
+  EXPECT_EQ(position.epoch(), 1);
+  EXPECT_EQ(position.stream_position(), 6);
+  EXPECT_EQ(position.source_records(), 5);
+  const std::vector<float> next = NextBatches(layer.get(), top_, 4);
+
+  auto fresh = Make(params, source_);
+  fresh->RestoreReadPosition(position);
+  EXPECT_EQ(NextBatches(fresh.get(), top_, 4), next);
+  layer->RestoreReadPosition(position);
+  EXPECT_EQ(NextBatches(layer.get(), top_, 4), next);
+}
+
+// A database changed since the position was saved: the layer finds the key
+// (counting its index afresh) or else goes by the saved index, and says so.
+TEST_F(DataLayerTest, ReadPositionInAChangedDatabaseWarns) {
+  data_params_ = "batch_size: 2";
+  auto layer = Make("phase: TEST", source_);
+  NextBatches(layer.get(), top_, 1);
+  DataReadPosition position;
+  ASSERT_TRUE(layer->SaveReadPosition(&position));
+  ASSERT_EQ(position.key(), "00000002");
+
+  // Records 1 and 3: key 00000002 gone, the reader goes to index 2 % 2 = 0.
+  std::vector<Datum> fewer = {Example(1), Example(3)};
+  WriteDatumDB(dir_ / "fewer", fewer);
+  auto changed = Make("phase: TEST", dir_ / "fewer");
+  LogCapture log;
+  changed->RestoreReadPosition(position);
+  ASSERT_EQ(log.Containing("changed since the read position was saved (5 records then, 2 now; "
+                           "key '00000002' gone)")
+                .size(),
+            1u)
+      << ::testing::PrintToString(log.messages());
+  changed->Forward({}, top_);
+  EXPECT_EQ(DataOf(label_), (std::vector<float>{1, 3}));
+
+  // Records 0 to 2 and two more: the key is there, at index 2 still.
+  std::vector<Datum> more;
+  for (int i = 0; i < 7; ++i) more.push_back(Example(i));
+  WriteDatumDB(dir_ / "more", more);
+  auto grown = Make("phase: TEST", dir_ / "more");
+  grown->RestoreReadPosition(position);
+  EXPECT_EQ(log.Containing("key '00000002' found").size(), 1u);
+  grown->Forward({}, top_);
+  EXPECT_EQ(DataOf(label_), (std::vector<float>{2, 3}));
+  ASSERT_TRUE(grown->SaveReadPosition(&position));
+  EXPECT_EQ(position.index(), 4);
 }
 
 }  // namespace

@@ -108,6 +108,26 @@ TEST_F(HDF5DataLayerTest, ShuffleIsSeededAndEachPassReadsEveryRowOnce) {
   EXPECT_TRUE(passes[1] != passes[0] || passes[2] != passes[0] || passes[3] != passes[0]);
 }
 
+// The read position (pass, place in the file order, row in the file's
+// order) is that of the first row Forward has not consumed: a new layer
+// restored to it, or this one after reading on, reads the same rows next.
+TEST_F(HDF5DataLayerTest, ARestoredReadPositionReadsOnFromTheFirstUnconsumedRow) {
+  auto layer = Make(dir_ / "list.txt", "batch_size: 3 shuffle: true");
+  Labels(layer.get(), 3);  // 9 rows: the second pass's fifth row is next
+  DataReadPosition position;
+  ASSERT_TRUE(layer->SaveReadPosition(&position));
+  EXPECT_EQ(position.type(), "HDF5Data");
+  EXPECT_EQ(position.epoch(), 1);
+  EXPECT_EQ(position.stream_position(), 9);
+  EXPECT_EQ(position.source_records(), 5);
+  const std::vector<float> next = Labels(layer.get(), 4);
+  auto fresh = Make(dir_ / "list.txt", "batch_size: 3 shuffle: true");
+  fresh->RestoreReadPosition(position);
+  EXPECT_EQ(Labels(fresh.get(), 4), next);
+  layer->RestoreReadPosition(position);
+  EXPECT_EQ(Labels(layer.get(), 4), next);
+}
+
 TEST_F(HDF5DataLayerTest, LabelsOfShapeNx1GiveATopOfShapeBx1) {
   WriteH5(dir_ / "c.h5", {{"data", {2, 1}, {5, 6}}, {"label", {2, 1}, {1, 0}}});
   WriteFile(dir_ / "c.txt", dir_ / "c.h5");

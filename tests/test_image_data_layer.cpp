@@ -91,6 +91,39 @@ TEST_F(ImageDataLayerTest, ShuffleIsAPermutationPerEpochKeyedBySeed) {
   EXPECT_NE(std::count(a.begin(), a.end(), a[0]), 6) << "the order changes between epochs";
 }
 
+// A shuffled list's read position is the epoch (which gives the order) and
+// the place in it: a new layer restored to it reads the batches this one
+// reads next.
+TEST_F(ImageDataLayerTest, ARestoredReadPositionReadsOnInTheShuffledOrder) {
+  const std::string params = "phase: TRAIN transform_param { mirror: true } " +
+                             Params(dir_ / "list.txt", "batch_size: 3 shuffle: true");
+  auto layer = Make(params);
+  for (int b = 0; b < 2; ++b) layer->Forward({}, top_);
+  DataReadPosition position;
+  ASSERT_TRUE(layer->SaveReadPosition(&position));
+  EXPECT_EQ(position.type(), "ImageData");
+  EXPECT_EQ(position.epoch(), 1);
+  EXPECT_EQ(position.index(), 2);
+  EXPECT_EQ(position.stream_position(), 6);
+  std::vector<float> next;
+  for (int b = 0; b < 3; ++b) {
+    layer->Forward({}, top_);
+    for (const Blob* blob : top_) {
+      next.insert(next.end(), blob->cpu_data(), blob->cpu_data() + blob->count());
+    }
+  }
+  auto fresh = Make(params);
+  fresh->RestoreReadPosition(position);
+  std::vector<float> restored;
+  for (int b = 0; b < 3; ++b) {
+    fresh->Forward({}, top_);
+    for (const Blob* blob : top_) {
+      restored.insert(restored.end(), blob->cpu_data(), blob->cpu_data() + blob->count());
+    }
+  }
+  EXPECT_EQ(restored, next);
+}
+
 TEST_F(ImageDataLayerTest, ListErrorsNameFileAndLine) {
   WriteFile(dir_ / "nolabel.txt", "img0.png 0\nimg1.png\n");
   ExpectErrorContaining(

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "data_test_util.hpp"
+#include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 #include "replication_test_util.hpp"
@@ -97,6 +98,36 @@ TEST(ReplicationProcessesTest, TwoProcessesOfTwoReplicasMatchOneReplica) {
   EXPECT_EQ(log1.find("Snapshotting"), std::string::npos) << log1;
 
   ExpectSnapshotMatchesOneThread(dir, engine);
+}
+
+/// Ranks resumed from a snapshot train on bit-identically to the ranks that
+/// were not interrupted: the root gathered both ranks' data read positions
+/// (over Gloo) into the state, and each rank resumes its own.
+TEST(ReplicationProcessesTest, ResumedRanksMatchTheUninterruptedRun) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 20);  // global batches of 2 x 3 wrap mid-batch
+  for (const std::string run : {"straight", "resumed"}) {
+    std::ofstream(dir.file(run + ".prototxt"))
+        << Solver(dir.file("db"), 3,
+                  StrCat("max_iter: 8 snapshot: 4 snapshot_prefix: \"", dir.file(run), "\""));
+    const std::string flags =
+        StrCat("--run_id=", run,
+               run == "resumed" ? " --snapshot=" + dir.file("straight_iter_4.solverstate") : "");
+    const int status = Shell(StrCat(Rank(dir, 0, 2, flags, run + ".prototxt"), " & p0=$!; ",
+                                    Rank(dir, 1, 2, flags, run + ".prototxt"),
+                                    " & p1=$!; wait $p0; s0=$?; wait $p1; s1=$?; exit $((s0|s1))"));
+    ASSERT_EQ(status, 0) << "rank 0:\n"
+                         << ReadAll(dir.file("rank0.log")) << "\nrank 1:\n"
+                         << ReadAll(dir.file("rank1.log"));
+  }
+  SolverState state;
+  ReadProtoFromBinaryFile(dir.file("straight_iter_4.solverstate"), &state);
+  ASSERT_EQ(state.data_position_size(), 2);
+  EXPECT_EQ(state.data_position(0).stream_position(), 21);  // blocks 0, 2, 4, 6 of 3
+  EXPECT_EQ(state.data_position(1).stream_position(), 24);
+  const std::string straight = ReadAll(dir.file("straight_iter_8.caffemodel"));
+  EXPECT_FALSE(straight.empty());
+  EXPECT_EQ(ReadAll(dir.file("resumed_iter_8.caffemodel")), straight);
 }
 
 TEST(ReplicationProcessesTest, ARankThatNeverJoinsFailsTheOtherWithinTheTimeout) {

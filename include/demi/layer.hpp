@@ -118,6 +118,17 @@ class Layer {
   /// their prototxt order among themselves.
   virtual bool ForwardDraws() const { return false; }
 
+  // ---- read position (data layers; part of a .solverstate) ----
+  /// Where a layer that reads a source (Data, ImageData, HDF5Data) reads
+  /// next: the first record its Forward has not consumed yet. Fills
+  /// `position` (all but net and replica, which the solver sets) and returns
+  /// true; false for layers without one.
+  virtual bool SaveReadPosition(DataReadPosition* position) const { return false; }
+  /// Moves the reader to a position SaveReadPosition gave (a resume): the
+  /// next Forward reads the batch it would have read then. Prefetched
+  /// batches are dropped and read again.
+  virtual void RestoreReadPosition(const DataReadPosition& position) {}
+
   // ---- recomputation (a net's memory_budget) ----
   /// Whether Forward may run again during backward to recompute tops the
   /// net dropped: from the same bottoms and params it writes the same tops

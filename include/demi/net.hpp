@@ -105,6 +105,16 @@ class Net {
   /// Writes the net (without auto-inserted splits) and its params.
   void ToProto(NetParameter* param, bool write_diff = false) const;
 
+  /// The read positions of the net's data layers (Layer::SaveReadPosition),
+  /// in layer order, each with `net` and `replica` set as given.
+  std::vector<DataReadPosition> SaveReadPositions(int net, int replica) const;
+  /// Moves every data layer to the entry of `positions` with its name, net
+  /// `net` and replica `replica`. A data layer without one, or whose entry is
+  /// of another type, reads from its beginning, with a WARNING naming it and
+  /// `from` (the file the positions came from).
+  void RestoreReadPositions(const std::vector<DataReadPosition>& positions, int net, int replica,
+                            const std::string& from);
+
   /// True if the layer state meets `rule` (phase, level range, stages).
   static bool StateMeetsRule(const NetState& state, const NetStateRule& rule,
                              const std::string& layer_name);

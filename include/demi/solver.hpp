@@ -47,11 +47,10 @@ bool HasComputedParams(const Layer& layer);
 /// (iter, params, history, BatchNorm's statistics and every train layer's
 /// random stream), so a snapshot taken then (snapshot_stop, or
 /// snapshot_after_train on a stop) holds the start of that iteration, and a
-/// resume recomputes it and trains on bit-identical to an uninterrupted run.
-/// A Data layer's read position is not part of a snapshot (a resume reads
-/// from the first record, as always); DummyData draws from its layer's
-/// random stream and so resumes exactly. A request that only snapshots is
-/// kept and served at the end of the iteration.
+/// resume recomputes it and trains on bit-identical to an uninterrupted run
+/// (the train net's data layers are moved back to where that iteration began
+/// reading). A request that only snapshots is kept and served at the end of
+/// the iteration.
 ///
 /// The update runs on the net's param block (param_block.hpp), history in
 /// the same layout: one memset clears the diffs, and one threaded pass over
@@ -69,10 +68,12 @@ bool HasComputedParams(const Layer& layer);
 /// memory arena. Snapshots write `<prefix>_iter_<N>.caffemodel` (the train
 /// net with its params, BatchNorm statistics included) and
 /// `<prefix>_iter_<N>.solverstate` (iteration, lr step, the model's path,
-/// history blobs, and the text state of every layer's random engine: the
-/// train net's layers in order, then each test net's), each written to a
-/// temporary file and renamed. Restoring both makes a resumed run
-/// bit-identical to an uninterrupted one.
+/// history blobs, the text state of every layer's random engine: the
+/// train net's layers in order, then each test net's; and every data layer's
+/// read position, of each replica's train net and of the test nets), each
+/// written to a temporary file and renamed. Restoring both makes a resumed
+/// run bit-identical to an uninterrupted one, with real data as with
+/// DummyData (whose draws are its random stream).
 class Solver {
  public:
   /// Hooks into the loop; replication (parallel/replica_sync.hpp) uses them
@@ -98,6 +99,14 @@ class Solver {
     /// Before a test pass or a snapshot (replication averages BatchNorm's
     /// statistics here).
     virtual void OnBeforeTestOrSnapshot() {}
+    /// After OnBeforeTestOrSnapshot, on every replica of a replicated run
+    /// (a snapshot may come during the test, when the root runs alone):
+    /// given this replica's data read positions, returns those of every
+    /// replica on the root (gathered there) and anything on the others.
+    virtual std::vector<DataReadPosition> GatherReadPositions(
+        std::vector<DataReadPosition> positions) {
+      return positions;
+    }
   };
 
   virtual ~Solver() = default;
@@ -199,8 +208,9 @@ class Solver {
   /// returns nullopt; `*request` receives what was asked.
   std::optional<float> ForwardBackwardAll(SolverAction* request);
   /// What forward passes change besides activations and diffs: the train
-  /// layers' random streams and BatchNorm's statistics; saved at the start of
-  /// an iteration of several passes, put back when a stop abandons it.
+  /// layers' random streams, BatchNorm's statistics and the data layers' read
+  /// positions; saved at the start of an iteration of several passes, put
+  /// back when a stop abandons it.
   void SaveIterationStart();
   void RestoreIterationStart();
   float CheckedForwardBackward();
@@ -229,6 +239,13 @@ class Solver {
   void BeforeTestOrSnapshot();
   void SnapshotSolverState(const std::string& model_filename);
   std::vector<RandomEngine*> RandomEngines();
+  /// The data read positions a snapshot holds: every replica's train net's
+  /// (gathered by BeforeTestOrSnapshot when replicated), then each test
+  /// net's (as before the tests, when taken during them).
+  std::vector<DataReadPosition> SnapshotReadPositions() const;
+  std::vector<DataReadPosition> TestReadPositions() const;
+  /// Moves this replica's data layers to their positions in `state`.
+  void RestoreReadPositions(const SolverState& state, const std::string& state_file);
 
   Context context_;
   UpdateRule rule_;
@@ -252,9 +269,16 @@ class Solver {
   std::vector<Callback*> callbacks_;
   std::chrono::steady_clock::time_point display_start_;
   int display_start_iter_ = 0;
-  std::shared_ptr<FileLock> snapshot_lock_;      ///< the root's, while snapshots may be written
-  std::vector<RandomEngine> start_engines_;      ///< SaveIterationStart's
-  std::vector<std::vector<float>> start_stats_;  ///< SaveIterationStart's
+  std::shared_ptr<FileLock> snapshot_lock_;        ///< the root's, while snapshots may be written
+  std::vector<RandomEngine> start_engines_;        ///< SaveIterationStart's
+  std::vector<std::vector<float>> start_stats_;    ///< SaveIterationStart's
+  std::vector<DataReadPosition> start_positions_;  ///< SaveIterationStart's (train net)
+  /// Every replica's train read positions (the root's; replication only;
+  /// cleared at each iteration's end) and the test nets' before the current
+  /// tests (TestAll).
+  std::vector<DataReadPosition> gathered_positions_;
+  std::vector<DataReadPosition> test_start_positions_;
+  bool testing_ = false;  ///< in TestAll
 };
 
 /// @brief A solver whose update is `Rule` (solvers/*.hpp): the step of one

@@ -285,6 +285,7 @@ void Solver::Step(int iters) {
     }
     ApplyUpdate();
     ++iter_;
+    gathered_positions_.clear();  // the replicas read on: gathered again when needed
     SolverAction request = Agree(RequestedAction());
     // A snapshot asked for between the passes is served now.
     if (ActionSnapshots(early_request) && !ActionSnapshots(request)) {
@@ -334,6 +335,7 @@ std::optional<float> Solver::ForwardBackwardAll(SolverAction* request) {
 }
 
 void Solver::SaveIterationStart() {
+  start_positions_ = net_->SaveReadPositions(0, context_.replica);
   start_engines_.clear();
   start_stats_.clear();
   for (const auto& layer : net_->layers()) {
@@ -348,6 +350,7 @@ void Solver::SaveIterationStart() {
 
 void Solver::RestoreIterationStart() {
   net_->ClearParamDiffs();
+  net_->RestoreReadPositions(start_positions_, 0, context_.replica, "the iteration's start");
   size_t engine = 0;
   size_t stats = 0;
   for (const auto& layer : net_->layers()) {
@@ -569,6 +572,15 @@ SolverAction Solver::Agree(SolverAction action) {
 
 void Solver::BeforeTestOrSnapshot() {
   for (Callback* callback : callbacks_) callback->OnBeforeTestOrSnapshot();
+  // A snapshot may also come during the test that follows, when the root
+  // runs alone: every replica's read positions are gathered now.
+  if (context_.num_replicas > 1) {
+    std::vector<DataReadPosition> positions = net_->SaveReadPositions(0, context_.replica);
+    for (Callback* callback : callbacks_) {
+      positions = callback->GatherReadPositions(std::move(positions));
+    }
+    gathered_positions_ = std::move(positions);
+  }
 }
 
 }  // namespace demi

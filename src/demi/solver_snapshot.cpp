@@ -1,5 +1,6 @@
 // Solver snapshots: the .caffemodel and .solverstate files, and resuming
 // from them. The rest of the Solver is in solver.cpp.
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -66,9 +67,87 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
     text << *engine;
     state.add_rng_state(text.str());
   }
+  for (DataReadPosition& position : SnapshotReadPositions()) {
+    state.add_data_position()->Swap(&position);
+  }
   const std::string state_filename = SnapshotFilename(".solverstate");
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
   WriteProtoToBinaryFile(state, state_filename);
+}
+
+std::vector<DataReadPosition> Solver::TestReadPositions() const {
+  std::vector<DataReadPosition> positions;
+  for (size_t i = 0; i < test_nets_.size(); ++i) {
+    for (DataReadPosition& position :
+         test_nets_[i]->SaveReadPositions(static_cast<int>(i) + 1, 0)) {
+      positions.push_back(std::move(position));
+    }
+  }
+  return positions;
+}
+
+std::vector<DataReadPosition> Solver::SnapshotReadPositions() const {
+  // Replication: without a gather this iteration (a direct call), the
+  // other replicas' positions are unknown and they resume from the start.
+  std::vector<DataReadPosition> positions =
+      context_.num_replicas > 1 && !gathered_positions_.empty()
+          ? gathered_positions_
+          : net_->SaveReadPositions(0, context_.replica);
+  const std::vector<DataReadPosition> test = testing_ ? test_start_positions_ : TestReadPositions();
+  positions.insert(positions.end(), test.begin(), test.end());
+  return positions;
+}
+
+void Solver::RestoreReadPositions(const SolverState& state, const std::string& state_file) {
+  const std::vector<DataReadPosition> saved(state.data_position().begin(),
+                                            state.data_position().end());
+  if (saved.empty()) {
+    if (is_root() && (!net_->SaveReadPositions(0, 0).empty() || !TestReadPositions().empty())) {
+      LOG(WARNING) << "'" << state_file << "' holds no data read positions (it predates them): "
+                   << "the data layers read from their beginning, so the resumed run trains on "
+                   << "other batches than an uninterrupted one would";
+    }
+    return;
+  }
+  std::vector<DataReadPosition> train;
+  int saved_replicas = context_.num_replicas;
+  for (const DataReadPosition& position : saved) {
+    if (position.net() != 0) continue;
+    train.push_back(position);
+    saved_replicas = position.num_replicas();
+  }
+  if (saved_replicas != context_.num_replicas) {
+    // Replica r read every R-th block of the stream: with another count no
+    // stream goes on as it was. Every replica goes on from where the
+    // furthest one stopped (the end of the last global batch), counting its
+    // blocks afresh.
+    std::vector<DataReadPosition> furthest;
+    for (const DataReadPosition& position : train) {
+      auto same = std::find_if(furthest.begin(), furthest.end(), [&](const auto& other) {
+        return other.layer() == position.layer();
+      });
+      if (same == furthest.end()) {
+        furthest.push_back(position);
+      } else if (position.stream_position() > same->stream_position()) {
+        *same = position;
+      }
+    }
+    for (DataReadPosition& position : furthest) {
+      position.set_replica(context_.replica);
+      position.set_num_replicas(context_.num_replicas);
+      position.set_stream_position(0);
+    }
+    train = std::move(furthest);
+    LOG_IF(WARNING, is_root()) << "'" << state_file << "' was written by " << saved_replicas
+                               << " replica(s), this run has " << context_.num_replicas
+                               << ": the data streams go on from where they stopped, but the "
+                               << "batches are made up differently, so the resume is approximate";
+  }
+  net_->RestoreReadPositions(train, 0, context_.replica, StrCat("'", state_file, "'"));
+  for (size_t i = 0; i < test_nets_.size(); ++i) {
+    test_nets_[i]->RestoreReadPositions(saved, static_cast<int>(i) + 1, 0,
+                                        StrCat("'", state_file, "'"));
+  }
 }
 
 void Solver::Restore(const std::string& state_file) {
@@ -142,6 +221,7 @@ void Solver::Restore(const std::string& state_file) {
   }
   loss_scaler_.Restore(state, state_file);
   if (loss_scaler_.enabled()) net_->SetGradientScale(loss_scaler_.scale());
+  RestoreReadPositions(state, state_file);
   LOG(INFO) << "Restored iteration " << iter_ << " from " << state_file;
 }
 

@@ -120,9 +120,26 @@ void Solver::InitTestNets() {
 }
 
 std::vector<std::vector<float>> Solver::TestAll() {
+  // A snapshot taken during the tests, or after a stop cut them short, holds
+  // the test nets' read positions from before them: a resume runs these
+  // tests again, on the same batches.
+  test_start_positions_ = TestReadPositions();
+  testing_ = true;
   std::vector<std::vector<float>> results;
-  for (size_t i = 0; i < test_nets_.size() && !requested_early_exit_; ++i) {
-    results.push_back(Test(static_cast<int>(i)));
+  try {
+    for (size_t i = 0; i < test_nets_.size() && !requested_early_exit_; ++i) {
+      results.push_back(Test(static_cast<int>(i)));
+    }
+  } catch (...) {
+    testing_ = false;
+    throw;
+  }
+  testing_ = false;
+  if (requested_early_exit_) {
+    for (size_t i = 0; i < test_nets_.size(); ++i) {
+      test_nets_[i]->RestoreReadPositions(test_start_positions_, static_cast<int>(i) + 1, 0,
+                                          "the start of the stopped tests");
+    }
   }
   return results;
 }

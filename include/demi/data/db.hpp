@@ -32,6 +32,9 @@ class LMDBCursor {
   LMDBCursor& operator=(const LMDBCursor&) = delete;
 
   void SeekToFirst();
+  /// Moves to the first record whose key is not below `key` (invalid if
+  /// there is none).
+  void Seek(std::string_view key);
   void Next();
   bool valid() const { return valid_; }
   /// Key and value of the current record; they stay valid until the cursor

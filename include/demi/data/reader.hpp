@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "demi/data/db.hpp"
+#include "demi/proto/demi.pb.h"
 #include "demi/util/device.hpp"
 
 namespace demi {
@@ -40,6 +41,16 @@ class DBReader {
   void Next(Record* record);
   /// Skips `count` records (Caffe's rand_skip).
   void Skip(int64_t count);
+  /// The next record Next will read: its key, index and epoch.
+  std::string_view next_key() const { return cursor_->key(); }
+  int64_t index() const { return index_; }
+  int64_t epoch() const { return epoch_; }
+  /// Moves to the record with `key` (LMDB's set-range), as record `index` of
+  /// epoch `epoch`, and returns true when that key is there and the database
+  /// has `records` records; otherwise it still goes to the key if present
+  /// (counting its index) or else to record index % size(), and returns
+  /// false: the database changed since the position was taken.
+  bool Seek(std::string_view key, int64_t index, int64_t epoch, int64_t records);
 
  private:
   void Advance();
@@ -61,6 +72,9 @@ struct Batch {
   std::vector<float, PinnedAllocator<float>> label;
   std::vector<int64_t> indices;
   std::vector<int64_t> epochs;
+  /// The read position just after this batch: the layer's position once
+  /// Forward has consumed it.
+  DataReadPosition next;
 };
 
 /// @brief Runs a function over [0, n) split into contiguous chunks, one per

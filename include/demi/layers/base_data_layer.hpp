@@ -36,6 +36,13 @@ namespace demi {
 /// == r. Batch g of every replica, concatenated in replica order, is then
 /// batch g of one replica with R times the batch size, and across an epoch
 /// each record is read by exactly one replica.
+///
+/// Read position (Layer::SaveReadPosition, saved in a .solverstate): each
+/// batch carries the position just after it (the stream position, the
+/// skipped count and the subclass's source position), and Forward adopts it
+/// when it consumes the batch, so the position is that of the first batch
+/// not consumed, however many are prefetched. RestoreReadPosition stops the
+/// prefetch thread, drops its batches, moves the source and starts again.
 /// Backward does nothing; it reads no data.
 class BaseDataLayer : public Layer {
  public:
@@ -59,6 +66,8 @@ class BaseDataLayer : public Layer {
   int64_t skipped_records() const { return skipped_; }
   /// The prefetcher's statistics (how often Forward waited for a batch).
   const Prefetcher& prefetcher() const { return *prefetcher_; }
+  bool SaveReadPosition(DataReadPosition* position) const final;
+  void RestoreReadPosition(const DataReadPosition& position) final;
   /// {C, H, W} of one example.
   const std::vector<int64_t>& example_shape() const { return example_shape_; }
   /// Which records each replica reads follows from these three (see above);
@@ -87,6 +96,14 @@ class BaseDataLayer : public Layer {
   virtual std::string DescribeExample(int64_t row) const = 0;
   /// How to skip bad records, appended to the error for one.
   virtual std::string SkipHint() const = 0;
+  /// Writes where the source reads next (epoch, index, key, source_records;
+  /// see DataReadPosition) into `position`; on the prefetch thread, or when
+  /// it is stopped.
+  virtual void SaveSourcePosition(DataReadPosition* position) const = 0;
+  /// Moves the source to a position SaveSourcePosition wrote (the prefetch
+  /// thread is stopped); a source that changed since goes as near as it can,
+  /// with one WARNING saying so.
+  virtual void RestoreSourcePosition(const DataReadPosition& position) = 0;
 
   /// Stops and joins the prefetch thread; subclass destructors call it
   /// first, while the members the thread uses still exist.
@@ -114,6 +131,8 @@ class BaseDataLayer : public Layer {
   void FillBatch(Batch* batch, const std::atomic<bool>& stop);
   /// ReadExample for this replica's next record, skipping the others'.
   void ReadOwnExample(int64_t row, int64_t* index, int64_t* epoch);
+  /// The prefetch side's position now (the stream's next record).
+  DataReadPosition StreamPosition() const;
 
   std::string owner_;  ///< Owner(), kept for the destructor
   std::vector<int64_t> example_shape_;
@@ -127,6 +146,7 @@ class BaseDataLayer : public Layer {
   int num_shards_ = 1;
   int64_t stream_position_ = 0;      ///< records read or skipped so far (prefetch thread)
   std::vector<std::string> errors_;  ///< per row, from the last load (prefetch thread)
+  DataReadPosition consumed_;        ///< the first record Forward has not consumed
 };
 
 }  // namespace demi

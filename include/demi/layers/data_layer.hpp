@@ -18,6 +18,8 @@ namespace demi {
 /// LevelDB is not supported), rand_skip (skip a random number of records
 /// below it at the start), prefetch (batches kept ready), skip_bad_records.
 /// Record index = position in the database; epoch = times it was rewound.
+/// Read position: the next record's key, index and epoch; a restore finds
+/// the key (LMDB's set-range) and warns when the database changed since.
 /// The example shape comes from the first usable record.
 class DataLayer : public BaseDataLayer {
  public:
@@ -33,6 +35,8 @@ class DataLayer : public BaseDataLayer {
   void LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) override;
   std::string DescribeExample(int64_t row) const override;
   std::string SkipHint() const override;
+  void SaveSourcePosition(DataReadPosition* position) const override;
+  void RestoreSourcePosition(const DataReadPosition& position) override;
 
  private:
   std::unique_ptr<DBReader> reader_;

@@ -34,6 +34,10 @@ namespace demi {
 ///
 /// Replication: in TRAIN, replica r of R reads the rows at stream positions p
 /// with (p / batch_size) % R == r, as BaseDataLayer's replicas do.
+///
+/// Read position (as BaseDataLayer's: the first row not consumed by
+/// Forward): the pass, the place in its file order and the row in that
+/// file's order.
 /// Backward does nothing; it reads no data.
 class HDF5DataLayer : public Layer {
  public:
@@ -48,6 +52,9 @@ class HDF5DataLayer : public Layer {
   bool BackwardReadsTopData(int) const override { return false; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool ForwardDraws() const override { return true; }
+
+  bool SaveReadPosition(DataReadPosition* position) const override;
+  void RestoreReadPosition(const DataReadPosition& position) override;
 
   /// Rows of all files together (one pass over the list).
   int64_t source_rows() const { return total_rows_; }
@@ -76,6 +83,8 @@ class HDF5DataLayer : public Layer {
   /// one (prefetch thread).
   void Advance();
   void FillBatch(Batch* batch, const std::atomic<bool>& stop);
+  /// The prefetch side's position now (the stream's next row).
+  DataReadPosition StreamPosition() const;
 
   std::vector<Hdf5ListEntry> files_;
   std::vector<std::vector<int64_t>> row_shapes_;  ///< per top, a row's shape
@@ -98,6 +107,7 @@ class HDF5DataLayer : public Layer {
   int64_t row_position_ = 0;
   int64_t stream_position_ = 0;
   std::unique_ptr<Prefetcher> prefetcher_;
+  DataReadPosition consumed_;  ///< the first row Forward has not consumed
 };
 
 }  // namespace demi

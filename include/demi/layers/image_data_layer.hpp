@@ -21,6 +21,7 @@ namespace demi {
 /// first; both or neither), is_color, rand_skip. Record index = line of the
 /// image in the list (0-based), so an image is augmented the same way
 /// whatever the shuffled order. The example shape comes from the first image.
+/// Read position: the epoch (which gives its order) and the place in it.
 class ImageDataLayer : public BaseDataLayer {
  public:
   using BaseDataLayer::BaseDataLayer;
@@ -35,6 +36,8 @@ class ImageDataLayer : public BaseDataLayer {
   void LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) override;
   std::string DescribeExample(int64_t row) const override;
   std::string SkipHint() const override;
+  void SaveSourcePosition(DataReadPosition* position) const override;
+  void RestoreSourcePosition(const DataReadPosition& position) override;
 
  private:
   /// Reads (and resizes) the image of list entry `line`; BadRecordError if

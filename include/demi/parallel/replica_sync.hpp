@@ -37,6 +37,10 @@ namespace demi {
 ///   agreed on by all.
 /// - Before every test and snapshot, computed params (BatchNorm's mean,
 ///   variance and scale factor) are averaged over the replicas.
+/// - Before every test and snapshot (a snapshot may come during a test,
+///   when the root runs alone), each replica's data read positions are
+///   gathered on the root (every replica broadcasts its own in turn), which
+///   writes them all into the .solverstate.
 /// Params with lr_mult 0 and params no layer back-propagates to are not
 /// all-reduced: their update is zero anyway.
 ///
@@ -87,6 +91,8 @@ class ReplicaSync : public Solver::Callback {
   bool AgreeOnOverflow(bool overflow) override;
   SolverAction AgreeOnAction(SolverAction action) override;
   void OnBeforeTestOrSnapshot() override { AverageComputedParams(); }
+  std::vector<DataReadPosition> GatherReadPositions(
+      std::vector<DataReadPosition> positions) override;
 
  private:
   /// A range of the diff block reduced by one collective: the learnable

@@ -238,6 +238,14 @@ void LMDBCursor::Get(MDB_cursor_op op) {
 
 void LMDBCursor::SeekToFirst() { Get(MDB_FIRST); }
 
+void LMDBCursor::Seek(std::string_view key) {
+  // LMDB takes no empty key; every key is at least the empty one.
+  if (key.empty()) return SeekToFirst();
+  key_.mv_data = const_cast<char*>(key.data());
+  key_.mv_size = key.size();
+  Get(MDB_SET_RANGE);
+}
+
 void LMDBCursor::Next() { Get(MDB_NEXT); }
 
 std::string_view LMDBCursor::key() const {

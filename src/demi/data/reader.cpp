@@ -31,6 +31,25 @@ void DBReader::Skip(int64_t count) {
   for (int64_t i = 0; i < count; ++i) Advance();
 }
 
+bool DBReader::Seek(std::string_view key, int64_t index, int64_t epoch, int64_t records) {
+  epoch_ = epoch;
+  cursor_->Seek(key);
+  if (!key.empty() && cursor_->valid() && cursor_->key() == key) {
+    if (records == size_) {
+      index_ = index;
+      return true;
+    }
+    // Records came or went: the key's index is counted afresh.
+    index_ = 0;
+    for (cursor_->SeekToFirst(); cursor_->key() != key; cursor_->Next()) ++index_;
+    return false;
+  }
+  cursor_->SeekToFirst();
+  index_ = 0;
+  Skip(index % size_);
+  return false;
+}
+
 void DBReader::Advance() {
   cursor_->Next();
   ++index_;

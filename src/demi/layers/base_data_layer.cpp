@@ -53,6 +53,7 @@ void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
     set_decode_threads(static_cast<int>(layer_param_.data_param().threads()));
   }
   pool_ = std::make_unique<WorkerPool>(decode_threads_);
+  consumed_ = StreamPosition();
   prefetcher_ = std::make_unique<Prefetcher>(
       depth, [this](Batch* batch, const std::atomic<bool>& stop) { FillBatch(batch, stop); });
   prefetcher_->Start();
@@ -67,6 +68,37 @@ void BaseDataLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<
 
 void BaseDataLayer::StopPrefetch() {
   if (prefetcher_) prefetcher_->Stop();
+}
+
+DataReadPosition BaseDataLayer::StreamPosition() const {
+  DataReadPosition position;
+  position.set_layer(layer_param_.name());
+  position.set_type(type());
+  position.set_num_replicas(num_shards_);
+  position.set_replica(shard_);
+  position.set_stream_position(stream_position_);
+  position.set_skipped_records(skipped_);
+  SaveSourcePosition(&position);
+  return position;
+}
+
+bool BaseDataLayer::SaveReadPosition(DataReadPosition* position) const {
+  *position = consumed_;
+  return true;
+}
+
+void BaseDataLayer::RestoreReadPosition(const DataReadPosition& position) {
+  CHECK_EQ(position.type(), type());
+  DEMI_CHECK(position.stream_position() >= 0 && position.epoch() >= 0 && position.index() >= 0,
+             Owner(), ": the saved read position (stream position ", position.stream_position(),
+             ", epoch ", position.epoch(), ", index ", position.index(), ") is corrupt");
+  prefetcher_->Stop();
+  stream_position_ = position.stream_position();
+  skipped_ = position.skipped_records();
+  consecutive_bad_ = 0;
+  RestoreSourcePosition(position);
+  consumed_ = StreamPosition();
+  prefetcher_->Start();
 }
 
 void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
@@ -128,6 +160,7 @@ void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
       ++filled;
     }
   }
+  batch->next = StreamPosition();
 }
 
 void BaseDataLayer::ReadOwnExample(int64_t row, int64_t* index, int64_t* epoch) {
@@ -143,6 +176,7 @@ void BaseDataLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vec
   Batch* batch = prefetcher_->Next();
   Copy(top[0]->count(), batch->data.data(), top[0]->mutable_cpu_data());
   if (top.size() > 1) Copy(top[1]->count(), batch->label.data(), top[1]->mutable_cpu_data());
+  consumed_.Swap(&batch->next);
   prefetcher_->Release(batch);
 }
 
@@ -158,6 +192,7 @@ void BaseDataLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vec
                      static_cast<size_t>(top[1]->count()) * sizeof(float));
   }
   SynchronizeDevice();
+  consumed_.Swap(&batch->next);
   prefetcher_->Release(batch);
 }
 #endif

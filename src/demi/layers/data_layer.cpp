@@ -84,6 +84,26 @@ std::string DataLayer::SkipHint() const {
   return "set data_param { skip_bad_records: true } to skip and count such records";
 }
 
+void DataLayer::SaveSourcePosition(DataReadPosition* position) const {
+  position->set_key(std::string(reader_->next_key()));
+  position->set_index(reader_->index());
+  position->set_epoch(reader_->epoch());
+  position->set_source_records(reader_->size());
+}
+
+void DataLayer::RestoreSourcePosition(const DataReadPosition& position) {
+  if (reader_->Seek(position.key(), position.index(), position.epoch(),
+                    position.source_records())) {
+    return;
+  }
+  LOG(WARNING) << Owner() << ": '" << reader_->source() << "' changed since the read position was "
+               << "saved (" << position.source_records() << " records then, " << reader_->size()
+               << " now; key '" << position.key() << "' "
+               << (reader_->next_key() == position.key() ? "found" : "gone")
+               << "): reading on from record " << reader_->index() << " of epoch "
+               << reader_->epoch() << ", but the batches differ from an uninterrupted run's";
+}
+
 DEMI_REGISTER_LAYER(Data);
 
 }  // namespace demi

@@ -51,6 +51,7 @@ void HDF5DataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
   file_order_.resize(files_.size());
   ShuffleFiles();
   LoadFile();
+  consumed_ = StreamPosition();
   const int depth = static_cast<int>(layer_param_.data_param().prefetch());
   DEMI_CHECK(depth >= 1, Owner(), ": data_param prefetch must be at least 1, got ", depth);
   prefetcher_ = std::make_unique<Prefetcher>(
@@ -158,6 +159,49 @@ void HDF5DataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
     }
     Advance();
   }
+  batch->next = StreamPosition();
+}
+
+DataReadPosition HDF5DataLayer::StreamPosition() const {
+  DataReadPosition position;
+  position.set_layer(layer_param_.name());
+  position.set_type(type());
+  position.set_replica(shard_);
+  position.set_num_replicas(num_shards_);
+  position.set_stream_position(stream_position_);
+  position.set_epoch(pass_);
+  position.set_file(static_cast<int64_t>(file_position_));
+  position.set_index(row_position_);
+  position.set_source_records(total_rows_);
+  return position;
+}
+
+bool HDF5DataLayer::SaveReadPosition(DataReadPosition* position) const {
+  *position = consumed_;
+  return true;
+}
+
+void HDF5DataLayer::RestoreReadPosition(const DataReadPosition& position) {
+  DEMI_CHECK(position.epoch() >= 0 && position.file() >= 0 && position.index() >= 0, Owner(),
+             ": the saved read position (pass ", position.epoch(), ", file ", position.file(),
+             ", row ", position.index(), ") is corrupt");
+  prefetcher_->Stop();
+  stream_position_ = position.stream_position();
+  pass_ = position.epoch();
+  ShuffleFiles();
+  file_position_ = static_cast<size_t>(position.file()) % files_.size();
+  LoadFile();
+  row_position_ = position.index() % static_cast<int64_t>(row_order_.size());
+  if (position.source_records() != total_rows_ ||
+      file_position_ != static_cast<size_t>(position.file()) || row_position_ != position.index()) {
+    LOG(WARNING) << Owner() << ": the files of '" << layer_param_.hdf5_data_param().source()
+                 << "' changed since the read position was saved (" << position.source_records()
+                 << " rows then, " << total_rows_ << " now): reading on from row " << row_position_
+                 << " of file " << file_position_ << " of pass " << pass_
+                 << ", but the batches differ from an uninterrupted run's";
+  }
+  consumed_ = StreamPosition();
+  prefetcher_->Start();
 }
 
 void HDF5DataLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -173,6 +217,7 @@ void HDF5DataLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vec
   for (size_t i = 0; i < top.size(); ++i) {
     Copy(top[i]->count(), batch->data.data() + top_offsets_[i], top[i]->mutable_cpu_data());
   }
+  consumed_.Swap(&batch->next);
   prefetcher_->Release(batch);
 }
 
@@ -185,6 +230,7 @@ void HDF5DataLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vec
   }
   // The batch goes back to the prefetcher only once the copies are done.
   SynchronizeDevice();
+  consumed_.Swap(&batch->next);
   prefetcher_->Release(batch);
 }
 #endif

@@ -107,6 +107,25 @@ std::string ImageDataLayer::SkipHint() const {
          "true } to skip and count such images";
 }
 
+void ImageDataLayer::SaveSourcePosition(DataReadPosition* position) const {
+  position->set_index(position_);
+  position->set_epoch(epoch_);
+  position->set_source_records(SourceSize());
+}
+
+void ImageDataLayer::RestoreSourcePosition(const DataReadPosition& position) {
+  epoch_ = position.epoch();
+  ShuffleForEpoch();
+  position_ = position.index() % SourceSize();
+  if (position.source_records() != SourceSize() || position.index() != position_) {
+    LOG(WARNING) << Owner() << ": '" << layer_param_.image_data_param().source()
+                 << "' changed since the read position was saved (" << position.source_records()
+                 << " images then, " << SourceSize() << " now): reading on from place " << position_
+                 << " of epoch " << epoch_
+                 << ", but the batches differ from an uninterrupted run's";
+  }
+}
+
 DEMI_REGISTER_LAYER(ImageData);
 
 }  // namespace demi

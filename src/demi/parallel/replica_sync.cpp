@@ -126,6 +126,31 @@ void ReplicaSync::AverageComputedParams() {
   }
 }
 
+std::vector<DataReadPosition> ReplicaSync::GatherReadPositions(
+    std::vector<DataReadPosition> positions) {
+  // The communicator has no gather: each replica broadcasts its positions
+  // in turn (a few hundred bytes each, once per test or snapshot).
+  const bool root = comm_->rank() == 0;
+  std::vector<DataReadPosition> all;
+  for (int sender = 0; sender < comm_->size(); ++sender) {
+    SolverState message;
+    std::string bytes;
+    if (sender == comm_->rank()) {
+      for (const DataReadPosition& position : positions) *message.add_data_position() = position;
+      CHECK(message.SerializeToString(&bytes));
+    }
+    uint64_t size = bytes.size();
+    comm_->Broadcast(&size, sizeof(size), sender);
+    if (size == 0) continue;
+    bytes.resize(size);
+    comm_->Broadcast(bytes.data(), size, sender);
+    if (!root) continue;
+    CHECK(message.ParseFromString(bytes)) << "replica " << sender << "'s read positions";
+    all.insert(all.end(), message.data_position().begin(), message.data_position().end());
+  }
+  return root ? all : positions;
+}
+
 // ---- the iteration ----
 
 void ReplicaSync::OnStart() {
