@@ -70,7 +70,7 @@ def pinned(threads):
     return ["taskset", "-c", "0" if threads == 1 else f"0-{threads - 1}"]
 
 
-def demitasse(build, model, batch, threads, iterations, engine):
+def demitasse(build, model, batch, threads, iterations, engine, precision=""):
     """engine: DNNL, CAFFE (with OpenBLAS GEMMs), or BEFORE: `build` is a build of an earlier
     commit, whose tools take neither --threads nor --engine (its threads come from the
     environment)."""
@@ -85,6 +85,8 @@ def demitasse(build, model, batch, threads, iterations, engine):
     if engine == "CAFFE":
         command.append("--engine=CAFFE")
         env["DEMI_GEMM"] = "openblas"
+    if precision:
+        command.append(f"--precision={precision}")
     output, rss = run(command, env)
     steps = [float(x) for x in re.findall(r"forward-backward time: ([0-9.]+) ms", output)]
     return min(steps), sum(steps) / len(steps), rss
@@ -108,7 +110,7 @@ def sgemm_peaks(build):
     return peaks
 
 
-def lenet_fashion(build, iterations, before=False):
+def lenet_fashion(build, iterations, before=False, precision=""):
     """ms/iteration of `train` on Fashion-MNIST with 1 compute thread (the data layer's
     prefetch thread runs beside it, as in Caffe), and the final test accuracy."""
     run(["bash", "data/fashion_mnist/get_fashion_mnist.sh"], dict(os.environ, BUILD_DIR=build))
@@ -126,6 +128,8 @@ def lenet_fashion(build, iterations, before=False):
             env["OMP_NUM_THREADS"] = env["OPENBLAS_NUM_THREADS"] = "1"
         else:
             command.append("--threads=1")
+        if precision:
+            command.append(f"--precision={precision}")
         output, rss = run(command, env)
     finally:
         os.unlink(f.name)
@@ -155,14 +159,17 @@ def main():
         "of that process. Efficiency = training GFLOP / min time / best SGEMM GFLOP/s at the "
         "same threads (measured below in this run). DNNL: the default engine; CAFFE+OpenBLAS: "
         "`--engine=CAFFE` with DEMI_GEMM=openblas; before: the CAFFE engine of the build given "
-        "by --before (the commit before this work: BVLC Caffe's speed). " + openblas_note, "",
+        "by --before (the commit before this work: BVLC Caffe's speed); DNNL BF16: the default "
+        "engine with `--precision=BFLOAT16` (convolutions in bfloat16 math). " + openblas_note,
+        "",
         "SGEMM 2048^3 GFLOP/s: " + "; ".join(
             f"{t} thread(s): oneDNN {p['dnnl']:.0f}, OpenBLAS {p['openblas']:.0f}"
             for t, p in sorted(peaks.items())), "",
         "| net | batch | threads | GFLOP | DNNL min / mean ms | RSS | CAFFE+OpenBLAS min / mean ms"
         " | RSS | before min / mean ms | RSS | PyTorch min / mean ms | RSS | DNNL vs CAFFE | DNNL vs"
-        " before | DNNL vs PyTorch | DNNL efficiency |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        " before | DNNL vs PyTorch | DNNL efficiency | DNNL BF16 min / mean ms | RSS | BF16 vs"
+        " FLOAT |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, directory, batch in nets:
         model = f"models/{directory}/train_val.prototxt"
@@ -173,6 +180,8 @@ def main():
             if args.before:
                 b_min, b_mean, b_rss = demitasse(args.before, model, batch, threads, iterations,
                                                  "BEFORE")
+            h_min, h_mean, h_rss = demitasse(args.build, model, batch, threads, iterations, "DNNL",
+                                             "BFLOAT16")
             t_min, t_mean, t_rss, gflop = pytorch(model, batch, threads, iterations)
             peak = max(peaks[threads].values())
             efficiency = gflop / (d_min / 1000) / peak
@@ -180,14 +189,19 @@ def main():
                    f"{d_rss:.0f} | {c_min:.0f} / {c_mean:.0f} | {c_rss:.0f} | {b_min:.0f} / "
                    f"{b_mean:.0f} | {b_rss:.0f} | {t_min:.0f} / {t_mean:.0f} | {t_rss:.0f} | "
                    f"{c_min / d_min:.2f}x | {b_min / d_min:.2f}x | {t_min / d_min:.2f}x | "
-                   f"{100 * efficiency:.0f}% |")
+                   f"{100 * efficiency:.0f}% | {h_min:.0f} / {h_mean:.0f} | {h_rss:.0f} | "
+                   f"{d_min / h_min:.2f}x |")
             lines.append(row)
             print(row, flush=True)
     lenet_iterations = 200 if args.quick else 2000
     ms, accuracy, rss = lenet_fashion(args.build, lenet_iterations)
     lines += ["", f"LeNet on Fashion-MNIST, `train` on the real data, 1 thread, {lenet_iterations} "
               f"iterations: {ms:.1f} ms/iteration (median of the Speed lines), test accuracy "
-              f"{accuracy}, peak RSS {rss:.0f} MiB.", "",
+              f"{accuracy}, peak RSS {rss:.0f} MiB.", ""]
+    ms_bf16, accuracy_bf16, rss_bf16 = lenet_fashion(args.build, lenet_iterations,
+                                                     precision="BFLOAT16")
+    lines += [f"The same with `--precision=BFLOAT16`: {ms_bf16:.1f} ms/iteration, test accuracy "
+              f"{accuracy_bf16}, peak RSS {rss_bf16:.0f} MiB.", "",
               f"Run time: {time.time() - started:.0f} s."]
     if args.before:
         ms_before, accuracy_before, rss_before = lenet_fashion(args.before, lenet_iterations, True)

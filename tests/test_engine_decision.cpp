@@ -3,6 +3,7 @@
 // that a net hands the decisions to its layers and reports them.
 #include <google/protobuf/descriptor.h>
 
+#include <cmath>
 #include <string>
 
 #include "demi/engine_decision.hpp"
@@ -142,10 +143,10 @@ TEST(EngineDecisionTest, TypesComeFromTheLayerElseTheNet) {
       "default_forward_type: FLOAT16 default_forward_math: FLOAT16 engine: CAFFE");
   EXPECT_EQ(NetEngineDefaults(param).types.forward_storage, FLOAT16);
   EXPECT_EQ(NetEngineDefaults(param).engine, EngineKind::kCaffe);
+  // --precision replaces the net's default types with its preference.
   ApplyPrecision(BFLOAT16, &param);
-  EXPECT_EQ(NetEngineDefaults(param).types.forward_storage, BFLOAT16);
-  EXPECT_EQ(NetEngineDefaults(param).types.backward_storage, BFLOAT16);
-  EXPECT_EQ(NetEngineDefaults(param).types.forward_math, FLOAT);
+  EXPECT_EQ(NetEngineDefaults(param).precision, BFLOAT16);
+  EXPECT_EQ(NetEngineDefaults(param).types, LayerTypes{});
 }
 
 TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEnginesRun) {
@@ -155,7 +156,7 @@ TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEngi
                        "backward FLOAT (math FLOAT)"),
             std::string::npos)
       << error;
-  EXPECT_NE(error.find("DNNL stores FLOAT and computes in FLOAT; CAFFE stores FLOAT"),
+  EXPECT_NE(error.find("DNNL stores FLOAT and computes in FLOAT/BFLOAT16; CAFFE stores FLOAT"),
             std::string::npos)
       << error;
   // A named engine too: CAFFE runs FLOAT only.
@@ -163,6 +164,47 @@ TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEngi
               Decide("type: 'ReLU' relu_param { engine: CAFFE } backward_type: FLOAT16");
             }).find("CAFFE stores FLOAT"),
             std::string::npos);
+}
+
+EngineDecision DecideWithPrecision(const std::string& layer, Type precision) {
+  EngineDefaults defaults;
+  defaults.precision = precision;
+  return DecideEngine(ParseText<LayerParameter>("name: 'l' bottom: 'x' " + layer), defaults,
+                      Device::kCPU);
+}
+
+TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun) {
+  // oneDNN convolves in BFLOAT16 math (storage stays FLOAT in this build).
+  const LayerTypes bf16_math{FLOAT, BFLOAT16, FLOAT, BFLOAT16};
+  for (const char* type : {"Convolution", "Deconvolution"}) {
+    const EngineDecision decision = DecideWithPrecision(StrCat("type: '", type, "'"), BFLOAT16);
+    EXPECT_EQ(EngineName(decision.engine), "DNNL") << type;
+    EXPECT_EQ(decision.types, bf16_math) << type;
+    EXPECT_EQ(decision.types.ToString(),
+              "forward FLOAT (math BFLOAT16), backward FLOAT (math BFLOAT16)");
+  }
+  // Layers without 16-bit kernels, or asked to run CAFFE, run FLOAT.
+  for (const char* layer : {"type: 'ReLU'", "type: 'InnerProduct'", "type: 'DummyData'",
+                            "type: 'Convolution' convolution_param { engine: CAFFE }"}) {
+    const EngineDecision decision = DecideWithPrecision(layer, BFLOAT16);
+    EXPECT_EQ(decision.types, LayerTypes{}) << layer;
+  }
+  // No engine of the CPU computes FLOAT16: FLOAT throughout.
+  EXPECT_EQ(DecideWithPrecision("type: 'Convolution'", FLOAT16).types, LayerTypes{});
+  // A layer's own types are not a preference: they run as asked, or fail.
+  EXPECT_EQ(DecideWithPrecision("type: 'Convolution' forward_math: FLOAT", BFLOAT16).types,
+            LayerTypes{});
+  EXPECT_NE(ErrorOf([] {
+              DecideWithPrecision("type: 'Convolution' forward_type: BFLOAT16", BFLOAT16);
+            }).find("asks for forward BFLOAT16"),
+            std::string::npos);
+  // The net's default_* fields, without a precision, are asked as given.
+  EngineDefaults defaults;
+  defaults.types = bf16_math;
+  EXPECT_EQ(DecideEngine(ParseText<LayerParameter>("name: 'c' type: 'Convolution' bottom: 'x'"),
+                         defaults, Device::kCPU)
+                .types,
+            bf16_math);
 }
 
 TEST(EngineDecisionTest, FlagsParseTheirValues) {
@@ -237,10 +279,22 @@ TEST(EngineDecisionTest, TheNetHandsEachLayerItsDecisionAndReportsIt) {
 
 TEST(EngineDecisionTest, ANetAskingForTypesNoEngineRunsFailsAtInitNamingTheLayer) {
   NetParameter param = ParseText<NetParameter>(kNet);
-  ApplyPrecision(BFLOAT16, &param);
+  param.set_default_forward_type(BFLOAT16);
   const std::string error = ErrorOf([&] { Net net(param, Context()); });
   EXPECT_NE(error.find("layer 'data' (DummyData) asks for forward BFLOAT16"), std::string::npos)
       << error;
+}
+
+TEST(EngineDecisionTest, ANetWithAPrecisionRunsEachLayerInWhatItCan) {
+  NetParameter param = ParseText<NetParameter>(kNet);
+  param.mutable_state()->set_phase(TRAIN);
+  ApplyPrecision(BFLOAT16, &param);
+  Net net(param, Context());
+  EXPECT_EQ(net.layer_by_name("conv")->engine().types.forward_math, BFLOAT16);
+  EXPECT_EQ(net.layer_by_name("ip")->engine().types, LayerTypes{});
+  net.Forward();
+  net.Backward();
+  EXPECT_TRUE(std::isfinite(net.output_blobs()[0]->cpu_data()[0]));
 }
 
 }  // namespace

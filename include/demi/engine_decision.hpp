@@ -6,8 +6,11 @@
 // The rule, for a layer of type T on device D:
 //  1. Types. Each of forward_type, backward_type, forward_math and
 //     backward_math is the layer's own field when it gives one, else the
-//     net's default_* field (NVCaffe's names); --precision (the solver's
-//     `precision`) rewrites the net's default storage types.
+//     net's default_* field (NVCaffe's names). A net with a `precision` P
+//     (--precision, the solver's `precision`) asks each layer that gives no
+//     types of its own for the narrowest it can run, in this order: storage
+//     and math P; storage P, math FLOAT; storage FLOAT, math P; FLOAT (as
+//     PyTorch's autocast runs each operation in the type it has kernels for).
 //  2. The engine asked for: the layer param's own `engine` field unless it is
 //     DEFAULT (or T's param has none), else the net's `engine` (--engine,
 //     the solver's `engine`).
@@ -19,7 +22,8 @@
 //     runs instead (with the reason) when it cannot — as Caffe runs its own
 //     code for `engine: CUDNN` on a CPU.
 //  4. No engine runs the types: an Error naming the layer, the types asked
-//     for, and the types each of its engines runs. (A layer without
+//     for, and the types each of its engines runs (with a precision, only
+//     when not even FLOAT runs). (A layer without
 //     bottoms stores no bottom gradient: its backward_type is not checked.)
 // A shape the chosen engine has no kernel for (found at Reshape, e.g. a
 // window oneDNN counts differently) runs CAFFE at that shape, logged once;
@@ -56,6 +60,8 @@ struct LayerTypes {
 struct EngineDefaults {
   EngineKind engine = EngineKind::kDefault;
   LayerTypes types;
+  /// The net's `precision`: FLOAT leaves `types` in charge (rule 1).
+  Type precision = FLOAT;
 };
 
 /// What a layer runs: decided at Net init and handed to the layer.
@@ -102,9 +108,10 @@ bool ParseEngineFlag(const std::string& value, Engine* engine);
 /// `type` untouched and returns false.
 bool ParsePrecisionFlag(const std::string& value, Type* type);
 
-/// --precision applied to a net: its default forward and backward storage
-/// types become `type` and its default math types FLOAT (16-bit storage
-/// with FLOAT accumulation); layers' own types stay.
+/// --precision applied to a net: its `precision` becomes `type` and its
+/// default_* types FLOAT, so each layer without types of its own runs the
+/// narrowest types down to `type` that it can (rule 1); layers' own types
+/// stay.
 void ApplyPrecision(Type type, NetParameter* param);
 
 }  // namespace demi

@@ -87,14 +87,16 @@ std::string CudnnBatchNorm(const LayerParameter& param) {
 const std::vector<EngineRow>& EngineTable() {
   static const std::vector<EngineRow> table = [] {
     std::vector<EngineRow> rows;
-    // Every engine runs FLOAT only today.
+    // Every engine stores FLOAT only today.
     auto add = [&rows](Device device, EngineKind engine, std::initializer_list<const char*> types,
-                       ParamCheck check = nullptr) {
-      for (const char* type : types)
-        rows.push_back({type, device, engine, {FLOAT}, {FLOAT}, check});
+                       ParamCheck check = nullptr, std::vector<Type> math = {FLOAT}) {
+      for (const char* type : types) rows.push_back({type, device, engine, {FLOAT}, math, check});
     };
-    add(Device::kCPU, EngineKind::kDnnl,
-        {"Convolution", "Deconvolution", "InnerProduct", "Softmax", "BatchNorm", "Scale"});
+    // oneDNN's bfloat16 kernels: inputs rounded to bfloat16, sums in FLOAT
+    // (AVX512_BF16's dot products; emulated on older AVX-512 cores).
+    add(Device::kCPU, EngineKind::kDnnl, {"Convolution", "Deconvolution"}, nullptr,
+        {FLOAT, BFLOAT16});
+    add(Device::kCPU, EngineKind::kDnnl, {"InnerProduct", "Softmax", "BatchNorm", "Scale"});
     add(Device::kCPU, EngineKind::kDnnl, {"Pooling"}, DnnlPooling);
     add(Device::kCPU, EngineKind::kDnnl, {"LRN"}, DnnlLrn);
     add(Device::kCPU, EngineKind::kDnnl, {"ReLU"}, DnnlRelu);
@@ -213,28 +215,35 @@ EngineDefaults NetEngineDefaults(const NetParameter& param) {
   defaults.types.forward_math = param.default_forward_math();
   defaults.types.backward_storage = param.default_backward_type();
   defaults.types.backward_math = param.default_backward_math();
+  defaults.precision = param.precision();
   return defaults;
 }
 
-EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& defaults,
-                            Device device) {
+namespace {
+
+/// The decision for `types`, or "" and the reason in `refusal` when no
+/// engine runs them (see DecideEngine).
+EngineDecision DecideForTypes(const LayerParameter& param, EngineKind requested,
+                              const LayerTypes& types, Device device, std::string* refusal) {
   EngineDecision decision;
+  decision.requested = requested;
+  decision.types = types;
   const EngineKind own = LayerOwnEngine(param);
-  decision.requested = own != EngineKind::kDefault ? own : defaults.engine;
-  decision.types = RequestedTypes(param, defaults.types);
   const std::vector<EngineRow> rows = RowsFor(param.type(), device);
   if (decision.requested != EngineKind::kDefault) {
     const auto asked = std::find_if(rows.begin(), rows.end(), [&](const EngineRow& row) {
       return row.engine == decision.requested;
     });
-    const std::string why_not = asked != rows.end() ? WhyNot(*asked, param, decision.types) : "";
+    const std::string why_not = asked != rows.end() ? WhyNot(*asked, param, types) : "";
     if (asked != rows.end() && why_not.empty()) {
       decision.engine = asked->engine;
       return decision;
     }
     // A named engine that cannot run the layer: CAFFE, as Caffe does.
-    DEMI_CHECK(WhyNot(rows.back(), param, decision.types).empty(),
-               RefusedTypesMessage(param, decision.types, device, rows));
+    if (!WhyNot(rows.back(), param, types).empty()) {
+      *refusal = RefusedTypesMessage(param, types, device, rows);
+      return decision;
+    }
     decision.engine = EngineKind::kCaffe;
     // The net's engine is asked of every layer: one without that engine
     // runs CAFFE as expected, and only the layer's own field is worth a word.
@@ -248,7 +257,7 @@ EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& d
   }
   std::string passed_over;  // why DEFAULT passed the preferred engine over, for the log
   for (const EngineRow& row : rows) {
-    const std::string why_not = WhyNot(row, param, decision.types);
+    const std::string why_not = WhyNot(row, param, types);
     if (why_not.empty()) {
       decision.engine = row.engine;
       decision.reason = passed_over;
@@ -256,7 +265,39 @@ EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& d
     }
     passed_over = why_not;
   }
-  ThrowError(RefusedTypesMessage(param, decision.types, device, rows));
+  *refusal = RefusedTypesMessage(param, types, device, rows);
+  return decision;
+}
+
+bool GivesOwnTypes(const LayerParameter& param) {
+  return param.has_forward_type() || param.has_forward_math() || param.has_backward_type() ||
+         param.has_backward_math();
+}
+
+/// The types a net's `precision` P asks a layer for, narrowest first (rule 1).
+std::vector<LayerTypes> PrecisionCandidates(Type precision) {
+  auto types = [](Type storage, Type math) { return LayerTypes{storage, math, storage, math}; };
+  return {types(precision, precision), types(precision, FLOAT), types(FLOAT, precision),
+          types(FLOAT, FLOAT)};
+}
+
+}  // namespace
+
+EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& defaults,
+                            Device device) {
+  const EngineKind own = LayerOwnEngine(param);
+  const EngineKind requested = own != EngineKind::kDefault ? own : defaults.engine;
+  std::vector<LayerTypes> candidates = {RequestedTypes(param, defaults.types)};
+  if (defaults.precision != FLOAT && !GivesOwnTypes(param)) {
+    candidates = PrecisionCandidates(defaults.precision);
+  }
+  std::string refusal;
+  for (const LayerTypes& types : candidates) {
+    refusal.clear();
+    EngineDecision decision = DecideForTypes(param, requested, types, device, &refusal);
+    if (refusal.empty()) return decision;
+  }
+  ThrowError(refusal);
 }
 
 std::string EngineName(EngineKind engine) {
@@ -288,9 +329,9 @@ bool ParsePrecisionFlag(const std::string& value, Type* type) {
 }
 
 void ApplyPrecision(Type type, NetParameter* param) {
-  param->set_default_forward_type(type);
-  param->set_default_backward_type(type);
-  // Mixed precision accumulates in FLOAT, whatever the file's math says.
+  param->set_precision(type);
+  param->set_default_forward_type(FLOAT);
+  param->set_default_backward_type(FLOAT);
   param->set_default_forward_math(FLOAT);
   param->set_default_backward_math(FLOAT);
 }

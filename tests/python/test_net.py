@@ -154,11 +154,16 @@ def test_memory_report(deploy):
 
 
 def test_precision_sets_the_nets_types_and_says_what_runs(deploy):
-    demitasse.Net(deploy, demitasse.TEST, precision="FLOAT")
-    # No engine of this build stores 16-bit types yet: the first layer that
-    # would is named, with what its engines run.
-    with pytest.raises(RuntimeError, match=r"layer '\w+' \(\w+\) asks for forward BFLOAT16"):
-        demitasse.Net(deploy, demitasse.TEST, precision="BFLOAT16")
+    def types(net):
+        return {row["layer"]: row["types"] for row in net.memory_report()["engines"]}
+
+    assert set(types(demitasse.Net(deploy, demitasse.TEST, precision="FLOAT")).values()) == {
+        "FLOAT"}
+    # Each layer runs the narrowest types it has an engine for: oneDNN
+    # convolves in bfloat16; the others run FLOAT.
+    bf16 = types(demitasse.Net(deploy, demitasse.TEST, precision="BFLOAT16"))
+    assert bf16["conv1"] == "forward FLOAT (math BFLOAT16), backward FLOAT (math BFLOAT16)"
+    assert bf16["ip1"] == "FLOAT"
     with pytest.raises(RuntimeError, match="--precision must be FLOAT, FLOAT16 or BFLOAT16"):
         demitasse.Net(deploy, demitasse.TEST, precision="HALF")
 

@@ -18,9 +18,14 @@ const dnnl::engine& DnnlEngine();
 /// This thread's stream on it (replica threads each have their own).
 dnnl::stream& DnnlStream();
 
-/// The dense row-major float layout of `shape`: Caffe's NCHW (or N x C, or
-/// one axis for a bias).
-dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape);
+/// The dense row-major layout of `shape`: Caffe's NCHW (or N x C, or one
+/// axis for a bias), of floats unless `type` says otherwise.
+dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape,
+                             dnnl::memory::data_type type = dnnl::memory::data_type::f32);
+
+/// The oneDNN type a layer's math type (engine_decision.hpp) reads its
+/// inputs in: bf16 for BFLOAT16, else f32.
+dnnl::memory::data_type DnnlMathType(Type math);
 
 /// The channel block of oneDNN's preferred activation layout on this CPU
 /// (16 with AVX-512, 8 with AVX2: nChw16c, nChw8c), 1 if it prefers none.

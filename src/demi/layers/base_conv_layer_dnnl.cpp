@@ -31,8 +31,9 @@ namespace {
 
 memory::dims Dims(std::initializer_list<int64_t> values) { return memory::dims(values); }
 
-memory::desc AnyLayout(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+memory::desc AnyLayout(const memory::dims& dims,
+                       memory::data_type type = memory::data_type::f32) {
+  return memory::desc(dims, type, memory::format_tag::any);
 }
 
 }  // namespace
@@ -85,34 +86,62 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   // blocked kernel the faster for 1x1 too.
   const bool plain = g.kernel_h == 1 && g.kernel_w == 1 && image_user == DenseDesc(image_dims) &&
                      output_user == DenseDesc(output_dims);
-  const memory::desc image_md = plain ? image_user : AnyLayout(image_dims);
-  const memory::desc output_md = plain ? output_user : AnyLayout(output_dims);
+  // Each primitive reads its inputs in its math type (BFLOAT16: bf16, with
+  // FLOAT sums and outputs). Convolution's forward is the forward primitive;
+  // Deconvolution's is the adjoint, and its backward the other two.
+  const memory::data_type forward_type = DnnlMathType(engine_.types.forward_math);
+  const memory::data_type backward_type = DnnlMathType(engine_.types.backward_math);
+  const memory::data_type convolve_type = reverse_dimensions() ? backward_type : forward_type;
+  const memory::data_type adjoint_type = reverse_dimensions() ? forward_type : backward_type;
+  // The image and output of a primitive: the plain layouts when `plain`,
+  // else oneDNN's choice; inputs in `in`, outputs in f32.
+  const auto image_md = [&](memory::data_type in) {
+    return plain ? DenseDesc({image_dims.begin(), image_dims.end()}, in)
+                 : AnyLayout(image_dims, in);
+  };
+  const auto output_md = [&](memory::data_type in) {
+    return plain ? DenseDesc({output_dims.begin(), output_dims.end()}, in)
+                 : AnyLayout(output_dims, in);
+  };
+  const memory::data_type f32 = memory::data_type::f32;
   const auto algorithm = dnnl::algorithm::convolution_direct;
   const dnnl::primitive_attr attr = UserScratchpadAttr();
   const dnnl::engine& engine = DnnlEngine();
   const std::string what = StrCat("convolution for bottom shape ", bottom.shape_string());
   s.ready = TryDnnl(layer_param_, what, [&] {
-    const auto forward_desc =
-        s.fused_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
-                                                       image_md, AnyLayout(weight_dims), bias_user,
-                                                       output_md, strides, dilates, pad_l, pad_r)
-                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
-                                                       image_md, AnyLayout(weight_dims), output_md,
-                                                       strides, dilates, pad_l, pad_r);
-    const dnnl::convolution_forward::primitive_desc forward(forward_desc, attr, engine);
+    // image, weights in `in` -> output in f32; also the hint of the
+    // backward primitives reading `in`.
+    const auto convolve = [&](memory::data_type in) {
+      const auto desc =
+          s.fused_bias
+              ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
+                                                image_md(in), AnyLayout(weight_dims, in), bias_user,
+                                                output_md(f32), strides, dilates, pad_l, pad_r)
+              : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
+                                                image_md(in), AnyLayout(weight_dims, in),
+                                                output_md(f32), strides, dilates, pad_l, pad_r);
+      return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
+    };
+    const dnnl::convolution_forward::primitive_desc forward = convolve(convolve_type);
     const dnnl::convolution_backward_data::primitive_desc adjoint(
-        dnnl::convolution_backward_data::desc(algorithm, image_md, AnyLayout(weight_dims),
-                                              output_md, strides, dilates, pad_l, pad_r),
-        attr, engine, forward);
+        dnnl::convolution_backward_data::desc(algorithm, image_md(f32),
+                                              AnyLayout(weight_dims, adjoint_type),
+                                              output_md(adjoint_type), strides, dilates, pad_l,
+                                              pad_r),
+        attr, engine, adjoint_type == convolve_type ? forward : convolve(adjoint_type));
+    // The weight gradient reads image and output gradient in backward_type
+    // and sums into f32 weights (and bias).
     const auto weight_gradient_desc =
         s.fused_bias
-            ? dnnl::convolution_backward_weights::desc(algorithm, image_md, AnyLayout(weight_dims),
-                                                       bias_user, output_md, strides, dilates,
-                                                       pad_l, pad_r)
-            : dnnl::convolution_backward_weights::desc(algorithm, image_md, AnyLayout(weight_dims),
-                                                       output_md, strides, dilates, pad_l, pad_r);
-    const dnnl::convolution_backward_weights::primitive_desc weight_gradient(weight_gradient_desc,
-                                                                             attr, engine, forward);
+            ? dnnl::convolution_backward_weights::desc(
+                  algorithm, image_md(backward_type), AnyLayout(weight_dims, f32), bias_user,
+                  output_md(backward_type), strides, dilates, pad_l, pad_r)
+            : dnnl::convolution_backward_weights::desc(
+                  algorithm, image_md(backward_type), AnyLayout(weight_dims, f32),
+                  output_md(backward_type), strides, dilates, pad_l, pad_r);
+    const dnnl::convolution_backward_weights::primitive_desc weight_gradient(
+        weight_gradient_desc, attr, engine,
+        backward_type == convolve_type ? forward : convolve(backward_type));
     s.forward = dnnl::convolution_forward(forward);
     s.adjoint = dnnl::convolution_backward_data(adjoint);
     s.weight_gradient = dnnl::convolution_backward_weights(weight_gradient);

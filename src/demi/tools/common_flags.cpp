@@ -26,9 +26,9 @@ DEFINE_string(
     engine, "",
     "Override the nets' engine for layers without their own: DEFAULT, CAFFE, CUDNN or DNNL.");
 DEFINE_string(precision, "",
-              "Override the nets' default storage types (NVCaffe's default_forward_type and "
-              "default_backward_type): FLOAT, FLOAT16 or BFLOAT16. Layers with types of their "
-              "own keep them.");
+              "FLOAT, FLOAT16 or BFLOAT16: each layer without types of its own runs the "
+              "narrowest types down to this one that an engine offers (in place of the nets' "
+              "default_* types); the log and `memory` say which each got.");
 DEFINE_int32(threads, 0,
              "CPU threads for OpenMP loops, oneDNN and OpenBLAS (0: OMP_NUM_THREADS, else all "
              "cores).");

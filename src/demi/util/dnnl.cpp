@@ -15,13 +15,17 @@ dnnl::stream& DnnlStream() {
   return stream;
 }
 
-dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape) {
+dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape, dnnl::memory::data_type type) {
   const dnnl::memory::dims dims(shape.begin(), shape.end());
   dnnl::memory::dims strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
     strides[i] = strides[i + 1] * std::max<dnnl::memory::dim>(dims[i + 1], 1);
   }
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dims, type, strides);
+}
+
+dnnl::memory::data_type DnnlMathType(Type math) {
+  return math == BFLOAT16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
 }
 
 int DnnlChannelBlock() {
