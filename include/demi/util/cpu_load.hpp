@@ -21,9 +21,9 @@ CoreTimes ParseCoreTimes(const std::string& stat, const std::vector<int>& cpus);
 /// How many of `cores` cores were busy between two readings: 0 to `cores`.
 double BusyCores(const CoreTimes& before, const CoreTimes& after, int cores);
 
-/// How many of the cores this process may run on (its affinity mask) are
-/// busy over the next `seconds`, while the calling thread sleeps: the work
-/// of other processes, and of this one's other threads. -1 when /proc/stat
+/// How many of the cores this process may run on (its affinity mask) other
+/// processes keep busy over the next `seconds`, while the calling thread
+/// sleeps (this process's own threads are not counted). -1 when /proc/stat
 /// cannot be read or no tick passed.
 double MeasureBusyCores(double seconds);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -51,6 +52,24 @@ std::string ReadProcStat() {
   return text.str();
 }
 
+/// This process's CPU time (all its threads, user and system) in the
+/// kernel's ticks, from /proc/self/stat; 0 when it cannot be read.
+int64_t TicksOfThisProcess() {
+  std::ifstream file("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  // The command name, in parentheses, may hold spaces: fields count from
+  // after its closing one. utime and stime are fields 14 and 15 of the line,
+  // the 12th and 13th after the name.
+  const size_t name_end = text.rfind(')');
+  if (name_end == std::string::npos) return 0;
+  std::istringstream fields(text.substr(name_end + 1));
+  std::string skipped;
+  for (int i = 0; i < 11; ++i) fields >> skipped;
+  int64_t user = 0, system = 0;
+  fields >> user >> system;
+  return fields ? user + system : 0;
+}
+
 std::vector<int> CpusOfThisProcess() {
   std::vector<int> cpus;
   cpu_set_t mask;
@@ -67,9 +86,15 @@ std::vector<int> CpusOfThisProcess() {
 double MeasureBusyCores(double seconds) {
   const std::vector<int> cpus = CpusOfThisProcess();
   if (cpus.empty()) return -1;
-  const CoreTimes before = ParseCoreTimes(ReadProcStat(), cpus);
+  CoreTimes before = ParseCoreTimes(ReadProcStat(), cpus);
+  const int64_t own_before = TicksOfThisProcess();
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  const CoreTimes after = ParseCoreTimes(ReadProcStat(), cpus);
+  CoreTimes after = ParseCoreTimes(ReadProcStat(), cpus);
+  // Not this process's own threads (OpenBLAS's pool spins as it starts):
+  // their time counts as idle, the cores they held being free to it.
+  const int64_t own = std::max<int64_t>(0, TicksOfThisProcess() - own_before);
+  after.busy -= own;
+  after.idle += own;
   return BusyCores(before, after, static_cast<int>(cpus.size()));
 }
 
