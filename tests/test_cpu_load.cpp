@@ -60,6 +60,7 @@ class BusyCoresHere {
     for (int i = 0; i < cores; ++i) {
       const pid_t pid = fork();
       if (pid == 0) {
+        alarm(60);  // ends the child even if this process dies without killing it
         for (volatile uint64_t n = 0;; n = n + 1) {
         }
       }
