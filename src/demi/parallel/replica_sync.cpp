@@ -137,7 +137,8 @@ std::vector<DataReadPosition> ReplicaSync::GatherReadPositions(
     std::string bytes;
     if (sender == comm_->rank()) {
       for (const DataReadPosition& position : positions) *message.add_data_position() = position;
-      CHECK(message.SerializeToString(&bytes));
+      DEMI_CHECK(message.SerializeToString(&bytes), "replica ", sender,
+                 ": its read positions cannot be serialized");
     }
     uint64_t size = bytes.size();
     comm_->Broadcast(&size, sizeof(size), sender);
@@ -145,7 +146,8 @@ std::vector<DataReadPosition> ReplicaSync::GatherReadPositions(
     bytes.resize(size);
     comm_->Broadcast(bytes.data(), size, sender);
     if (!root) continue;
-    CHECK(message.ParseFromString(bytes)) << "replica " << sender << "'s read positions";
+    DEMI_CHECK(message.ParseFromString(bytes), "replica ", sender,
+               "'s read positions arrived unreadable (", size, " bytes)");
     all.insert(all.end(), message.data_position().begin(), message.data_position().end());
   }
   return root ? all : positions;
