@@ -123,8 +123,7 @@ TEST(Bf16MathTest, ForwardMathAloneLeavesBackwardInFloat) {
   Blob bottom_float({2, 16, 6, 6}), bottom_bf16({2, 16, 6, 6}), top_float, top_bf16;
   FillGaussian(&bottom_float, 3);
   bottom_bf16.CopyFrom(bottom_float);
-  std::vector<Blob*> bf = {&bottom_float}, bb = {&bottom_bf16}, tf = {&top_float},
-                     tb = {&top_bf16};
+  std::vector<Blob*> bf = {&bottom_float}, bb = {&bottom_bf16}, tf = {&top_float}, tb = {&top_bf16};
   auto in_float = DnnlLayer(text);
   auto forward_bf16 = DnnlLayer(text, " forward_math: BFLOAT16");
   in_float->SetUp(bf, tf);

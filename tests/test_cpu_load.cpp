@@ -109,10 +109,9 @@ const char* kTinyNet = R"(
 /// and `environment` (assignments) added; its output.
 std::string TimeTinyNet(const ScratchDir& dir, const std::string& environment) {
   WriteFileAtomically(dir.file("net.prototxt"), kTinyNet);
-  const Result result =
-      RunShell(StrCat("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT ", environment, " timeout 120 ",
-                      ToolPath("time"), " --logtostderr --iterations=1 --model=",
-                      dir.file("net.prototxt")));
+  const Result result = RunShell(
+      StrCat("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT ", environment, " timeout 120 ",
+             ToolPath("time"), " --logtostderr --iterations=1 --model=", dir.file("net.prototxt")));
   EXPECT_EQ(result.status, 0) << result.output;
   return result.output;
 }

@@ -31,8 +31,7 @@ namespace {
 
 memory::dims Dims(std::initializer_list<int64_t> values) { return memory::dims(values); }
 
-memory::desc AnyLayout(const memory::dims& dims,
-                       memory::data_type type = memory::data_type::f32) {
+memory::desc AnyLayout(const memory::dims& dims, memory::data_type type = memory::data_type::f32) {
   return memory::desc(dims, type, memory::format_tag::any);
 }
 
@@ -124,21 +123,19 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     };
     const dnnl::convolution_forward::primitive_desc forward = convolve(convolve_type);
     const dnnl::convolution_backward_data::primitive_desc adjoint(
-        dnnl::convolution_backward_data::desc(algorithm, image_md(f32),
-                                              AnyLayout(weight_dims, adjoint_type),
-                                              output_md(adjoint_type), strides, dilates, pad_l,
-                                              pad_r),
+        dnnl::convolution_backward_data::desc(
+            algorithm, image_md(f32), AnyLayout(weight_dims, adjoint_type), output_md(adjoint_type),
+            strides, dilates, pad_l, pad_r),
         attr, engine, adjoint_type == convolve_type ? forward : convolve(adjoint_type));
     // The weight gradient reads image and output gradient in backward_type
     // and sums into f32 weights (and bias).
     const auto weight_gradient_desc =
-        s.fused_bias
-            ? dnnl::convolution_backward_weights::desc(
-                  algorithm, image_md(backward_type), AnyLayout(weight_dims, f32), bias_user,
-                  output_md(backward_type), strides, dilates, pad_l, pad_r)
-            : dnnl::convolution_backward_weights::desc(
-                  algorithm, image_md(backward_type), AnyLayout(weight_dims, f32),
-                  output_md(backward_type), strides, dilates, pad_l, pad_r);
+        s.fused_bias ? dnnl::convolution_backward_weights::desc(
+                           algorithm, image_md(backward_type), AnyLayout(weight_dims, f32),
+                           bias_user, output_md(backward_type), strides, dilates, pad_l, pad_r)
+                     : dnnl::convolution_backward_weights::desc(
+                           algorithm, image_md(backward_type), AnyLayout(weight_dims, f32),
+                           output_md(backward_type), strides, dilates, pad_l, pad_r);
     const dnnl::convolution_backward_weights::primitive_desc weight_gradient(
         weight_gradient_desc, attr, engine,
         backward_type == convolve_type ? forward : convolve(backward_type));

@@ -88,8 +88,8 @@ bool BaseDataLayer::SaveReadPosition(DataReadPosition* position) const {
 }
 
 void BaseDataLayer::RestoreReadPosition(const DataReadPosition& position) {
-  DEMI_CHECK(position.type() == type(), Owner(), ": the saved read position is a ",
-             position.type(), " layer's");
+  DEMI_CHECK(position.type() == type(), Owner(), ": the saved read position is a ", position.type(),
+             " layer's");
   DEMI_CHECK(position.stream_position() >= 0 && position.epoch() >= 0 && position.index() >= 0,
              Owner(), ": the saved read position (stream position ", position.stream_position(),
              ", epoch ", position.epoch(), ", index ", position.index(), ") is corrupt");

@@ -25,8 +25,7 @@ CoreTimes ParseCoreTimes(const std::string& stat, const std::vector<int>& cpus) 
     }
     std::istringstream fields(line.substr(3));
     int cpu = -1;
-    int64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
-            steal = 0;
+    int64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
     fields >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
     if (wanted.count(cpu) == 0) continue;
     sum.busy += user + nice + system + irq + softirq + steal;
