@@ -1,5 +1,6 @@
-// Convolution and Deconvolution in BFLOAT16 math (oneDNN's bf16 kernels, FLOAT
-// storage) against the same layers in FLOAT on inputs rounded to bfloat16.
+// Convolution, Deconvolution and InnerProduct in BFLOAT16 math (oneDNN's bf16
+// kernels, FLOAT storage) against the same layers in FLOAT on inputs rounded
+// to bfloat16.
 // The FLOAT engines are checked against finite differences in
 // test_dnnl_engine.cpp; inputs rounded to 8 significant bits make finite
 // differences too coarse here.
@@ -22,6 +23,10 @@ constexpr char kFillers[] =
 
 std::string Conv(const std::string& type, const std::string& options) {
   return "type: '" + type + "' convolution_param { " + options + kFillers + " }";
+}
+
+std::string InnerProduct(const std::string& options) {
+  return "type: 'InnerProduct' inner_product_param { " + options + kFillers + " }";
 }
 
 /// The layer with the DNNL engine, as written plus `extra` fields.
@@ -65,7 +70,7 @@ void ExpectBf16IsFloatOfRoundedInputs(const std::string& text, const std::vector
   in_bf16->SetUp(bottom_bf16, top_bf16);
   EXPECT_EQ(in_bf16->engine().types.forward_math, BFLOAT16);
   if (in_bf16->running_engine() != EngineKind::kDnnl) {
-    GTEST_SKIP() << "oneDNN has no bfloat16 convolution on this CPU";
+    GTEST_SKIP() << "oneDNN has no bfloat16 kernel for this layer on this CPU";
   }
   for (size_t p = 0; p < in_float->blobs().size(); ++p) {
     in_bf16->blobs()[p]->CopyFrom(*in_float->blobs()[p]);
@@ -118,9 +123,26 @@ TEST(Bf16MathTest, Deconvolution) {
       {2, 16, 4, 4});
 }
 
-TEST(Bf16MathTest, ForwardMathAloneLeavesBackwardInFloat) {
-  const std::string text = Conv("Convolution", "num_output: 16 kernel_size: 3");
-  Blob bottom_float({2, 16, 6, 6}), bottom_bf16({2, 16, 6, 6}), top_float, top_bf16;
+TEST(Bf16MathTest, InnerProductOfRows) {
+  // The bias gradient too comes from the bfloat16 output gradient, inside
+  // oneDNN's weight-gradient primitive, as Convolution's fused bias.
+  ExpectBf16IsFloatOfRoundedInputs(InnerProduct("num_output: 24"), {6, 40});
+}
+
+TEST(Bf16MathTest, InnerProductOfImagesTransposed) {
+  ExpectBf16IsFloatOfRoundedInputs(InnerProduct("num_output: 10 transpose: true"), {3, 8, 3, 5});
+}
+
+TEST(Bf16MathTest, InnerProductWithoutBias) {
+  ExpectBf16IsFloatOfRoundedInputs(InnerProduct("num_output: 7 bias_term: false"), {4, 33});
+}
+
+/// BFLOAT16 forward math alone changes the top only: the backward, in
+/// FLOAT, gives exactly the FLOAT layer's gradients (from the unrounded
+/// bottom, which a layer reading its bfloat16 copy would not).
+void ExpectForwardMathAloneLeavesBackwardInFloat(const std::string& text,
+                                                 const std::vector<int64_t>& shape) {
+  Blob bottom_float(shape), bottom_bf16(shape), top_float, top_bf16;
   FillGaussian(&bottom_float, 3);
   bottom_bf16.CopyFrom(bottom_float);
   std::vector<Blob*> bf = {&bottom_float}, bb = {&bottom_bf16}, tf = {&top_float}, tb = {&top_bf16};
@@ -131,7 +153,7 @@ TEST(Bf16MathTest, ForwardMathAloneLeavesBackwardInFloat) {
   EXPECT_EQ(forward_bf16->engine().types.forward_math, BFLOAT16);
   EXPECT_EQ(forward_bf16->engine().types.backward_math, FLOAT);
   if (forward_bf16->running_engine() != EngineKind::kDnnl) {
-    GTEST_SKIP() << "oneDNN has no bfloat16 convolution on this CPU";
+    GTEST_SKIP() << "oneDNN has no bfloat16 kernel for this layer on this CPU";
   }
   for (size_t p = 0; p < in_float->blobs().size(); ++p) {
     forward_bf16->blobs()[p]->CopyFrom(*in_float->blobs()[p]);
@@ -154,6 +176,12 @@ TEST(Bf16MathTest, ForwardMathAloneLeavesBackwardInFloat) {
                      in_float->blobs()[p]->count()))
         << "param " << p;
   }
+}
+
+TEST(Bf16MathTest, ForwardMathAloneLeavesBackwardInFloat) {
+  ExpectForwardMathAloneLeavesBackwardInFloat(Conv("Convolution", "num_output: 16 kernel_size: 3"),
+                                              {2, 16, 6, 6});
+  ExpectForwardMathAloneLeavesBackwardInFloat(InnerProduct("num_output: 12"), {2, 16, 3, 3});
 }
 
 }  // namespace

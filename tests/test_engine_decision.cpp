@@ -174,9 +174,10 @@ EngineDecision DecideWithPrecision(const std::string& layer, Type precision) {
 }
 
 TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun) {
-  // oneDNN convolves in BFLOAT16 math (storage stays FLOAT in this build).
+  // oneDNN convolves and multiplies in BFLOAT16 math (storage stays FLOAT
+  // in this build).
   const LayerTypes bf16_math{FLOAT, BFLOAT16, FLOAT, BFLOAT16};
-  for (const char* type : {"Convolution", "Deconvolution"}) {
+  for (const char* type : {"Convolution", "Deconvolution", "InnerProduct"}) {
     const EngineDecision decision = DecideWithPrecision(StrCat("type: '", type, "'"), BFLOAT16);
     EXPECT_EQ(EngineName(decision.engine), "DNNL") << type;
     EXPECT_EQ(decision.types, bf16_math) << type;
@@ -184,7 +185,7 @@ TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun)
               "forward FLOAT (math BFLOAT16), backward FLOAT (math BFLOAT16)");
   }
   // Layers without 16-bit kernels, or asked to run CAFFE, run FLOAT.
-  for (const char* layer : {"type: 'ReLU'", "type: 'InnerProduct'", "type: 'DummyData'",
+  for (const char* layer : {"type: 'ReLU'", "type: 'Pooling'", "type: 'DummyData'",
                             "type: 'Convolution' convolution_param { engine: CAFFE }"}) {
     const EngineDecision decision = DecideWithPrecision(layer, BFLOAT16);
     EXPECT_EQ(decision.types, LayerTypes{}) << layer;
@@ -291,7 +292,8 @@ TEST(EngineDecisionTest, ANetWithAPrecisionRunsEachLayerInWhatItCan) {
   ApplyPrecision(BFLOAT16, &param);
   Net net(param, Context());
   EXPECT_EQ(net.layer_by_name("conv")->engine().types.forward_math, BFLOAT16);
-  EXPECT_EQ(net.layer_by_name("ip")->engine().types, LayerTypes{});
+  EXPECT_EQ(net.layer_by_name("ip")->engine().types.backward_math, BFLOAT16);
+  EXPECT_EQ(net.layer_by_name("pool")->engine().types, LayerTypes{});
   net.Forward();
   net.Backward();
   EXPECT_TRUE(std::isfinite(net.output_blobs()[0]->cpu_data()[0]));

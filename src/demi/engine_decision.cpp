@@ -94,9 +94,9 @@ const std::vector<EngineRow>& EngineTable() {
     };
     // oneDNN's bfloat16 kernels: inputs rounded to bfloat16, sums in FLOAT
     // (AVX512_BF16's dot products; emulated on older AVX-512 cores).
-    add(Device::kCPU, EngineKind::kDnnl, {"Convolution", "Deconvolution"}, nullptr,
+    add(Device::kCPU, EngineKind::kDnnl, {"Convolution", "Deconvolution", "InnerProduct"}, nullptr,
         {FLOAT, BFLOAT16});
-    add(Device::kCPU, EngineKind::kDnnl, {"InnerProduct", "Softmax", "BatchNorm", "Scale"});
+    add(Device::kCPU, EngineKind::kDnnl, {"Softmax", "BatchNorm", "Scale"});
     add(Device::kCPU, EngineKind::kDnnl, {"Pooling"}, DnnlPooling);
     add(Device::kCPU, EngineKind::kDnnl, {"LRN"}, DnnlLrn);
     add(Device::kCPU, EngineKind::kDnnl, {"ReLU"}, DnnlRelu);

@@ -54,6 +54,12 @@ class InnerProductLayer : public OneBodyLayer<Layer> {
   /// The bottom's data as an M x K matrix in Caffe's layout (a reordered
   /// copy when the bottom is blocked).
   const float* DnnlPlainBottom(const Blob& bottom);
+  /// Whether the weight and bias gradients are a oneDNN primitive
+  /// (BFLOAT16 backward math) rather than GEMMs.
+  bool DnnlComputesWeightGradient() const;
+  /// Adds dW and db (either null: not wanted) from x and dy.
+  void DnnlWeightGradient(const Blob& bottom, const Blob& top, float* weights_diff,
+                          float* bias_diff);
   void DnnlBackwardData(const Blob& top, Blob* bottom);
   std::shared_ptr<DnnlState> dnnl_;  ///< null for other engines
 

@@ -63,7 +63,16 @@ void InnerProductLayer::BackwardOnDevice(const std::vector<Blob*>& top,
   const Device device = context_.device;
   const bool dnnl = device == Device::kCPU && DnnlReady();
   const float* dy = top[0]->diff_on(device);
-  if (param_propagate_down(0)) {
+  const bool weights_wanted = param_propagate_down(0);
+  const bool bias_wanted = bias_term_ && param_propagate_down(1);
+  // In BFLOAT16 backward math one oneDNN primitive gives both gradients.
+  const bool dnnl_gradients = dnnl && DnnlComputesWeightGradient();
+  if (dnnl_gradients && (weights_wanted || bias_wanted)) {
+    DnnlWeightGradient(*bottom[0], *top[0],
+                       weights_wanted ? blobs_[0]->mutable_cpu_diff() : nullptr,
+                       bias_wanted ? blobs_[1]->mutable_cpu_diff() : nullptr);
+  }
+  if (weights_wanted && !dnnl_gradients) {
     const float* x = dnnl ? DnnlPlainBottom(*bottom[0]) : bottom[0]->data_on(device);
     float* dw = blobs_[0]->mutable_diff_on(device);
     if (transpose_) {
@@ -72,7 +81,7 @@ void InnerProductLayer::BackwardOnDevice(const std::vector<Blob*>& top,
       Gemm(device, true, false, n_, k_, m_, 1.0f, dy, x, 1.0f, dw);  // dW (N x K) += dy^T x
     }
   }
-  if (bias_term_ && param_propagate_down(1)) {
+  if (bias_wanted && !dnnl_gradients) {
     SumRows(device, m_, n_, dy, blobs_[1]->mutable_diff_on(device));
   }
   if (propagate_down[0] && dnnl) {
