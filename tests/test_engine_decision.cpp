@@ -174,18 +174,18 @@ EngineDecision DecideWithPrecision(const std::string& layer, Type precision) {
 }
 
 TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun) {
-  // oneDNN convolves and multiplies in BFLOAT16 math (storage stays FLOAT
-  // in this build).
+  // oneDNN convolves in BFLOAT16 math (storage stays FLOAT in this build).
   const LayerTypes bf16_math{FLOAT, BFLOAT16, FLOAT, BFLOAT16};
-  for (const char* type : {"Convolution", "Deconvolution", "InnerProduct"}) {
+  for (const char* type : {"Convolution", "Deconvolution"}) {
     const EngineDecision decision = DecideWithPrecision(StrCat("type: '", type, "'"), BFLOAT16);
     EXPECT_EQ(EngineName(decision.engine), "DNNL") << type;
     EXPECT_EQ(decision.types, bf16_math) << type;
     EXPECT_EQ(decision.types.ToString(),
               "forward FLOAT (math BFLOAT16), backward FLOAT (math BFLOAT16)");
   }
-  // Layers without 16-bit kernels, or asked to run CAFFE, run FLOAT.
-  for (const char* layer : {"type: 'ReLU'", "type: 'Pooling'", "type: 'DummyData'",
+  // Layers without 16-bit kernels, with kernels slower than FLOAT's
+  // (InnerProduct), or asked to run CAFFE, run FLOAT.
+  for (const char* layer : {"type: 'ReLU'", "type: 'InnerProduct'", "type: 'DummyData'",
                             "type: 'Convolution' convolution_param { engine: CAFFE }"}) {
     const EngineDecision decision = DecideWithPrecision(layer, BFLOAT16);
     EXPECT_EQ(decision.types, LayerTypes{}) << layer;
@@ -193,6 +193,10 @@ TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun)
   // No engine of the CPU computes FLOAT16: FLOAT throughout.
   EXPECT_EQ(DecideWithPrecision("type: 'Convolution'", FLOAT16).types, LayerTypes{});
   // A layer's own types are not a preference: they run as asked, or fail.
+  const EngineDecision product = DecideWithPrecision(
+      "type: 'InnerProduct' forward_math: BFLOAT16 backward_math: BFLOAT16", FLOAT);
+  EXPECT_EQ(EngineName(product.engine), "DNNL");
+  EXPECT_EQ(product.types, bf16_math);
   EXPECT_EQ(DecideWithPrecision("type: 'Convolution' forward_math: FLOAT", BFLOAT16).types,
             LayerTypes{});
   EXPECT_NE(ErrorOf([] {
@@ -292,7 +296,7 @@ TEST(EngineDecisionTest, ANetWithAPrecisionRunsEachLayerInWhatItCan) {
   ApplyPrecision(BFLOAT16, &param);
   Net net(param, Context());
   EXPECT_EQ(net.layer_by_name("conv")->engine().types.forward_math, BFLOAT16);
-  EXPECT_EQ(net.layer_by_name("ip")->engine().types.backward_math, BFLOAT16);
+  EXPECT_EQ(net.layer_by_name("ip")->engine().types, LayerTypes{});
   EXPECT_EQ(net.layer_by_name("pool")->engine().types, LayerTypes{});
   net.Forward();
   net.Backward();

@@ -24,6 +24,10 @@ struct EngineRow {
   std::vector<Type> storage;
   std::vector<Type> math;
   ParamCheck check = nullptr;
+  /// Whether a precision preference takes this row's 16-bit math; false
+  /// where it was measured slower than FLOAT: it runs when a layer or the
+  /// net's default_* fields ask for it.
+  bool preferred = true;
 };
 
 std::string DnnlPooling(const LayerParameter& param) {
@@ -89,13 +93,22 @@ const std::vector<EngineRow>& EngineTable() {
     std::vector<EngineRow> rows;
     // Every engine stores FLOAT only today.
     auto add = [&rows](Device device, EngineKind engine, std::initializer_list<const char*> types,
-                       ParamCheck check = nullptr, std::vector<Type> math = {FLOAT}) {
-      for (const char* type : types) rows.push_back({type, device, engine, {FLOAT}, math, check});
+                       ParamCheck check = nullptr, std::vector<Type> math = {FLOAT},
+                       bool preferred = true) {
+      for (const char* type : types) {
+        rows.push_back({type, device, engine, {FLOAT}, math, check, preferred});
+      }
     };
     // oneDNN's bfloat16 kernels: inputs rounded to bfloat16, sums in FLOAT
     // (AVX512_BF16's dot products; emulated on older AVX-512 cores).
-    add(Device::kCPU, EngineKind::kDnnl, {"Convolution", "Deconvolution", "InnerProduct"}, nullptr,
+    add(Device::kCPU, EngineKind::kDnnl, {"Convolution", "Deconvolution"}, nullptr,
         {FLOAT, BFLOAT16});
+    // InnerProduct's too, but at the batches a CPU trains (M = 32 to 128
+    // rows: AlexNet's fc6 to fc8) converting W to bfloat16 on each pass
+    // costs more than the bf16 product saves: 1.5-2x slower than FLOAT, so
+    // a precision preference leaves it in FLOAT.
+    add(Device::kCPU, EngineKind::kDnnl, {"InnerProduct"}, nullptr, {FLOAT, BFLOAT16},
+        /*preferred=*/false);
     add(Device::kCPU, EngineKind::kDnnl, {"Softmax", "BatchNorm", "Scale"});
     add(Device::kCPU, EngineKind::kDnnl, {"Pooling"}, DnnlPooling);
     add(Device::kCPU, EngineKind::kDnnl, {"LRN"}, DnnlLrn);
@@ -121,12 +134,15 @@ bool Contains(const std::vector<Type>& types, Type type) {
   return std::find(types.begin(), types.end(), type) != types.end();
 }
 
-/// Whether `row` runs `types`. A layer without bottoms (data layers) stores
-/// no bottom gradient, so its backward storage type does not matter.
-bool RunsTypes(const EngineRow& row, const LayerTypes& types, bool has_bottoms) {
+/// Whether `row` runs `types` (for a precision `preference`: and prefers
+/// to). A layer without bottoms (data layers) stores no bottom gradient, so
+/// its backward storage type does not matter.
+bool RunsTypes(const EngineRow& row, const LayerTypes& types, bool has_bottoms, bool preference) {
+  const bool float_math = types.forward_math == FLOAT && types.backward_math == FLOAT;
   return Contains(row.storage, types.forward_storage) &&
          (!has_bottoms || Contains(row.storage, types.backward_storage)) &&
-         Contains(row.math, types.forward_math) && Contains(row.math, types.backward_math);
+         Contains(row.math, types.forward_math) && Contains(row.math, types.backward_math) &&
+         (!preference || row.preferred || float_math);
 }
 
 std::string TypeList(const std::vector<Type>& types) {
@@ -135,12 +151,13 @@ std::string TypeList(const std::vector<Type>& types) {
   return list;
 }
 
-/// Why `row` cannot run the layer of `param` in `types`: its check's
-/// reason, or the types it runs; "" when it can.
-std::string WhyNot(const EngineRow& row, const LayerParameter& param, const LayerTypes& types) {
+/// Why `row` cannot run the layer of `param` in `types` (for a precision
+/// `preference`): its check's reason, or the types it runs; "" when it can.
+std::string WhyNot(const EngineRow& row, const LayerParameter& param, const LayerTypes& types,
+                   bool preference = false) {
   const std::string refused = row.check ? row.check(param) : "";
   if (!refused.empty()) return refused;
-  return RunsTypes(row, types, param.bottom_size() > 0)
+  return RunsTypes(row, types, param.bottom_size() > 0, preference)
              ? ""
              : StrCat(EngineName(row.engine), " runs ", TypeList(row.storage), " only");
 }
@@ -221,10 +238,12 @@ EngineDefaults NetEngineDefaults(const NetParameter& param) {
 
 namespace {
 
-/// The decision for `types`, or "" and the reason in `refusal` when no
-/// engine runs them (see DecideEngine).
+/// The decision for `types` (a candidate of a precision `preference`, or
+/// asked for), or "" and the reason in `refusal` when no engine runs them
+/// (see DecideEngine).
 EngineDecision DecideForTypes(const LayerParameter& param, EngineKind requested,
-                              const LayerTypes& types, Device device, std::string* refusal) {
+                              const LayerTypes& types, bool preference, Device device,
+                              std::string* refusal) {
   EngineDecision decision;
   decision.requested = requested;
   decision.types = types;
@@ -234,7 +253,7 @@ EngineDecision DecideForTypes(const LayerParameter& param, EngineKind requested,
     const auto asked = std::find_if(rows.begin(), rows.end(), [&](const EngineRow& row) {
       return row.engine == decision.requested;
     });
-    const std::string why_not = asked != rows.end() ? WhyNot(*asked, param, types) : "";
+    const std::string why_not = asked != rows.end() ? WhyNot(*asked, param, types, preference) : "";
     if (asked != rows.end() && why_not.empty()) {
       decision.engine = asked->engine;
       return decision;
@@ -257,7 +276,7 @@ EngineDecision DecideForTypes(const LayerParameter& param, EngineKind requested,
   }
   std::string passed_over;  // why DEFAULT passed the preferred engine over, for the log
   for (const EngineRow& row : rows) {
-    const std::string why_not = WhyNot(row, param, types);
+    const std::string why_not = WhyNot(row, param, types, preference);
     if (why_not.empty()) {
       decision.engine = row.engine;
       decision.reason = passed_over;
@@ -288,13 +307,12 @@ EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& d
   const EngineKind own = LayerOwnEngine(param);
   const EngineKind requested = own != EngineKind::kDefault ? own : defaults.engine;
   std::vector<LayerTypes> candidates = {RequestedTypes(param, defaults.types)};
-  if (defaults.precision != FLOAT && !GivesOwnTypes(param)) {
-    candidates = PrecisionCandidates(defaults.precision);
-  }
+  const bool preference = defaults.precision != FLOAT && !GivesOwnTypes(param);
+  if (preference) candidates = PrecisionCandidates(defaults.precision);
   std::string refusal;
   for (const LayerTypes& types : candidates) {
     refusal.clear();
-    EngineDecision decision = DecideForTypes(param, requested, types, device, &refusal);
+    EngineDecision decision = DecideForTypes(param, requested, types, preference, device, &refusal);
     if (refusal.empty()) return decision;
   }
   ThrowError(refusal);
