@@ -1,6 +1,4 @@
-#include "demi/util/cuda_libraries.hpp"
-
-#ifndef CPU_ONLY
+#include "demi/util/lazy_library.hpp"
 
 #include <dlfcn.h>
 
@@ -29,9 +27,9 @@ void* Open(const LazyLibrary& library) {
   if (handle == nullptr) {
     const char* why = dlerror();
     ThrowError(StrCat("cannot load ", library.name, " (", library.soname,
-                      "), which running on a GPU needs: ", why ? why : "unknown reason",
+                      "), which ", library.needed_for, " needs: ", why ? why : "unknown reason",
                       ". Install it (", library.install,
-                      ") or add its directory to LD_LIBRARY_PATH; CPU runs need no CUDA library"));
+                      ") or add its directory to LD_LIBRARY_PATH"));
   }
   handles.emplace(library.soname, handle);
   return handle;
@@ -54,5 +52,3 @@ void* LazySymbol(const LazyLibrary& library, const char* symbol) {
 }
 
 }  // namespace demi
-
-#endif  // CPU_ONLY
