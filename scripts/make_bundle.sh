@@ -17,6 +17,7 @@
 # without one); our binaries get theirs at link time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bundle_libs.sh
 
 if [ $# -ne 3 ]; then
   echo "usage: scripts/make_bundle.sh BUILD_DIR cpu|cuda PY_MODULE (make bundle calls it)" >&2
@@ -51,28 +52,10 @@ done
 strip --strip-unneeded "$stage"/tools/* "$stage/test/test_all" "$stage/lib/libdemi.so" \
   "$stage"/python/demitasse/_demitasse*.so
 
-# ---- the libraries they load ----
-# glibc's libraries come from the host (a copy of ours would not match its ld.so), and so do
-# NVIDIA's: the driver, and the CUDA libraries util/cuda_libraries loads on first GPU use.
-host_provided() {
-  case $1 in
-    ld-linux*.so* | libc.so.* | libm.so.* | libmvec.so.* | libpthread.so.* | libdl.so.* | \
-      librt.so.* | libresolv.so.* | libutil.so.* | libanl.so.* | libnsl.so.* | \
-      libcuda.so.* | libcudart.so.* | libcublas.so.* | libcublasLt.so.* | libcudnn*.so.* | \
-      libnccl.so.* | libnvidia-*.so.* | libnvrtc*.so.*) return 0 ;;
-  esac
-  return 1
-}
-is_elf() { [ "$(head -c 4 "$1" | tail -c 3)" = ELF ]; }
-elf_files() {
-  find "$stage" -type f \( -path "$stage/tools/*" -o -path "$stage/test/*" -o -name '*.so*' \) |
-    sort | while read -r f; do is_elf "$f" && echo "$f"; done
-}
+# ---- the libraries they load (all but the host's: scripts/bundle_libs.sh) ----
 missing=0
 while read -r elf; do
-  # "libfoo.so.1 => /path/libfoo.so.1 (0x...)" or "libfoo.so.1 => not found"
-  while read -r soname arrow path _; do
-    [ "$arrow" = "=>" ] || continue
+  while read -r soname path; do
     host_provided "$soname" && continue
     if [ "$path" = not ]; then
       echo "make_bundle: $elf needs $soname, which this machine cannot find" >&2
@@ -80,8 +63,8 @@ while read -r elf; do
     elif [ ! -e "$stage/lib/$soname" ]; then
       cp -L "$path" "$stage/lib/$soname"
     fi
-  done < <(env -u LD_LIBRARY_PATH ldd "$elf")
-done < <(elf_files)
+  done < <(loaded_libraries "$elf")
+done < <(bundle_elf_files "$stage")
 [ "$missing" -eq 0 ] || exit 1
 # libdemi.so keeps its absolute entries (the CUDA toolkit's lib64, where the lazy loader
 # looks first for cuBLAS, cuDNN and NCCL); the build tree's are dropped.
