@@ -335,13 +335,14 @@ bench: $(BENCH_BINS) tools
 # test_bundle.sh tests it): the tools, test_all and the Python module, relinked here against
 # libdemi.so (one copy of the library, not one per tool) with a RUNPATH of $ORIGIN/..., and
 # every library they load but glibc's and NVIDIA's. A link step, no compiling: the bundle is
-# made from whichever build BUILD_DIR holds. Each relinked binary takes util/lazy_*.o whole:
-# the hidden forwarders there (cv::imdecode, cuBLAS...) are not exported by libdemi.so.
+# made from whichever build BUILD_DIR holds. Each relinked binary takes the util/lazy_<library>.o
+# objects too: the forwarders there (cv::imdecode, cublasSgemm...) are hidden in libdemi.so.
 BUNDLE_FLAVOR := $(if $(filter 1,$(USE_CUDA)),cuda,cpu)
 BUNDLE := $(BUILD_DIR)/demitasse-bundle-$(BUNDLE_FLAVOR).tar.xz
 BUNDLE_BIN := $(BUILD_DIR)/bundle_bin
 BUNDLE_TOOLS := $(TOOL_SRCS:tools/%.cpp=$(BUNDLE_BIN)/tools/%)
-BUNDLE_LAZY_OBJS := $(filter $(BUILD_DIR)/objs/src/demi/util/lazy_%.o,$(LIB_OBJS))
+BUNDLE_LAZY_OBJS := $(filter-out %/lazy_library.o,\
+                      $(filter $(BUILD_DIR)/objs/src/demi/util/lazy_%.o,$(LIB_OBJS)))
 BUNDLE_LINK = $(BUNDLE_LAZY_OBJS) -L$(BUILD_DIR)/lib -l:libdemi.so $(LDFLAGS) $(LIBS)
 BUNDLE_PY_MODULE = $(BUNDLE_BIN)/python/_demitasse$(PY_EXT_SUFFIX)
 
