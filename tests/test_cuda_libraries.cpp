@@ -3,8 +3,6 @@
 // itself is tested in test_lazy_library.
 #ifndef CPU_ONLY
 
-#include "demi/util/cuda_libraries.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "demi/util/cuda_libraries.hpp"
 #include "solver_test_util.hpp"
 
 namespace demi {

@@ -1,18 +1,16 @@
 // util/lazy_library: a library loaded on first use; one that cannot be loaded,
 // or lacks a function, is an Error naming it, what needs it and the fix.
 // OpenCV's image codecs are loaded so (util/lazy_imgcodecs).
-#include "demi/util/lazy_library.hpp"
-
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
-
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "demi/common.hpp"
+#include "demi/util/lazy_library.hpp"
 
 namespace demi {
 namespace {

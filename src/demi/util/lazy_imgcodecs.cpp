@@ -9,7 +9,6 @@
 // `nm -D libopencv_imgcodecs.so.<version>`.
 #include <opencv2/core/version.hpp>
 #include <opencv2/imgcodecs.hpp>
-
 #include <string>
 #include <vector>
 

@@ -26,8 +26,8 @@ void* Open(const LazyLibrary& library) {
   void* handle = dlopen(library.soname, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    ThrowError(StrCat("cannot load ", library.name, " (", library.soname,
-                      "), which ", library.needed_for, " needs: ", why ? why : "unknown reason",
+    ThrowError(StrCat("cannot load ", library.name, " (", library.soname, "), which ",
+                      library.needed_for, " needs: ", why ? why : "unknown reason",
                       ". Install it (", library.install,
                       ") or add its directory to LD_LIBRARY_PATH"));
   }
@@ -45,8 +45,8 @@ void* LazySymbol(const LazyLibrary& library, const char* symbol) {
     const char* why = dlerror();
     ThrowError(StrCat(library.name, " (", library.soname, ") has no function ", symbol, ": ",
                       why ? why : "it resolves to null",
-                      ". This build needs the version it was compiled against (",
-                      library.install, ")"));
+                      ". This build needs the version it was compiled against (", library.install,
+                      ")"));
   }
   return address;
 }
