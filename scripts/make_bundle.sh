@@ -54,7 +54,8 @@ strip --strip-unneeded "$stage"/tools/* "$stage/test/test_all" "$stage/lib/libde
 
 # ---- the libraries they load (all but the host's: scripts/bundle_libs.sh) ----
 missing=0
-while read -r elf; do
+mapfile -t elfs < <(bundle_elf_files "$stage")
+for elf in "${elfs[@]}"; do
   while read -r soname path; do
     host_provided "$soname" && continue
     if [ "$path" = not ]; then
@@ -64,7 +65,7 @@ while read -r elf; do
       cp -L "$path" "$stage/lib/$soname"
     fi
   done < <(loaded_libraries "$elf")
-done < <(bundle_elf_files "$stage")
+done
 [ "$missing" -eq 0 ] || exit 1
 # libdemi.so keeps its absolute entries (the CUDA toolkit's lib64, where the lazy loader
 # looks first for cuBLAS, cuDNN and NCCL); the build tree's are dropped.

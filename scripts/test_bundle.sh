@@ -39,8 +39,8 @@ cd "$tmp/elsewhere"
 clean_env=(env -i PATH=/usr/bin:/bin HOME="$tmp/elsewhere" LANG=C.UTF-8)
 
 # ---- every library from the bundle or the host's glibc and NVIDIA ----
-checked=0
-while read -r elf; do
+mapfile -t elfs < <(bundle_elf_files "$dir")
+for elf in "${elfs[@]}"; do
   while read -r soname path; do
     [ "$path" != not ] || fail "${elf#"$dir"/} needs $soname, which is neither bundled nor found"
     case $path in
@@ -49,8 +49,8 @@ while read -r elf; do
            fail "${elf#"$dir"/} loads $soname from the host ($path): it should be bundled" ;;
     esac
   done < <(loaded_libraries "$elf")
-  checked=$((checked + 1))
-done < <(bundle_elf_files "$dir")
+done
+checked=${#elfs[@]}
 [ "$checked" -ge 10 ] || fail "only $checked binaries and libraries found in $dir"
 echo "test_bundle: $checked binaries and libraries load only bundled, glibc and NVIDIA libraries"
 
