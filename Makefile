@@ -1,4 +1,5 @@
-# Demitasse. Targets: all, runtest, test, tools, lib, python, lint, demo, bench, fuzz, clean.
+# Demitasse. Targets: all, runtest, test, tools, lib, python, lint, demo, bench, bundle, fuzz,
+# clean.
 # Sources are found by pattern: adding a layer or a test means adding files.
 
 CONFIG_FILE := Makefile.config
@@ -35,7 +36,9 @@ TEST_BIN := $(BUILD_DIR)/test/test_all
 # ---- flags ----
 # Deferred (=): on a fresh machine OpenCV arrives with the deps stamp, after parsing.
 OPENCV_CFLAGS = $(shell pkg-config --cflags opencv4 2>/dev/null)
-OPENCV_LIBS := -lopencv_imgcodecs -lopencv_imgproc -lopencv_core
+# Not imgcodecs: util/lazy_imgcodecs loads it on the first image read or written,
+# so that its GDAL, GDCM and ICU stay out of every process and of `make bundle`.
+OPENCV_LIBS := -lopencv_imgproc -lopencv_core
 # HDF5Data/HDF5Output: Debian's serial HDF5 C library (libhdf5-dev).
 HDF5_CFLAGS := -I/usr/include/hdf5/serial
 HDF5_LIBS := -lhdf5_serial
@@ -209,7 +212,8 @@ $(DEPS_STAMP): scripts/install_deps.sh
 	@bash scripts/install_deps.sh $(if $(filter 1,$(FUZZ)),--fuzz)
 	@mkdir -p $(@D) && touch $@
 
-.PHONY: all lib tools test python runtest lint tidy_cuda demo bench clean deps fuzz fuzz_targets fuzz_run
+.PHONY: all lib tools test python runtest lint tidy_cuda demo bench bundle clean deps fuzz fuzz_targets \
+        fuzz_run
 all: lib tools test
 deps: $(DEPS_STAMP)
 lib: $(STATIC_LIB) $(SHARED_LIB)
@@ -325,6 +329,37 @@ demo: tools
 bench: $(BENCH_BINS) tools
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	bash bench/memory.sh
+
+# ---- make bundle: one relocatable tarball for machines without our build packages ----
+# BUILD_DIR/demitasse-bundle-<cpu|cuda>.tar.xz (scripts/make_bundle.sh packs it; scripts/
+# test_bundle.sh tests it): the tools, test_all and the Python module, relinked here against
+# libdemi.so (one copy of the library, not one per tool) with a RUNPATH of $ORIGIN/..., and
+# every library they load but glibc's and NVIDIA's. A link step, no compiling: the bundle is
+# made from whichever build BUILD_DIR holds. Each relinked binary takes the util/lazy_<library>.o
+# objects too: the forwarders there (cv::imdecode, cublasSgemm...) are hidden in libdemi.so.
+BUNDLE_FLAVOR := $(if $(filter 1,$(USE_CUDA)),cuda,cpu)
+BUNDLE := $(BUILD_DIR)/demitasse-bundle-$(BUNDLE_FLAVOR).tar.xz
+BUNDLE_BIN := $(BUILD_DIR)/bundle_bin
+BUNDLE_TOOLS := $(TOOL_SRCS:tools/%.cpp=$(BUNDLE_BIN)/tools/%)
+BUNDLE_LAZY_OBJS := $(filter-out %/lazy_library.o,\
+                      $(filter $(BUILD_DIR)/objs/src/demi/util/lazy_%.o,$(LIB_OBJS)))
+BUNDLE_LINK = $(BUNDLE_LAZY_OBJS) -L$(BUILD_DIR)/lib -l:libdemi.so $(LDFLAGS) $(LIBS)
+BUNDLE_PY_MODULE = $(BUNDLE_BIN)/python/_demitasse$(PY_EXT_SUFFIX)
+
+$(BUNDLE_BIN)/tools/%: $(BUILD_DIR)/objs/tools/%.o $(SHARED_LIB) $(TOOL_PY_OBJS)
+	@mkdir -p $(@D)
+	$(CXX) $< $(TOOL_PY_OBJS) -o $@ -Wl,-rpath,'$$ORIGIN/../lib' $(BUNDLE_LINK) $(PY_EMBED_LIBS)
+
+$(BUNDLE_BIN)/test/test_all: $(TEST_OBJS) $(SHARED_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(TEST_OBJS) -o $@ -Wl,-rpath,'$$ORIGIN/../lib' -lgtest -lgmock $(BUNDLE_LINK)
+
+$(BUNDLE_BIN)/python/_demitasse%: $(PY_MODULE_OBJS) $(SHARED_LIB)
+	@mkdir -p $(@D)
+	$(CXX) -shared $(PY_MODULE_OBJS) -o $@ -Wl,-rpath,'$$ORIGIN/../../lib' $(BUNDLE_LINK)
+
+bundle: $(BUNDLE_TOOLS) $(BUNDLE_BIN)/test/test_all $(BUNDLE_PY_MODULE) $(PY_PACKAGE_PROTO)
+	bash scripts/make_bundle.sh $(BUILD_DIR) $(BUNDLE_FLAVOR) $(BUNDLE_PY_MODULE)
 
 # ---- make fuzz: each tests/fuzz/<target>.cpp runs FUZZ_SECONDS from its seeds ----
 # A build of its own (clang++, CPU_ONLY, sanitizers) in build_fuzz unless

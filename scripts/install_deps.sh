@@ -37,6 +37,9 @@ packages=(
   python3-protobuf python3-h5py
   # GNU time: bench/memory.sh reads a process's peak RSS with it.
   time
+  # make bundle: patchelf gives the libraries it copies from Debian a RUNPATH of $ORIGIN, so
+  # each finds its own dependencies inside the bundle (they have none; RUNPATH is not inherited).
+  patchelf
   # procps (ps, pkill, /bin/kill): to watch and stop trainers; the tests need
   # only the shell's own kill.
   procps

@@ -11,31 +11,11 @@
 // function Demitasse calls, with the vendor's signature, as a call through a
 // pointer that LazySymbol resolves on the function's first call; call sites
 // include the vendor headers and stay unchanged. Calling a vendor function
-// not defined there fails to link: add it to its library's file.
+// not defined there fails to link: add it to its library's file. The loading
+// itself is util/lazy_library.
 #ifndef CPU_ONLY
 
-namespace demi {
-
-/// A shared library loaded on first use.
-struct LazyLibrary {
-  const char* name;     ///< what messages call it: "cuBLAS"
-  const char* soname;   ///< the file dlopen looks for: "libcublas.so.13"
-  const char* install;  ///< how a user gets it, for the error message
-};
-
-/// The address of `symbol` in `library`, which is loaded (once per process,
-/// thread-safely) on the first call. Throws Error naming the library, the
-/// loader's reason and how to install it when it cannot be loaded, or naming
-/// the symbol when the installed version lacks it.
-void* LazySymbol(const LazyLibrary& library, const char* symbol);
-
-/// LazySymbol as a pointer to the function type `Fn`.
-template <typename Fn>
-Fn LazyFunction(const LazyLibrary& library, const char* symbol) {
-  return reinterpret_cast<Fn>(LazySymbol(library, symbol));
-}
-
-}  // namespace demi
+#include "demi/util/lazy_library.hpp"
 
 #define DEMI_LAZY_STRING_(x) #x
 #define DEMI_LAZY_STRING(x) DEMI_LAZY_STRING_(x)
@@ -47,11 +27,11 @@ Fn LazyFunction(const LazyLibrary& library, const char* symbol) {
 /// expanded before it is spelled. Hidden: a shared library of ours (libdemi.so,
 /// the Python module) must not export these names, or the vendor library it
 /// loads could bind its own internal calls to them and call itself forever.
-#define DEMI_LAZY_FUNCTION(library, ret, name, params, args)                      \
-  extern "C" __attribute__((visibility("hidden"))) ret name params {             \
-    static const auto function =                                                 \
-        ::demi::LazyFunction<decltype(&name)>(library, DEMI_LAZY_STRING(name));  \
-    return function args;                                                        \
+#define DEMI_LAZY_FUNCTION(library, ret, name, params, args)                    \
+  extern "C" __attribute__((visibility("hidden"))) ret name params {            \
+    static const auto function =                                                \
+        ::demi::LazyFunction<decltype(&name)>(library, DEMI_LAZY_STRING(name)); \
+    return function args;                                                       \
   }
 
 #endif  // CPU_ONLY

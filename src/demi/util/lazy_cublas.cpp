@@ -11,6 +11,7 @@ namespace {
 
 const demi::LazyLibrary kCublas = {
     "cuBLAS", "libcublas.so." DEMI_LAZY_STRING(CUBLAS_VER_MAJOR),
+    "running on a GPU (CPU runs need no CUDA library)",
     "cuBLAS of the CUDA " DEMI_LAZY_STRING(CUBLAS_VER_MAJOR) " toolkit: NVIDIA's package "
     "libcublas-" DEMI_LAZY_STRING(CUBLAS_VER_MAJOR) "-<minor>"};
 

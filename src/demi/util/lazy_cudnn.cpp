@@ -11,6 +11,7 @@ namespace {
 
 const demi::LazyLibrary kCudnn = {
     "cuDNN", "libcudnn.so." DEMI_LAZY_STRING(CUDNN_MAJOR),
+    "running on a GPU (CPU runs need no CUDA library)",
     "cuDNN " DEMI_LAZY_STRING(CUDNN_MAJOR) " for CUDA " DEMI_LAZY_STRING(CUBLAS_VER_MAJOR)
     ": NVIDIA's package libcudnn" DEMI_LAZY_STRING(CUDNN_MAJOR) "-cuda-"
     DEMI_LAZY_STRING(CUBLAS_VER_MAJOR)};

@@ -9,7 +9,7 @@
 namespace {
 
 const demi::LazyLibrary kNccl = {
-    "NCCL", "libnccl.so." DEMI_LAZY_STRING(NCCL_MAJOR),
+    "NCCL", "libnccl.so." DEMI_LAZY_STRING(NCCL_MAJOR), "replication across GPUs",
     "NCCL " DEMI_LAZY_STRING(NCCL_MAJOR) ": NVIDIA's package libnccl" DEMI_LAZY_STRING(NCCL_MAJOR)};
 
 }  // namespace

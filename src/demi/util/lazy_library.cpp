@@ -1,6 +1,4 @@
-#include "demi/util/cuda_libraries.hpp"
-
-#ifndef CPU_ONLY
+#include "demi/util/lazy_library.hpp"
 
 #include <dlfcn.h>
 
@@ -28,10 +26,10 @@ void* Open(const LazyLibrary& library) {
   void* handle = dlopen(library.soname, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    ThrowError(StrCat("cannot load ", library.name, " (", library.soname,
-                      "), which running on a GPU needs: ", why ? why : "unknown reason",
+    ThrowError(StrCat("cannot load ", library.name, " (", library.soname, "), which ",
+                      library.needed_for, " needs: ", why ? why : "unknown reason",
                       ". Install it (", library.install,
-                      ") or add its directory to LD_LIBRARY_PATH; CPU runs need no CUDA library"));
+                      ") or add its directory to LD_LIBRARY_PATH"));
   }
   handles.emplace(library.soname, handle);
   return handle;
@@ -47,12 +45,10 @@ void* LazySymbol(const LazyLibrary& library, const char* symbol) {
     const char* why = dlerror();
     ThrowError(StrCat(library.name, " (", library.soname, ") has no function ", symbol, ": ",
                       why ? why : "it resolves to null",
-                      ". This build needs the version it was compiled against (",
-                      library.install, ")"));
+                      ". This build needs the version it was compiled against (", library.install,
+                      ")"));
   }
   return address;
 }
 
 }  // namespace demi
-
-#endif  // CPU_ONLY

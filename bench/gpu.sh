@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# The GPU benchmark, for a node lent for a few minutes: run from the unpacked bundle
+# (make bundle; see bench/README.md) or from a source tree with a CUDA build in BUILD_DIR
+# (default build/). In at most ~8 minutes it writes bench/results/gpu_<gpu name>.md, under
+# $OUT when set (the device machine's output folder), else under the bundle or tree:
+#   1. the GPU (nvidia-smi: name, driver, memory) and the build (device_query);
+#   2. the Gpu* tests of test_all (pass, fail and skip counts; failures named);
+#   3. training throughput of ResNet-50, GoogLeNet and AlexNet (the zoo's train_val with
+#      --stage=dummy: DummyData inputs) at batch 64 and 128, from `time`'s forward+backward
+#      average: img/s = batch / time. The device time where `time` reports one, else the host
+#      time (the table says which). FP32 rows, then FLOAT16 and BFLOAT16 (--precision) and
+#      TF32 rows, which read "not supported yet" where the tool refuses or has no switch;
+#   4. device memory: `memory --gpu=0` for ResNet-50 at batch 64, and nvidia-smi's;
+#   5. with 2 or more GPUs: the two-GPU replica tests and `train` 1 vs N GPUs on ResNet-50.
+# Each step runs under its own timeout, and a step that would start past the overall budget
+# (GPU_SH_BUDGET seconds, default 450) is skipped with a line saying so; progress lines go to
+# stderr. --dry (implied where no GPU is found) runs every step on the CPU on tiny batches and
+# one iteration, to prove the script, and writes gpu_<name>_dry.md.
+#   bench/gpu.sh [--dry]
+set -uo pipefail
+
+dry=0
+for arg in "$@"; do
+  case "$arg" in
+    --dry) dry=1 ;;
+    *) echo "usage: bench/gpu.sh [--dry]" >&2; exit 2 ;;
+  esac
+done
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+if [ -x tools/time ]; then bin=.; else bin=${BUILD_DIR:-build}; fi
+for tool in tools/time tools/memory tools/train tools/device_query test/test_all; do
+  [ -x "$bin/$tool" ] || { echo "gpu.sh: $root/$bin/$tool is missing (make all, or unpack the bundle)" >&2; exit 1; }
+done
+budget=${GPU_SH_BUDGET:-450}
+start=$SECONDS
+
+# ---- the GPUs ----
+gpus=0
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  gpus=$(nvidia-smi -L | grep -c '^GPU ')
+fi
+if [ "$gpus" -eq 0 ]; then
+  dry=1
+  gpu_name="no GPU"
+  gpu_flag=
+else
+  gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  gpu_flag=--gpu=0
+fi
+slug=$(echo "$gpu_name" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '_' | sed 's/^_*//; s/_*$//')
+if [ "$dry" -eq 1 ]; then
+  slug=${slug}_dry
+  batches="1"; iterations=1; step_timeout=120; models="resnet50 googlenet alexnet"
+else
+  batches="64 128"; iterations=10; step_timeout=90; models="resnet50 googlenet alexnet"
+fi
+results=${OUT:-$root}/bench/results
+mkdir -p "$results"
+report=$results/gpu_$slug.md
+log_dir=$(mktemp -d)
+trap 'rm -rf "$log_dir"' EXIT
+: >"$report"
+
+say() { echo "$*" >>"$report"; }
+progress() { echo "[gpu.sh $((SECONDS - start))s] $*" >&2; }
+# run_step SECONDS LOG COMMAND...: the command under `timeout`, its output in LOG; returns its
+# status (124: timed out). Refuses (status 125) once the budget is spent.
+run_step() {
+  local limit=$1 log=$2
+  shift 2
+  if [ $((SECONDS - start + 5)) -gt "$budget" ]; then
+    echo "skipped: the ${budget}s budget is spent" >"$log"
+    return 125
+  fi
+  timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+}
+# A log line without glog's prefix ("I20261127 10:48:48.930222 20269 cli.cpp:232] ").
+strip_glog() { sed 's/^[IWEF][0-9]\{8\} [0-9:.]* *[0-9]* [a-z_0-9]*\.[a-z]*:[0-9]*\] //'; }
+# Why a step failed, in a few words: timeout, budget, or its last error line.
+failure() {
+  local status=$1 log=$2
+  case $status in
+    124 | 137) echo "timed out" ;;
+    125) echo "skipped (budget spent)" ;;
+    *) local why
+       why=$(grep -E '^[EF][0-9]{8} |Check failed|[Ee]rror' "$log" | tail -1 | strip_glog | cut -c1-160)
+       echo "${why:-exit status $status}" | sed 's/|/\\|/g' ;;
+  esac
+}
+
+progress "writing $report ($([ "$dry" -eq 1 ] && echo "dry run: CPU, tiny batches" || echo "$gpus GPU(s)"))"
+say "# GPU benchmark: $gpu_name$([ "$dry" -eq 1 ] && echo " (dry run)")"
+say ""
+say "$(date -u '+%F %H:%M UTC'), $(hostname), bench/gpu.sh from $root"
+if head -1 README.md 2>/dev/null | grep -q '^# demitasse-bundle'; then
+  sed -n 3p README.md | sed 's/^/build: /' >>"$report"   # make_bundle.sh's line
+else
+  say "build: $bin of $(git describe --always --dirty 2>/dev/null || echo 'an unknown commit')"
+fi
+say ""
+
+# ---- 1. the device ----
+progress "1/5 device"
+if [ "$gpus" -gt 0 ]; then
+  say '| GPU | driver | memory | compute capability |'
+  say '|---|---|---|---|'
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader |
+    sed 's/, /|/g; s/^/|/; s/$/|/' >>"$report"
+else
+  say "No GPU found (nvidia-smi missing or lists none): every step runs on the CPU, tiny."
+fi
+run_step 30 "$log_dir/query" "$bin/tools/device_query"
+say ""
+say '```'
+grep -vE '^(W|E)[0-9]{4}' "$log_dir/query" | strip_glog |
+  head -20 >>"$report"
+say '```'
+
+# ---- 2. the Gpu* tests ----
+progress "2/5 Gpu* tests"
+run_step $((step_timeout * 2)) "$log_dir/tests" "$bin/test/test_all" --gtest_filter='*Gpu*'
+status=$?
+passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?.*/\1/p' "$log_dir/tests" | tail -1)
+skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?.*/\1/p' "$log_dir/tests" | tail -1)
+failed=$(sed -n 's/^ *\([0-9]*\) FAILED TESTS\?$/\1/p' "$log_dir/tests" | tail -1)
+say ""
+say "## Gpu* tests"
+say ""
+if [ -z "$passed" ] && [ -z "$failed" ]; then
+  say "Did not finish: $(failure "$status" "$log_dir/tests")"
+else
+  say "${passed:-0} passed (of which ${skipped:-0} skipped), ${failed:-0} failed."
+  grep '^\[  FAILED  \] [A-Za-z]' "$log_dir/tests" | sed 's/^\[  FAILED  \] /- failed: /' |
+    sort -u >>"$report"
+fi
+
+# ---- 3. throughput ----
+# time_row MODEL BATCH PRECISION: one table row.
+time_row() {
+  local model=$1 batch=$2 precision=$3 flags=() log
+  log="$log_dir/time_${model}_${batch}_$precision"
+  case $precision in
+    FP32) ;;
+    FLOAT16 | BFLOAT16) flags=(--precision="$precision") ;;
+    TF32)
+      # No switch yet (issue 24, item 3): say so rather than time FP32 again.
+      if ! "$bin/tools/time" --help 2>&1 | grep -qi tf32; then
+        say "| $model | $batch | TF32 | not supported yet (time has no TF32 switch) | | |"
+        return
+      fi
+      say "| $model | $batch | TF32 | not supported yet (this script does not know time's TF32 switch) | | |"
+      return ;;
+  esac
+  run_step "$step_timeout" "$log" "$bin/tools/time" --model="models/$model/train_val.prototxt" \
+    --stage=dummy --batch="$batch" --iterations="$iterations" $gpu_flag "${flags[@]}"
+  local status=$?
+  # A device-timed line wins over the host's "Average Forward-Backward: X ms."
+  local line clock=host
+  line=$(grep 'Average Forward-Backward' "$log" | grep -i device | tail -1)
+  if [ -n "$line" ]; then clock=device; else line=$(grep 'Average Forward-Backward' "$log" | tail -1); fi
+  local ms
+  ms=$(echo "$line" | sed -n 's/.*: \([0-9.e+-]*\) ms.*/\1/p')
+  if [ "$status" -ne 0 ] || [ -z "$ms" ]; then
+    if [ "$precision" != FP32 ] && [ "$status" -ne 124 ] && [ "$status" -ne 125 ]; then
+      say "| $model | $batch | $precision | not supported yet: $(failure "$status" "$log") | | |"
+    else
+      say "| $model | $batch | $precision | $(failure "$status" "$log") | | |"
+    fi
+    return
+  fi
+  local rate
+  rate=$(awk -v b="$batch" -v ms="$ms" 'BEGIN { printf "%.1f", b * 1000 / ms }')
+  say "| $model | $batch | $precision | $rate | $(printf '%.1f' "$ms") | $clock |"
+}
+say ""
+say "## Training throughput (forward + backward, DummyData; $iterations timed iterations after a warm-up one)"
+say ""
+say "| model | batch | precision | img/s | ms/iter | clock |"
+say "|---|---|---|---|---|---|"
+for precision in FP32 FLOAT16 BFLOAT16 TF32; do
+  for model in $models; do
+    for batch in $batches; do
+      progress "3/5 time $model batch $batch $precision"
+      time_row "$model" "$batch" "$precision"
+    done
+  done
+done
+
+# ---- 4. device memory ----
+progress "4/5 memory"
+memory_batch=${batches%% *}
+run_step "$step_timeout" "$log_dir/memory" "$bin/tools/memory" \
+  --model=models/resnet50/train_val.prototxt --stage=dummy --phase=TRAIN --batch="$memory_batch" $gpu_flag
+status=$?
+say ""
+say "## Memory: ResNet-50, batch $memory_batch, TRAIN"
+say ""
+if [ "$status" -eq 0 ]; then
+  say '```'
+  grep -vE '^(W|E)[0-9]{4}' "$log_dir/memory" | strip_glog | head -25 >>"$report"
+  say '```'
+else
+  say "memory: $(failure "$status" "$log_dir/memory")"
+fi
+if [ "$gpus" -gt 0 ]; then
+  say ""
+  say "nvidia-smi after the runs (used / total MiB per GPU):"
+  nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader | sed 's/^/- /' >>"$report"
+fi
+
+# ---- 5. several GPUs: replica tests and 1 vs N scaling ----
+progress "5/5 multi-GPU"
+say ""
+say "## Several GPUs"
+say ""
+if [ "$gpus" -lt 2 ]; then
+  say "Needs 2 or more GPUs; this machine has $gpus."
+else
+  run_step "$step_timeout" "$log_dir/replica_tests" "$bin/test/test_all" \
+    --gtest_filter='*TwoGpu*:*Nccl*:*MultiGpu*'
+  status=$?
+  say "Replica tests (*TwoGpu*, *Nccl*, *MultiGpu*): $(grep -E '^\[  PASSED  \]|FAILED TESTS?$' "$log_dir/replica_tests" | tr '\n' ' ')$([ "$status" -ne 0 ] && failure "$status" "$log_dir/replica_tests")"
+  say ""
+  say "| GPUs | batch per GPU | ms/iter | img/s |"
+  say "|---|---|---|---|"
+  solver="$log_dir/solver.prototxt"
+  printf 'net: "%s"\nbase_lr: 0.01\nmomentum: 0.9\nlr_policy: "fixed"\nmax_iter: 30\ndisplay: 10\n' \
+    "$root/models/resnet50/train_val.prototxt" >"$solver"
+  for replicas in 1 "$gpus"; do
+    ids=$(seq -s, 0 $((replicas - 1)))
+    run_step "$step_timeout" "$log_dir/train_$replicas" "$bin/tools/train" --solver="$solver" \
+      --stage=dummy --gpu="$ids"
+    status=$?
+    # The first display interval is warm-up.
+    ms=$(grep -oE 'Speed: [0-9.]+ iter/s \([0-9.]+ ms/iter\)' "$log_dir/train_$replicas" | tail -n +2 |
+      sed 's/.*(\([0-9.]*\) ms.*/\1/' | awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n }')
+    if [ -n "$ms" ]; then
+      say "| $replicas | 32 | $ms | $(awk -v r="$replicas" -v ms="$ms" 'BEGIN { printf "%.1f", r * 32 * 1000 / ms }') |"
+    else
+      say "| $replicas | 32 | $(failure "$status" "$log_dir/train_$replicas") | |"
+    fi
+  done
+fi
+
+say ""
+say "Total: $((SECONDS - start)) s."
+progress "done in $((SECONDS - start))s: $report"
