@@ -28,7 +28,7 @@ transform() {  # $1: fast_jpeg_decode
 rate() { sed -n 's/^RESULT images_per_s=//p'; }
 ours() {  # $1 cores, $2 fast
   taskset -c "$(seq -s, 0 $(($1 - 1)))" "$BUILD/bench/data_throughput" --source="$WORK/lmdb" \
-    --transform="$(transform "$2")" --threads="$1" --batch=64 --seconds="$ROW_SECONDS" | rate
+    --transform="$(transform "$2")" --decode_threads="$1" --batch_size=64 --seconds="$ROW_SECONDS" | rate
 }
 torch_row() {  # $1 cores
   taskset -c "$(seq -s, 0 $(($1 - 1)))" /usr/bin/python3 bench/torch_data.py "$WORK/images" \

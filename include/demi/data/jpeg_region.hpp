@@ -24,10 +24,12 @@ struct JpegHeader {
 /// when it is one whose header does not decode.
 bool ReadJpegHeader(std::string_view data, JpegHeader* header);
 
-/// The smallest DCT scale M (libjpeg decodes at M/8, M = 1..8) at which a
-/// crop of crop_height x crop_width full-size pixels still has at least
-/// out_height x out_width pixels: decoding smaller would make the resize
-/// upsample where the full-size path does not. 8 when the output is larger.
+/// The smallest DCT scale M of 1, 2, 4 and 8 (libjpeg decodes at M/8) at
+/// which a crop of crop_height x crop_width full-size pixels still has at
+/// least out_height x out_width pixels: decoding smaller would make the
+/// resize upsample where the full-size path does not. 8 when the output is
+/// larger. (libjpeg-turbo also offers 3, 5, 6 and 7, without SIMD: slower
+/// than 8.)
 int JpegScaleFor(double crop_height, double crop_width, int out_height, int out_width);
 
 /// A region of a JPEG decoded at a DCT scale.

@@ -106,7 +106,10 @@ bool ReadJpegHeader(std::string_view data, JpegHeader* header) {
 }
 
 int JpegScaleFor(double crop_height, double crop_width, int out_height, int out_width) {
-  for (int m = 1; m < 8; ++m) {
+  // Only 1, 2, 4 and 8: libjpeg-turbo's SIMD inverse DCTs are 8x8, 4x4 and
+  // 2x2 (1x1 is trivial); its 3x3, 5x5, 6x6 and 7x7 ones are plain C and,
+  // with the upsampling they need, decode slower than 8/8 does.
+  for (int m = 1; m < 8; m *= 2) {
     if (crop_height * m >= 8.0 * out_height && crop_width * m >= 8.0 * out_width) return m;
   }
   return 8;

@@ -149,17 +149,28 @@ bool Transformer::TransformJpeg(std::string_view data, int channels,
   cv::warpAffine(source, sampled, map, cv::Size(out_w, out_h),
                  cv::INTER_LINEAR | cv::WARP_INVERSE_MAP, cv::BORDER_REPLICATE);
 
-  // H x W x C bytes to C x H x W floats, then steps 5 and 6 as Finish does.
+  // H x W x C bytes to C x H x W floats, then steps 5 and 6 as Finish does;
+  // without jitter or mean_file, (x - mean) * scale in the same pass.
   const int64_t spatial = static_cast<int64_t>(out_h) * out_w;
-  for (int i = 0; i < out_h; ++i) {
-    const uint8_t* row = sampled.ptr<uint8_t>(i);
-    float* out_row = out + static_cast<int64_t>(i) * out_w;
-    for (int j = 0; j < out_w; ++j) {
-      for (int c = 0; c < channels; ++c) out_row[c * spatial + j] = row[j * channels + c];
+  const bool jitter = phase_ == TRAIN &&
+                      (param_.brightness() > 0 || param_.contrast() > 0 || param_.saturation() > 0);
+  const int num_means = param_.mean_value_size();
+  const bool fused = !jitter && mean_.empty() && (num_means <= 1 || num_means == channels);
+  std::vector<cv::Mat> planes(channels);
+  cv::split(sampled, planes);
+  for (int c = 0; c < channels; ++c) {
+    cv::Mat plane(out_h, out_w, CV_32F, out + c * spatial);
+    if (fused) {
+      const float mean = num_means == 0 ? 0.0f : param_.mean_value(num_means == 1 ? 0 : c);
+      planes[c].convertTo(plane, CV_32F, param_.scale(), -mean * param_.scale());
+    } else {
+      planes[c].convertTo(plane, CV_32F);
     }
   }
-  if (phase_ == TRAIN) JitterColours(channels, spatial, engine, out);
-  SubtractMeanAndScale(channels, prepared_h, prepared_w, window, out);
+  if (!fused) {
+    if (phase_ == TRAIN) JitterColours(channels, spatial, engine, out);
+    SubtractMeanAndScale(channels, prepared_h, prepared_w, window, out);
+  }
   return true;
 }
 
