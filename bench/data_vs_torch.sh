@@ -39,7 +39,8 @@ torch_row() {  # $1 cores
   echo "# Data layer vs PyTorch DataLoader + torchvision (bench/data_vs_torch.sh)"
   echo
   echo "$(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
-  echo "shared with other work. $COUNT ImageNet-like JPEGs (bench/imagenet_like.py: opencv-doc's"
+  echo "shared with other work (load average $(cut -d' ' -f1-3 /proc/loadavg) at the start)."
+  echo "$COUNT ImageNet-like JPEGs (bench/imagenet_like.py: opencv-doc's"
   echo "photos, shorter side 333-500, quality 90, $(du -sh "$WORK/images" | cut -f1) in all), as a"
   echo "folder (torchvision) and an encoded LMDB (ours). RandomResizedCrop 224 + mirror + mean/scale,"
   echo "batch 64, $ROW_SECONDS s a row after warm-up, each row one process pinned with taskset."

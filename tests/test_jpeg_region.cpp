@@ -245,8 +245,10 @@ TEST(JpegRegionTest, FastPathIsWithinToleranceOfTheFullDecode) {
   EXPECT_LE(test.max, 0.5f * 100);
   std::printf(
       "fast vs full decode, pixel levels: 8/8 mean %.3f max %.0f; RandomResizedCrop 224 "
-      "mean %.3f max %.0f; shorter side 256 + crop 224 mean %.3f max %.0f\n",
-      full_scale.mean, full_scale.max, rrc.mean, rrc.max, shorter.mean, shorter.max);
+      "mean %.3f max %.0f; shorter side 256 + crop 224 mean %.3f max %.0f; TEST centre crop "
+      "mean %.3f max %.0f\n",
+      full_scale.mean, full_scale.max, rrc.mean, rrc.max, shorter.mean, shorter.max, 2 * test.mean,
+      2 * test.max);
 }
 
 /// An LMDB of encoded records: good, truncated, header-corrupt, good
