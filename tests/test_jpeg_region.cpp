@@ -301,5 +301,41 @@ TEST(JpegRegionTest, BadJpegRecordsAreNamedOrSkipped) {
   EXPECT_GE(static_cast<DataLayer*>(skipping.get())->skipped_records(), 2);
 }
 
+/// The batch an ImageData layer over opencv-doc's photos gives, fast path on or off.
+std::vector<float> ImageDataBatch(const std::string& list, bool fast, std::vector<float>* labels) {
+  auto layer = MakeLayer(
+      std::string("name: 'images' type: 'ImageData' phase: TRAIN transform_param { "
+                  "random_resized_crop: true crop_size: 96 rrc_max_area: 0.1 mirror: true "
+                  "mean_value: 100 "
+                  "fast_jpeg_decode: ") +
+      (fast ? "true" : "false") + " } image_data_param { source: '" + list + "' root_folder: '" +
+      kDocData + "' batch_size: 4 }");
+  Context context;
+  context.seed = 11;
+  layer->set_context(context);
+  Blob data, label;
+  std::vector<Blob*> top{&data, &label};
+  layer->SetUp({}, top);
+  layer->Forward({}, top);
+  *labels = DataOf(label);
+  return DataOf(data);
+}
+
+TEST(JpegRegionTest, ImageDataTakesTheFastPathWithTheSameDraws) {
+  if (Photos().size() < 4) GTEST_SKIP() << "opencv-doc is not installed";
+  TempDir dir;
+  WriteFile(dir / "list.txt", "baboon.jpg 0\nfruits.jpg 1\nmessi5.jpg 2\nbutterfly.jpg 3\n");
+  std::vector<float> fast_labels, full_labels;
+  const std::vector<float> fast = ImageDataBatch(dir / "list.txt", true, &fast_labels);
+  const std::vector<float> full = ImageDataBatch(dir / "list.txt", false, &full_labels);
+  EXPECT_EQ(fast_labels, full_labels);
+  ASSERT_EQ(fast.size(), full.size());
+  double sum = 0;
+  for (size_t i = 0; i < fast.size(); ++i) sum += std::abs(fast[i] - full[i]);
+  // Crops of at most 0.1 of the photos decode at 8/8: only the warp differs.
+  EXPECT_LT(sum / static_cast<double>(fast.size()), 0.3);
+  EXPECT_NE(fast, full);  // and it did take the fast path
+}
+
 }  // namespace
 }  // namespace demi
