@@ -49,6 +49,42 @@ void Footprint(const Axis& axis, int n, int size, int* first, int* last) {
   *last = std::min(size - 1, static_cast<int>(std::floor(to)) + 1);
 }
 
+/// Samples `region` along the axes (full-size coordinates) into an out_h x
+/// out_w image: one bilinear warp, border replicated at the clamp box.
+cv::Mat Warp(const JpegRegion& region, const Axis& y_axis, const Axis& x_axis, bool mirror,
+             int out_h, int out_w) {
+  // The sampling in the region's coordinates: scaled pixel k covers
+  // full-size [8k/M, 8(k+1)/M), so its centre is full-size (k + 0.5) 8/M - 0.5.
+  const double s = region.scale_num / 8.0;
+  auto to_region = [s](const Axis& axis, int offset, int size, int* first) {
+    Axis scaled;
+    scaled.a = axis.a * s;
+    scaled.b = (axis.b + 0.5) * s - 0.5 - offset;
+    // The clamp box widened to whole pixels: every pixel a sample blends.
+    *first = std::clamp(static_cast<int>(std::floor((axis.lo + 0.5) * s - 0.5 - offset + kSlack)),
+                        0, size - 1);
+    const int end = std::clamp(
+        static_cast<int>(std::ceil((axis.hi + 0.5) * s - 0.5 - offset - kSlack)), *first, size - 1);
+    scaled.b -= *first;
+    scaled.hi = end - *first;
+    return scaled;
+  };
+  int first_row = 0, first_col = 0;
+  const Axis ys = to_region(y_axis, region.top, region.image.rows, &first_row);
+  const Axis xs = to_region(x_axis, region.left, region.image.cols, &first_col);
+  // warpAffine's border replication stops at the clamp box: a view of it.
+  const cv::Mat source = region.image(
+      cv::Rect(first_col, first_row, static_cast<int>(xs.hi) + 1, static_cast<int>(ys.hi) + 1));
+  // Mirrored, output column t reads what column out_w - 1 - t would.
+  const double ax = mirror ? -xs.a : xs.a;
+  const double bx = mirror ? xs.a * (out_w - 1) + xs.b : xs.b;
+  const cv::Matx23d map(ax, 0, bx, 0, ys.a, ys.b);
+  cv::Mat sampled;
+  cv::warpAffine(source, sampled, map, cv::Size(out_w, out_h),
+                 cv::INTER_LINEAR | cv::WARP_INVERSE_MAP, cv::BORDER_REPLICATE);
+  return sampled;
+}
+
 }  // namespace
 
 bool Transformer::TransformJpeg(std::string_view data, int channels,
@@ -84,10 +120,11 @@ bool Transformer::TransformJpeg(std::string_view data, int channels,
   Axis y_axis, x_axis;
   int64_t prepared_h = rows, prepared_w = cols;
   Window window;
-  if (param_.random_resized_crop() && phase_ == TRAIN) {
-    const CropRect rect =
-        SampleResizedCrop(rows, cols, param_.rrc_min_area(), param_.rrc_max_area(),
-                          param_.rrc_min_aspect(), param_.rrc_max_aspect(), engine);
+  const bool resized_crop = param_.random_resized_crop() && phase_ == TRAIN;
+  CropRect rect;
+  if (resized_crop) {
+    rect = SampleResizedCrop(rows, cols, param_.rrc_min_area(), param_.rrc_max_area(),
+                             param_.rrc_min_aspect(), param_.rrc_max_aspect(), engine);
     const int size = static_cast<int>(param_.crop_size());
     prepared_h = prepared_w = size;
     CheckShape(CroppedShape(channels, size, size), shape);
@@ -117,37 +154,18 @@ bool Transformer::TransformJpeg(std::string_view data, int channels,
   Footprint(x_axis, out_w, width, &footprint.x, &last);
   footprint.width = last - footprint.x + 1;
   const int scale_num = JpegScaleFor(y_axis.a * out_h, x_axis.a * out_w, out_h, out_w);
+  // A resized crop of the image as decoded, at full scale: Transform's own
+  // steps (cv::resize of the crop, then the mirror), bit-identical.
+  const bool as_transform = resized_crop && rows == height && cols == width && scale_num == 8;
+  if (as_transform) footprint = rect;
   const JpegRegion region = DecodeJpegRegion(data, footprint, scale_num, channels);
-
-  // The sampling in the region's coordinates: scaled pixel k covers
-  // full-size [8k/M, 8(k+1)/M), so its centre is full-size (k + 0.5) 8/M - 0.5.
-  const double s = scale_num / 8.0;
-  auto to_region = [s](const Axis& axis, int offset, int size, int* first) {
-    Axis scaled;
-    scaled.a = axis.a * s;
-    scaled.b = (axis.b + 0.5) * s - 0.5 - offset;
-    // The clamp box widened to whole pixels: every pixel a sample blends.
-    *first = std::clamp(static_cast<int>(std::floor((axis.lo + 0.5) * s - 0.5 - offset + kSlack)),
-                        0, size - 1);
-    const int end = std::clamp(
-        static_cast<int>(std::ceil((axis.hi + 0.5) * s - 0.5 - offset - kSlack)), *first, size - 1);
-    scaled.b -= *first;
-    scaled.hi = end - *first;
-    return scaled;
-  };
-  int first_row = 0, first_col = 0;
-  const Axis ys = to_region(y_axis, region.top, region.image.rows, &first_row);
-  const Axis xs = to_region(x_axis, region.left, region.image.cols, &first_col);
-  // warpAffine's border replication stops at the clamp box: a view of it.
-  const cv::Mat source = region.image(
-      cv::Rect(first_col, first_row, static_cast<int>(xs.hi) + 1, static_cast<int>(ys.hi) + 1));
-  // Mirrored, output column t reads what column out_w - 1 - t would.
-  const double ax = window.mirror ? -xs.a : xs.a;
-  const double bx = window.mirror ? xs.a * (out_w - 1) + xs.b : xs.b;
-  const cv::Matx23d map(ax, 0, bx, 0, ys.a, ys.b);
   cv::Mat sampled;
-  cv::warpAffine(source, sampled, map, cv::Size(out_w, out_h),
-                 cv::INTER_LINEAR | cv::WARP_INVERSE_MAP, cv::BORDER_REPLICATE);
+  if (as_transform) {
+    cv::resize(region.image, sampled, cv::Size(out_w, out_h), 0, 0, cv::INTER_LINEAR);
+    if (window.mirror) cv::flip(sampled, sampled, 1);
+  } else {
+    sampled = Warp(region, y_axis, x_axis, window.mirror, out_h, out_w);
+  }
 
   // H x W x C bytes to C x H x W floats, then steps 5 and 6 as Finish does;
   // without jitter or mean_file, (x - mean) * scale in the same pass.
