@@ -76,10 +76,12 @@ void AdjustSaturation(float factor, int channels, int64_t spatial, float* image)
 /// need no OpenCV step take a direct path.
 ///
 /// Encoded JPEGs take a fast path (TransformJpeg; transform_param
-/// fast_jpeg_decode: false turns it off): the random draws are the same, made from the size in the
-/// JPEG's header, and only the pixels the output samples are decoded, at
-/// the smallest DCT scale that does not upsample where steps 2-4 would not;
-/// one bilinear warp then does the resizes, crop and mirror of steps 2-4.
+/// fast_jpeg_decode: false turns it off): the random draws are the same,
+/// made from the size in the JPEG's header, and only the pixels the output
+/// samples are decoded, at the smallest DCT scale that does not upsample
+/// where steps 2-4 would not. A random resized crop decoded at full scale is
+/// then resized as step 3 does; otherwise one bilinear warp does the
+/// resizes, crop and mirror of steps 2-4.
 class Transformer {
  public:
   /// `owner` names the user of this transformer in error messages
@@ -103,11 +105,12 @@ class Transformer {
 
   /// The fast path for an encoded image (transformer_jpeg.cpp): writes the
   /// output as Transform would, within the tolerance of DCT-domain scaling
-  /// and one bilinear warp instead of two resizes (README.md, "Fast JPEG
+  /// and of one bilinear warp for two resizes (README.md, "Fast JPEG
   /// decode"), and returns true; returns false, having drawn nothing, where
-  /// it does not apply: fast_jpeg_decode off, not a JPEG, a CMYK or EXIF-rotated
-  /// one, or (channels = 1 or 3, the decode the caller asks for, 0 leaving
-  /// it to force_color / force_gray and the JPEG) force_* would convert.
+  /// it does not apply: fast_jpeg_decode off, not a JPEG, a CMYK or
+  /// EXIF-rotated one, or (channels = 1 or 3, the decode the caller asks
+  /// for, 0 leaving it to force_color / force_gray and the JPEG) force_*
+  /// would convert.
   bool TransformJpeg(std::string_view data, int channels, const std::vector<int64_t>& shape,
                      RandomEngine* engine, float* out) const;
 

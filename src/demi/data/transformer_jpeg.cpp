@@ -1,7 +1,8 @@
 // Transformer's fast path for encoded JPEGs: the same random draws as
 // Transform's, made from the header's size; the resizes, crop and mirror of
 // steps 2-4 composed into one bilinear sampling of the full-size image,
-// which decodes only the pixels it reads, at a reduced DCT scale.
+// which decodes only the pixels it reads, at a reduced DCT scale (a random
+// resized crop at full scale is resized as Transform resizes it instead).
 #include <algorithm>
 #include <cmath>
 #include <opencv2/imgproc.hpp>
