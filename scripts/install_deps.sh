@@ -15,8 +15,10 @@ packages=(
   liblmdb-dev
   libopencv-dev
   # libjpeg-turbo's API: data/image_file checks a JPEG's entropy-coded data
-  # for damage, whose warnings OpenCV's decoder swallows.
-  libjpeg-dev
+  # for damage, whose warnings OpenCV's decoder swallows; data/jpeg_region
+  # decodes only a crop, DCT-scaled (jpeg_crop_scanline, jpeg_skip_scanlines:
+  # libjpeg-turbo's, which libjpeg-dev brings as libjpeg62-turbo-dev).
+  libjpeg-dev libjpeg62-turbo-dev
   libopenblas-dev
   # HDF5Data / HDF5Output layers: HDF5's C API (serial build).
   libhdf5-dev
@@ -53,7 +55,8 @@ packages=(
 )
 for option in "$@"; do
   case "$option" in
-    --bench) packages+=(python3-torch) ;;
+    # The peers of bench/: PyTorch, and torchvision (with PIL) for bench/data_vs_torch.sh.
+    --bench) packages+=(python3-torch python3-torchvision) ;;
     # make fuzz: clang++, libclang_rt.fuzzer and the sanitizer runtimes, and
     # libomp for Clang's -fopenmp.
     --fuzz) packages+=(clang libclang-rt-dev libomp-dev) ;;

@@ -29,6 +29,11 @@ std::string JpegCorruption(std::string_view data);
 /// `check_damage` false skips the JpegCorruption pass (a file known clean).
 cv::Mat ReadImageFile(const std::string& path, bool is_color, bool check_damage = true);
 
+/// ReadImageFile in two steps: the file's bytes, checked as it checks them,
+/// and their decoding (for a caller that may decode them another way).
+std::string ReadImageBytes(const std::string& path, bool check_damage = true);
+cv::Mat DecodeImageBytes(const std::string& data, bool is_color);
+
 }  // namespace demi
 
 #endif  // DEMI_DATA_IMAGE_FILE_HPP_

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <opencv2/core.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "demi/common.hpp"
@@ -73,6 +74,14 @@ void AdjustSaturation(float factor, int channels, int64_t spatial, float* image)
 /// drawn in the order: resized crop, crop window, mirror, jitter factors.
 /// Images keep OpenCV's channel order (BGR), as Caffe's do. Raw Datums that
 /// need no OpenCV step take a direct path.
+///
+/// Encoded JPEGs take a fast path (TransformJpeg; transform_param
+/// fast_jpeg_decode: false turns it off): the random draws are the same,
+/// made from the size in the JPEG's header, and only the pixels the output
+/// samples are decoded, at the smallest DCT scale that does not upsample
+/// where steps 2-4 would not. A random resized crop decoded at full scale is
+/// then resized as step 3 does; otherwise one bilinear warp does the
+/// resizes, crop and mirror of steps 2-4.
 class Transformer {
  public:
   /// `owner` names the user of this transformer in error messages
@@ -93,6 +102,17 @@ class Transformer {
                  float* out) const;
   void Transform(const cv::Mat& image, const std::vector<int64_t>& shape, RandomEngine* engine,
                  float* out) const;
+
+  /// The fast path for an encoded image (transformer_jpeg.cpp): writes the
+  /// output as Transform would, within the tolerance of DCT-domain scaling
+  /// and of one bilinear warp for two resizes (README.md, "Fast JPEG
+  /// decode"), and returns true; returns false, having drawn nothing, where
+  /// it does not apply: fast_jpeg_decode off, not a JPEG, a CMYK or
+  /// EXIF-rotated one, or (channels = 1 or 3, the decode the caller asks
+  /// for, 0 leaving it to force_color / force_gray and the JPEG) force_*
+  /// would convert.
+  bool TransformJpeg(std::string_view data, int channels, const std::vector<int64_t>& shape,
+                     RandomEngine* engine, float* out) const;
 
   const TransformationParameter& param() const { return param_; }
 

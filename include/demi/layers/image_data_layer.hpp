@@ -45,6 +45,8 @@ class ImageDataLayer : public BaseDataLayer {
   /// until it has once read cleanly (the check costs a second entropy
   /// decode; a file read cleanly once stays clean).
   cv::Mat LoadImage(int64_t line) const;
+  /// The file bytes of list entry `line`, checked as LoadImage checks them.
+  std::string LoadBytes(int64_t line) const;
   void ShuffleForEpoch();
 
   std::vector<ImageListEntry> lines_;

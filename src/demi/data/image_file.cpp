@@ -125,6 +125,10 @@ std::string ImageTruncation(std::string_view head, std::string_view tail) {
 }
 
 cv::Mat ReadImageFile(const std::string& path, bool is_color, bool check_damage) {
+  return DecodeImageBytes(ReadImageBytes(path, check_damage), is_color);
+}
+
+std::string ReadImageBytes(const std::string& path, bool check_damage) {
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (std::filesystem::is_directory(status)) throw BadRecordError("is a directory, not an image");
@@ -132,15 +136,18 @@ cv::Mat ReadImageFile(const std::string& path, bool is_color, bool check_damage)
   if (!std::filesystem::is_regular_file(status)) throw BadRecordError("is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in.good()) throw BadRecordError("cannot be opened");
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw BadRecordError("cannot be read");
   const std::string truncation = ImageTruncation(data, data);
   if (!truncation.empty()) throw BadRecordError(StrCat(truncation, " (", data.size(), " bytes)"));
   const std::string corruption = check_damage ? JpegCorruption(data) : "";
   if (!corruption.empty()) throw BadRecordError(corruption);
+  return data;
+}
+
+cv::Mat DecodeImageBytes(const std::string& data, bool is_color) {
   cv::Mat image;
   try {  // OpenCV throws where a header claims more than OPENCV_IO_MAX_IMAGE_PIXELS pixels
-    // From the bytes already read: the file is read once.
     const cv::Mat bytes(1, static_cast<int>(data.size()), CV_8U, const_cast<char*>(data.data()));
     image = cv::imdecode(bytes, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
   } catch (const cv::Exception& e) {

@@ -355,6 +355,12 @@ void Transformer::CheckShape(const std::vector<int64_t>& got,
 
 void Transformer::Transform(const Datum& datum, const std::vector<int64_t>& shape,
                             RandomEngine* engine, float* out) const {
+  // Truncated data fails here as DatumToImage would fail it.
+  if (datum.encoded() && param_.fast_jpeg_decode() && !datum.data().empty() &&
+      ImageTruncation(datum.data(), datum.data()).empty() &&
+      TransformJpeg(datum.data(), 0, shape, engine, out)) {
+    return;
+  }
   if (NeedsOpenCv(datum)) {
     Transform(DatumToImage(datum), shape, engine, out);
     return;

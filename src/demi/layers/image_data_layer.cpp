@@ -73,12 +73,18 @@ void ImageDataLayer::SkipExample() {
   }
 }
 
+std::string ImageDataLayer::LoadBytes(int64_t line) const {
+  const ImageDataParameter& param = layer_param_.image_data_param();
+  std::atomic<bool>& clean = read_cleanly_[line];
+  std::string bytes = ReadImageBytes(param.root_folder() + lines_[line].path,
+                                     !clean.load(std::memory_order_relaxed));
+  clean.store(true, std::memory_order_relaxed);
+  return bytes;
+}
+
 cv::Mat ImageDataLayer::LoadImage(int64_t line) const {
   const ImageDataParameter& param = layer_param_.image_data_param();
-  const std::string path = param.root_folder() + lines_[line].path;
-  std::atomic<bool>& clean = read_cleanly_[line];
-  cv::Mat image = ReadImageFile(path, param.is_color(), !clean.load(std::memory_order_relaxed));
-  clean.store(true, std::memory_order_relaxed);
+  cv::Mat image = DecodeImageBytes(LoadBytes(line), param.is_color());
   if (param.new_height() > 0) {
     cv::Mat resized;
     cv::resize(image, resized,
@@ -91,7 +97,18 @@ cv::Mat ImageDataLayer::LoadImage(int64_t line) const {
 
 void ImageDataLayer::LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) {
   const int64_t line = rows_[row];
-  transformer_->Transform(LoadImage(line), example_shape(), engine, out);
+  const ImageDataParameter& param = layer_param_.image_data_param();
+  if (param.new_height() == 0 && transformer_->param().fast_jpeg_decode()) {
+    // The JPEG fast path where it applies (transformer.hpp), else as LoadImage.
+    const std::string bytes = LoadBytes(line);
+    if (!transformer_->TransformJpeg(bytes, param.is_color() ? 3 : 1, example_shape(), engine,
+                                     out)) {
+      transformer_->Transform(DecodeImageBytes(bytes, param.is_color()), example_shape(), engine,
+                              out);
+    }
+  } else {
+    transformer_->Transform(LoadImage(line), example_shape(), engine, out);
+  }
   *label = static_cast<float>(lines_[line].label);
 }
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The Data layer's JPEG pipeline against PyTorch's DataLoader + torchvision on the same files
+# (issue 25, item 5): RandomResizedCrop 224 + mirror + mean/scale, batch 64, one process per row
+# pinned with taskset to 1 and to 2 cores; our rows with the full OpenCV decode
+# (fast_jpeg_decode: false) and with the region decode (the default).
+#   bash bench/data_vs_torch.sh      (BUILD_DIR=build_cpu to use another build; ~5 minutes)
+# Needs build/tools/convert_imageset and build/bench/data_throughput (make all bench), opencv-doc,
+# and Debian's python3-torch and python3-torchvision (scripts/install_deps.sh --bench).
+# Writes bench/results/data_vs_torch.md. The rows run alternately, in two rounds, because the
+# machine is shared: compare rows of the same round.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD_DIR:-build}
+COUNT=${COUNT:-1200}
+ROW_SECONDS=${ROW_SECONDS:-8}
+OUT=${OUT:-bench/results/data_vs_torch.md}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+/usr/bin/python3 bench/imagenet_like.py "$WORK/images" --count "$COUNT"
+"$BUILD/tools/convert_imageset" --encoded --shuffle "$WORK/images/" "$WORK/images/list.txt" \
+  "$WORK/lmdb" > "$WORK/convert.log" 2>&1 || { cat "$WORK/convert.log"; exit 1; }
+
+transform() {  # $1: fast_jpeg_decode
+  echo "transform_param { random_resized_crop: true crop_size: 224 mirror: true" \
+    "mean_value: 104 mean_value: 117 mean_value: 124 scale: 0.017 fast_jpeg_decode: $1 }"
+}
+rate() { sed -n 's/^RESULT images_per_s=//p'; }
+ours() {  # $1 cores, $2 fast
+  taskset -c "$(seq -s, 0 $(($1 - 1)))" "$BUILD/bench/data_throughput" --source="$WORK/lmdb" \
+    --transform="$(transform "$2")" --decode_threads="$1" --batch_size=64 --seconds="$ROW_SECONDS" | rate
+}
+torch_row() {  # $1 cores
+  taskset -c "$(seq -s, 0 $(($1 - 1)))" /usr/bin/python3 bench/torch_data.py "$WORK/images" \
+    --workers "$1" --seconds "$ROW_SECONDS" | rate
+}
+
+{
+  echo "# Data layer vs PyTorch DataLoader + torchvision (bench/data_vs_torch.sh)"
+  echo
+  echo "$(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
+  echo "shared with other work (load average $(cut -d' ' -f1-3 /proc/loadavg) at the start)."
+  echo "$COUNT ImageNet-like JPEGs (bench/imagenet_like.py: opencv-doc's"
+  echo "photos, shorter side 333-500, quality 90, $(du -sh "$WORK/images" | cut -f1) in all), as a"
+  echo "folder (torchvision) and an encoded LMDB (ours). RandomResizedCrop 224 + mirror + mean/scale,"
+  echo "batch 64, $ROW_SECONDS s a row after warm-up, each row one process pinned with taskset."
+  echo
+  echo "| round | cores | ours, full decode | ours, region decode | torchvision | new / old | new / torch |"
+  echo "|---|---|---|---|---|---|---|"
+} > "$WORK/table.md"
+for round in 1 2; do
+  for cores in 1 2; do
+    old=$(ours "$cores" false)
+    new=$(ours "$cores" true)
+    peer=$(torch_row "$cores")
+    line=$(awk -v r="$round" -v c="$cores" -v o="$old" -v n="$new" -v p="$peer" 'BEGIN {
+      printf "| %d | %d | %.0f img/s | %.0f img/s | %.0f img/s | %.2fx | %.2fx |", r, c, o, n, p, n / o, n / p }')
+    echo "$line" | tee -a "$WORK/table.md"
+  done
+done
+mkdir -p "$(dirname "$OUT")"
+cp "$WORK/table.md" "$OUT"
+echo "wrote $OUT"
