@@ -15,7 +15,9 @@
 # Each step runs under its own timeout, and a step that would start past the overall budget
 # (GPU_SH_BUDGET seconds, default 450) is skipped with a line saying so; progress lines go to
 # stderr. --dry (implied where no GPU is found) runs every step on the CPU on tiny batches and
-# one iteration, to prove the script, and writes gpu_<name>_dry.md.
+# one iteration, to prove the script, and writes gpu_<name>_dry.md. GPU_SH_PRECISIONS picks the
+# throughput rows (default "FP32 FLOAT16 BFLOAT16 TF32"); with $OUT set (a lent device machine)
+# every step's log is packed into $OUT/gpu_sh_logs.tar.gz.
 #   bench/gpu.sh [--dry]
 set -uo pipefail
 
@@ -179,7 +181,7 @@ say "## Training throughput (forward + backward, DummyData; $iterations timed it
 say ""
 say "| model | batch | precision | img/s | ms/iter | clock |"
 say "|---|---|---|---|---|---|"
-for precision in FP32 FLOAT16 BFLOAT16 TF32; do
+for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32}; do
   for model in $models; do
     for batch in $batches; do
       progress "3/5 time $model batch $batch $precision"
@@ -246,4 +248,6 @@ fi
 
 say ""
 say "Total: $((SECONDS - start)) s."
+# On a lent device machine the step logs come back too: failures need more than one line.
+if [ -n "${OUT:-}" ]; then tar -czf "$OUT/gpu_sh_logs.tar.gz" -C "$log_dir" . 2>/dev/null; fi
 progress "done in $((SECONDS - start))s: $report"
