@@ -117,18 +117,24 @@ int JpegScaleFor(double crop_height, double crop_width, int out_height, int out_
 
 JpegRegion DecodeJpegRegion(std::string_view data, const CropRect& rect, int scale_num,
                             int channels) {
-  CHECK(scale_num >= 1 && scale_num <= 8) << scale_num;
-  CHECK(channels == 1 || channels == 3) << channels;
+  DEMI_CHECK(scale_num >= 1 && scale_num <= 8, "DecodeJpegRegion: scale ", scale_num,
+             "/8 is not one libjpeg decodes at (1/8 to 8/8)");
+  DEMI_CHECK(channels == 1 || channels == 3, "DecodeJpegRegion: ", channels,
+             " channels asked for; a JPEG decodes to 1 or 3");
   JpegRegion region;
   region.scale_num = scale_num;
   cv::Mat rows;  // declared before setjmp: a longjmp back must not skip a destructor
   Decompressor jpeg(data);
   if (setjmp(jpeg.fatal) != 0) jpeg.Fail(data.size());
   jpeg_read_header(&jpeg.info, TRUE);
-  CHECK_NE(jpeg.info.num_components, 4) << "CMYK JPEGs take the full decode";
-  CHECK(rect.x >= 0 && rect.y >= 0 && rect.width > 0 && rect.height > 0 &&
-        rect.x + rect.width <= static_cast<int>(jpeg.info.image_width) &&
-        rect.y + rect.height <= static_cast<int>(jpeg.info.image_height));
+  // The caller chose the path and the rect from the same header (ReadJpegHeader).
+  DEMI_CHECK(jpeg.info.num_components != 4,
+             "DecodeJpegRegion: a CMYK JPEG takes the full decode, not a region");
+  DEMI_CHECK(rect.x >= 0 && rect.y >= 0 && rect.width > 0 && rect.height > 0 &&
+                 rect.x + rect.width <= static_cast<int>(jpeg.info.image_width) &&
+                 rect.y + rect.height <= static_cast<int>(jpeg.info.image_height),
+             "DecodeJpegRegion: the crop ", rect.width, "x", rect.height, "+", rect.x, "+", rect.y,
+             " lies outside the ", jpeg.info.image_width, "x", jpeg.info.image_height, " image");
   jpeg.info.scale_num = static_cast<unsigned>(scale_num);
   jpeg.info.scale_denom = 8;
   jpeg.info.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_EXT_BGR;

@@ -91,7 +91,7 @@ cv::Mat Warp(const JpegRegion& region, const Axis& y_axis, const Axis& x_axis, b
 bool Transformer::TransformJpeg(std::string_view data, int channels,
                                 const std::vector<int64_t>& shape, RandomEngine* engine,
                                 float* out) const {
-  CHECK(engine != nullptr);
+  DEMI_CHECK(engine != nullptr, owner_, ": TransformJpeg needs a random engine (one per example)");
   if (!param_.fast_jpeg_decode()) return false;
   JpegHeader header;
   if (!ReadJpegHeader(data, &header)) return false;
