@@ -121,6 +121,8 @@ class Transformer {
   /// force_color / force_gray, resize_shorter_side, and (with an engine, in
   /// TRAIN) the random resized crop.
   cv::Mat Prepare(const cv::Mat& image, RandomEngine* engine) const;
+  /// An image's rows x cols after resize_shorter_side (unchanged without it).
+  void ShorterSideResize(int* rows, int* cols) const;
   std::vector<int64_t> CroppedShape(int64_t channels, int64_t height, int64_t width) const;
   void CheckShape(const std::vector<int64_t>& got, const std::vector<int64_t>& expected) const;
   /// Steps 4 to 6 on a C x H x W view of pixels (strides in elements).

@@ -283,6 +283,16 @@ cv::Mat Transformer::DatumToImage(const Datum& datum) const {
   return ForceChannels(image, param_);
 }
 
+void Transformer::ShorterSideResize(int* rows, int* cols) const {
+  const int target = static_cast<int>(param_.resize_shorter_side());
+  const int shorter = std::min(*rows, *cols);
+  if (target <= 0 || shorter == target) return;
+  const double factor = static_cast<double>(target) / shorter;
+  const bool rows_shorter = *rows == shorter, cols_shorter = *cols == shorter;
+  *rows = rows_shorter ? target : static_cast<int>(std::lround(*rows * factor));
+  *cols = cols_shorter ? target : static_cast<int>(std::lround(*cols * factor));
+}
+
 cv::Mat Transformer::Prepare(const cv::Mat& image, RandomEngine* engine) const {
   cv::Mat out = ForceChannels(image, param_);
   if (out.depth() != CV_8U && out.depth() != CV_32F) {
@@ -290,19 +300,12 @@ cv::Mat Transformer::Prepare(const cv::Mat& image, RandomEngine* engine) const {
     out.convertTo(converted, CV_32F);
     out = converted;
   }
-  const int shorter_target = static_cast<int>(param_.resize_shorter_side());
-  if (shorter_target > 0) {
-    const int shorter = std::min(out.rows, out.cols);
-    if (shorter != shorter_target) {
-      const double factor = static_cast<double>(shorter_target) / shorter;
-      const int rows =
-          out.rows == shorter ? shorter_target : static_cast<int>(std::lround(out.rows * factor));
-      const int cols =
-          out.cols == shorter ? shorter_target : static_cast<int>(std::lround(out.cols * factor));
-      cv::Mat resized;
-      cv::resize(out, resized, cv::Size(cols, rows), 0, 0, cv::INTER_LINEAR);
-      out = resized;
-    }
+  int rows = out.rows, cols = out.cols;
+  ShorterSideResize(&rows, &cols);
+  if (rows != out.rows || cols != out.cols) {
+    cv::Mat resized;
+    cv::resize(out, resized, cv::Size(cols, rows), 0, 0, cv::INTER_LINEAR);
+    out = resized;
   }
   if (engine != nullptr && param_.random_resized_crop() && phase_ == TRAIN) {
     const CropRect rect =

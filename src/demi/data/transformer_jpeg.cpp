@@ -106,16 +106,10 @@ bool Transformer::TransformJpeg(std::string_view data, int channels,
     return false;  // ForceChannels would convert what the caller decodes
   }
 
-  // Prepare's size after resize_shorter_side, computed as Prepare does.
+  // Prepare's size after resize_shorter_side.
   const int height = header.height, width = header.width;
   int rows = height, cols = width;
-  const int shorter_target = static_cast<int>(param_.resize_shorter_side());
-  if (shorter_target > 0 && std::min(rows, cols) != shorter_target) {
-    const int shorter = std::min(rows, cols);
-    const double factor = static_cast<double>(shorter_target) / shorter;
-    rows = rows == shorter ? shorter_target : static_cast<int>(std::lround(rows * factor));
-    cols = cols == shorter ? shorter_target : static_cast<int>(std::lround(cols * factor));
-  }
+  ShorterSideResize(&rows, &cols);
   // The draws in Transform's order: resized crop, crop window, mirror
   // (ChooseWindow), then jitter; each output axis mapped back to full size.
   Axis y_axis, x_axis;
