@@ -45,6 +45,8 @@ class ImageDataLayer : public BaseDataLayer {
   /// until it has once read cleanly (the check costs a second entropy
   /// decode; a file read cleanly once stays clean).
   cv::Mat LoadImage(int64_t line) const;
+  /// A list entry's file bytes decoded, and resized to new_height x new_width if given.
+  cv::Mat DecodeAndResize(const std::string& bytes) const;
   /// The file bytes of list entry `line`, checked as LoadImage checks them.
   std::string LoadBytes(int64_t line) const;
   void ShuffleForEpoch();

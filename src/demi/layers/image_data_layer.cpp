@@ -82,9 +82,11 @@ std::string ImageDataLayer::LoadBytes(int64_t line) const {
   return bytes;
 }
 
-cv::Mat ImageDataLayer::LoadImage(int64_t line) const {
+cv::Mat ImageDataLayer::LoadImage(int64_t line) const { return DecodeAndResize(LoadBytes(line)); }
+
+cv::Mat ImageDataLayer::DecodeAndResize(const std::string& bytes) const {
   const ImageDataParameter& param = layer_param_.image_data_param();
-  cv::Mat image = DecodeImageBytes(LoadBytes(line), param.is_color());
+  cv::Mat image = DecodeImageBytes(bytes, param.is_color());
   if (param.new_height() > 0) {
     cv::Mat resized;
     cv::resize(image, resized,
@@ -98,17 +100,13 @@ cv::Mat ImageDataLayer::LoadImage(int64_t line) const {
 void ImageDataLayer::LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) {
   const int64_t line = rows_[row];
   const ImageDataParameter& param = layer_param_.image_data_param();
-  if (param.new_height() == 0 && transformer_->param().fast_jpeg_decode()) {
-    // The JPEG fast path where it applies (transformer.hpp), else as LoadImage.
-    const std::string bytes = LoadBytes(line);
-    if (!transformer_->TransformJpeg(bytes, param.is_color() ? 3 : 1, example_shape(), engine,
-                                     out)) {
-      transformer_->Transform(DecodeImageBytes(bytes, param.is_color()), example_shape(), engine,
-                              out);
-    }
-  } else {
-    transformer_->Transform(LoadImage(line), example_shape(), engine, out);
-  }
+  // The JPEG fast path where it applies (transformer.hpp; not after new_height's
+  // resize), else the decoded image as LoadImage gives it.
+  const std::string bytes = LoadBytes(line);
+  const bool fast =
+      param.new_height() == 0 &&
+      transformer_->TransformJpeg(bytes, param.is_color() ? 3 : 1, example_shape(), engine, out);
+  if (!fast) transformer_->Transform(DecodeAndResize(bytes), example_shape(), engine, out);
   *label = static_cast<float>(lines_[line].label);
 }
 
