@@ -8,8 +8,9 @@
 #   3. training throughput of ResNet-50, GoogLeNet and AlexNet (the zoo's train_val with
 #      --stage=dummy: DummyData inputs) at batch 64 and 128, from `time`'s forward+backward
 #      average: img/s = batch / time. The device time where `time` reports one, else the host
-#      time (the table says which). FP32 rows, then FLOAT16 and BFLOAT16 (--precision) and
-#      TF32 rows, which read "not supported yet" where the tool refuses or has no switch;
+#      time (the table says which). FP32 rows (--deterministic: plain FP32, deterministic
+#      cuDNN algorithms), then FLOAT16 and BFLOAT16 (--precision) and TF32 (time's default
+#      GPU math) rows, which read "not supported yet" where the tool refuses or has no switch;
 #   4. device memory: `memory --gpu=0` for ResNet-50 at batch 64, and nvidia-smi's;
 #   5. with 2 or more GPUs: the two-GPU replica tests and `train` 1 vs N GPUs on ResNet-50.
 # Each step runs under its own timeout, and a step that would start past the overall budget
@@ -143,17 +144,18 @@ fi
 time_row() {
   local model=$1 batch=$2 precision=$3 flags=() log
   log="$log_dir/time_${model}_${batch}_$precision"
+  # FP32 is the deterministic path (plain FP32, deterministic cuDNN algorithms); TF32 is
+  # time's default math (tensor cores on Ampere and newer, measured cuDNN algorithms).
+  local deterministic=0
+  "$bin/tools/time" --help 2>&1 | grep -q -- '-deterministic' && deterministic=1
   case $precision in
-    FP32) ;;
+    FP32) [ "$deterministic" -eq 1 ] && flags=(--deterministic) ;;
     FLOAT16 | BFLOAT16) flags=(--precision="$precision") ;;
     TF32)
-      # No switch yet (issue 24, item 3): say so rather than time FP32 again.
-      if ! "$bin/tools/time" --help 2>&1 | grep -qi tf32; then
-        say "| $model | $batch | TF32 | not supported yet (time has no TF32 switch) | | |"
+      if [ "$deterministic" -eq 0 ]; then
+        say "| $model | $batch | TF32 | not supported yet (time has no --deterministic, so no TF32 default) | | |"
         return
-      fi
-      say "| $model | $batch | TF32 | not supported yet (this script does not know time's TF32 switch) | | |"
-      return ;;
+      fi ;;
   esac
   run_step "$step_timeout" "$log" "$bin/tools/time" --model="models/$model/train_val.prototxt" \
     --stage=dummy --batch="$batch" --iterations="$iterations" $gpu_flag "${flags[@]}"

@@ -2,6 +2,8 @@
 // CPU: Convolution, Deconvolution, Im2col, InnerProduct, Pooling, LRN and
 // BatchNorm. Engine-parameterized suites run each case with engine CAFFE and
 // engine CUDNN (which is the CAFFE twin in builds without cuDNN).
+#include <cmath>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -128,6 +130,74 @@ TEST_P(GpuConvolutionTest, Deterministic) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, GpuConvolutionTest, ::testing::Values("CAFFE", "CUDNN"));
+
+// ---- GpuMath::kTensorOps: TF32 tensor cores and measured cuDNN algorithms ----
+
+/// The case's layer on the CPU against the GPU in kTensorOps math. TF32 keeps
+/// 10 bits of each product's mantissas (relative error 2^-11), so values stay
+/// within 1e-2 * (1 + |reference|) where FP32 stays within 1e-4.
+void ExpectTensorOpsNearCpu(GpuCase c) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  c.check_gradient = false;  // finite differences of TF32 products measure TF32's rounding
+  c.tolerance = 1e-2f;
+  ExpectLayersAgree(
+      c, [&] { return MakeLayerOn(c.layer, Device::kCPU); },
+      [&] {
+        std::unique_ptr<Layer> layer = MakeLayer(c.layer);
+        Context context;
+        context.device = Device::kGPU;
+        context.gpu_math = GpuMath::kTensorOps;
+        layer->set_context(context);
+        return layer;
+      });
+}
+
+TEST(GpuTensorOpsTest, CudnnConvolutionStaysNearTheCpu) {
+  ExpectTensorOpsNearCpu(NewCase("type: 'Convolution' convolution_param { engine: CUDNN "
+                                 "num_output: 16 kernel_size: 3 pad: 1" +
+                                     std::string(kFillers) + " }",
+                                 {{4, 16, 12, 12}}));
+}
+
+TEST(GpuTensorOpsTest, CudnnDeconvolutionStaysNearTheCpu) {
+  ExpectTensorOpsNearCpu(NewCase("type: 'Deconvolution' convolution_param { engine: CUDNN "
+                                 "num_output: 8 kernel_size: 3 stride: 2" +
+                                     std::string(kFillers) + " }",
+                                 {{2, 16, 6, 5}}));
+}
+
+TEST(GpuTensorOpsTest, InnerProductStaysNearTheCpu) {
+  ExpectTensorOpsNearCpu(NewCase("type: 'InnerProduct' inner_product_param { num_output: 64" +
+                                     std::string(kFillers) + " }",
+                                 {{32, 256}}));
+}
+
+// On Ampere and newer (without NVIDIA_TF32_OVERRIDE=0) the switch must reach
+// the libraries: a 256-term product in TF32 differs from FP32's somewhere.
+TEST(GpuTensorOpsTest, InnerProductUsesTf32OnAmpereAndNewer) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  const char* override_tf32 = std::getenv("NVIDIA_TF32_OVERRIDE");
+  if (GetDeviceInfo(0).major < 8 || (override_tf32 && std::string(override_tf32) == "0")) {
+    GTEST_SKIP() << "no TF32 on this device or NVIDIA_TF32_OVERRIDE=0";
+  }
+  const std::string text = "type: 'InnerProduct' inner_product_param { num_output: 64" +
+                           std::string(kFillers) + " }";
+  auto top_in = [&](GpuMath math) {
+    std::unique_ptr<Layer> layer = MakeLayer(text);
+    Context context;
+    context.device = Device::kGPU;
+    context.gpu_math = math;
+    layer->set_context(context);
+    Blob bottom(std::vector<int64_t>{32, 256}), top;
+    for (int64_t i = 0; i < bottom.count(); ++i) {
+      bottom.mutable_cpu_data()[i] = std::sin(0.37f * static_cast<float>(i));
+    }
+    layer->SetUp({&bottom}, {&top});
+    layer->Forward({&bottom}, {&top});
+    return std::vector<float>(top.cpu_data(), top.cpu_data() + top.count());
+  };
+  EXPECT_NE(top_in(GpuMath::kTensorOps), top_in(GpuMath::kDeterministic));
+}
 
 // ---- Im2col and InnerProduct (one engine) ----
 

@@ -59,6 +59,24 @@ TEST(GpuTrainingTest, LeNetWithCudnnTrainsTheParamsOneDnnTrains) {
   ExpectCpuAndGpuTrainAlike(text);
 }
 
+// The solver's `deterministic: false`: TF32 tensor cores and measured cuDNN
+// algorithms. Training follows the CPU's within TF32's rounding (10-bit
+// mantissas in each product) over the same 20 iterations as above.
+TEST(GpuTrainingTest, LeNetInTensorOpMathTrainsNearTheCpu) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 200);
+  std::string text = LeNetSolver(dir.file("db"), 64) + " deterministic: false";
+  text.replace(text.find("max_iter: 50"), 12, "max_iter: 20");
+  auto cpu = MakeSolver(text);
+  cpu->Solve();
+  auto gpu = MakeGpuSolver(text);
+  EXPECT_EQ(gpu->net().context().gpu_math, GpuMath::kTensorOps);
+  gpu->Solve();
+  EXPECT_LT(WorstRelativeDifference(cpu->net(), gpu->net()), 5e-2);
+  EXPECT_NEAR(gpu->smoothed_loss(), cpu->smoothed_loss(), 2e-2 * cpu->smoothed_loss());
+}
+
 // One GPU through Replicas: the bucketed all-reduce (each bucket handed to
 // the worker at a mark in backward's stream) around a world of one trains
 // what a plain GPU solver trains, bit for bit.

@@ -357,6 +357,35 @@ TEST(TrainToolTest, GpuWithoutADeviceFailsClearly) {
   }
 }
 
+// On a CPU `time` reads the host's clock: Caffe's lines, no device times,
+// and each pass at least as long as its layers together (they run inside it).
+TEST(TimeToolTest, TimesLayersAndPassesOnTheHostClock) {
+  const Result run =
+      Tool("time", "--model=models/lenet/lenet_dummy.prototxt --iterations=3 --deterministic");
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(Contains(run.output, "Iteration: 3 forward-backward time: ")) << run.output;
+  EXPECT_FALSE(Contains(run.output, "on the device")) << run.output;
+  const std::vector<double> forward = Numbers(run.output, R"(\tforward: ([\d.e-]+) ms\.)");
+  const std::vector<double> backward = Numbers(run.output, R"(\tbackward: ([\d.e-]+) ms\.)");
+  const std::vector<double> forward_pass =
+      Numbers(run.output, R"(Average Forward pass: ([\d.e-]+) ms\.)");
+  const std::vector<double> backward_pass =
+      Numbers(run.output, R"(Average Backward pass: ([\d.e-]+) ms\.)");
+  const std::vector<double> both =
+      Numbers(run.output, R"(Average Forward-Backward: ([\d.e-]+) ms\.)");
+  ASSERT_FALSE(forward.empty());
+  ASSERT_EQ(forward.size(), backward.size());
+  ASSERT_EQ(forward_pass.size(), 1u);
+  ASSERT_EQ(backward_pass.size(), 1u);
+  ASSERT_EQ(both.size(), 1u);
+  double forward_sum = 0, backward_sum = 0;
+  for (double ms : forward) forward_sum += ms;
+  for (double ms : backward) backward_sum += ms;
+  EXPECT_LE(forward_sum, forward_pass[0] * 1.001 + 1e-3) << run.output;
+  EXPECT_LE(backward_sum, backward_pass[0] * 1.001 + 1e-3) << run.output;
+  EXPECT_LE(forward_pass[0] + backward_pass[0], both[0] * 1.001 + 1e-3) << run.output;
+}
+
 TEST(MemoryToolTest, ReportsEveryStrategyForBothPhases) {
   const Result run = Tool("memory", "--model=models/lenet/lenet_dummy.prototxt --batch=32");
   ASSERT_EQ(run.status, 0) << run.output;

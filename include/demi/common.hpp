@@ -41,6 +41,17 @@ enum class Device { kCPU, kGPU };
 /// enums (the net-wide one and each layer param's own).
 enum class EngineKind { kDefault = 0, kCaffe = 1, kCudnn = 2, kDnnl = 5001 };
 
+/// How a GPU computes FLOAT math (convolutions through cuDNN, matrix products
+/// through cuBLAS). kDeterministic: plain FP32 FMA math and deterministic cuDNN
+/// algorithms chosen by cuDNN's heuristics, bit-identical from run to run and
+/// close to the CPU's results. kTensorOps: TF32 tensor cores on Ampere and
+/// newer (10-bit mantissa products, FP32 sums; NVIDIA_TF32_OVERRIDE=0 turns
+/// them off in the libraries) and the fastest cuDNN algorithms, measured per
+/// shape once per process, deterministic or not. The tools and solvers default
+/// to kTensorOps (--deterministic or the solver's `deterministic: true` keep
+/// kDeterministic); a Context made in code keeps kDeterministic.
+enum class GpuMath { kDeterministic, kTensorOps };
+
 /// The explicit execution context a net hands to each of its layers, instead
 /// of a global mode read deep inside layer code.
 struct Context {
@@ -57,6 +68,8 @@ struct Context {
   size_t cudnn_workspace_bytes = size_t{64} << 20;
   /// The engine of layers whose own engine is DEFAULT (NetParameter.engine).
   EngineKind engine = EngineKind::kDefault;
+  /// FLOAT math on a GPU (see GpuMath); a CPU ignores it.
+  GpuMath gpu_math = GpuMath::kDeterministic;
 };
 
 /// True when this build has CUDA support compiled in.

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <set>
 
+#include "demi/util/gpu_math.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -99,6 +100,7 @@ void Layer::set_loss(int top_index, float value) {
 
 float Layer::Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (context_.device == Device::kGPU) {
+    GpuMathScope math(context_.gpu_math);
     Forward_gpu(bottom, top);
   } else {
     Forward_cpu(bottom, top);
@@ -115,6 +117,7 @@ void Layer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& t
   DEMI_CHECK(CanReplay(), "layer '", layer_param_.name(), "' (", type(),
              ") cannot run its forward again");
   if (context_.device == Device::kGPU) {
+    GpuMathScope math(context_.gpu_math);
     Forward_gpu(bottom, top);
   } else {
     Forward_cpu(bottom, top);
@@ -124,6 +127,7 @@ void Layer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& t
 void Layer::Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                      const std::vector<Blob*>& bottom) {
   if (context_.device == Device::kGPU) {
+    GpuMathScope math(context_.gpu_math);
     Backward_gpu(top, propagate_down, bottom);
   } else {
     Backward_cpu(top, propagate_down, bottom);

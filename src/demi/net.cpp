@@ -73,6 +73,13 @@ void Net::Init(const NetParameter& in_param) {
   context_.cudnn_workspace_bytes = static_cast<size_t>(upgraded.cudnn_workspace_mb()) << 20;
   engine_defaults_ = NetEngineDefaults(upgraded);
   context_.engine = engine_defaults_.engine;
+  if (context_.device == Device::kGPU) {
+    LOG(INFO) << "Net '" << upgraded.name() << "' GPU math: "
+              << (context_.gpu_math == GpuMath::kTensorOps
+                      ? "TF32 tensor ops where the GPU has them, fastest measured cuDNN "
+                        "algorithms (--deterministic: plain FP32)"
+                      : "plain FP32, deterministic cuDNN algorithms");
+  }
   NetParameter filtered;
   FilterNet(upgraded, &filtered);
   // An empty net would run, report a loss of 0 and write empty snapshots.

@@ -89,6 +89,9 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
   DEMI_CHECK(param_.snapshot() >= 0, "snapshot must not be negative, got ", param_.snapshot());
   GetLearningRate(param_, 0);  // reports a bad lr policy now, not at the first update
   context_.seed = ChooseSeed(param_);
+  if (param_.has_deterministic()) {
+    context_.gpu_math = param_.deterministic() ? GpuMath::kDeterministic : GpuMath::kTensorOps;
+  }
   LOG(INFO) << "Random seed " << context_.seed
             << (param_.random_seed() >= 0 ? "" : " (from the clock; set random_seed to repeat)");
   if (is_root()) {

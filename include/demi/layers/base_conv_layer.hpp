@@ -44,13 +44,17 @@ void CheckConvWindowFits(const LayerParameter& param, const ConvGeometry& g, con
 ///
 /// Engines (convolution_param.engine, as in Caffe): CAFFE runs the GEMMs
 /// above (on the GPU with cuBLAS and GpuIm2col); CUDNN, and DEFAULT in builds
-/// with USE_CUDNN, runs a GPU layer with cuDNN over the whole batch. cuDNN's
-/// algorithms are picked by its heuristics (the _v7 queries) among those that
-/// are deterministic, use plain FP32 math (FMA, never TF32 tensor ops, so the
-/// GPU agrees with the CPU) and need at most context().cudnn_workspace_bytes
-/// (the net's cudnn_workspace_mb, 64 by default) of workspace; the workspace is a scratch buffer
-/// sized in Reshape to the largest of the three chosen algorithms, so the memory planner places it.
-/// A shape for which no such algorithm exists runs the CAFFE engine.
+/// with USE_CUDNN, runs a GPU layer with cuDNN over the whole batch. Under
+/// GpuMath::kDeterministic, cuDNN's algorithms are picked by its heuristics
+/// (the _v7 queries) among those that are deterministic and use plain FP32
+/// math (FMA, never TF32 tensor ops, so the GPU agrees with the CPU); under
+/// kTensorOps, cudnnFind times every algorithm in tensor-op math (TF32 on
+/// Ampere and newer) once per problem and process, and the fastest is taken.
+/// Either way an algorithm needs at most context().cudnn_workspace_bytes
+/// (the net's cudnn_workspace_mb, 64 by default) of workspace; the workspace
+/// is a scratch buffer sized in Reshape to the largest of the three chosen
+/// algorithms, so the memory planner places it. A shape for which no such
+/// algorithm exists runs the CAFFE engine.
 ///
 /// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
 /// the whole batch through oneDNN's convolution primitives in the layouts
@@ -116,6 +120,9 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   struct CudnnState;
   void CudnnSetUp();
   void CudnnReshape(const Blob& bottom);
+  /// The two ways CudnnReshape picks the three passes' algorithms (GpuMath).
+  void CudnnChooseDeterministicAlgorithms();
+  void CudnnMeasureAlgorithms(const Blob& bottom);
   /// Whether this layer runs cuDNN at the current shape.
   bool CudnnReady() const;
   void CudnnConvolve(const float* image, const float* weights, float* output);

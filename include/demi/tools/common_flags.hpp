@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <string>
 
+#include "demi/common.hpp"
 #include "demi/proto/demi.pb.h"
 
 DECLARE_string(model);
@@ -21,6 +22,7 @@ DECLARE_string(phase);
 DECLARE_int64(batch);
 DECLARE_string(engine);
 DECLARE_string(precision);
+DECLARE_bool(deterministic);
 DECLARE_int32(threads);
 DECLARE_int32(level);
 DECLARE_string(stage);
@@ -31,6 +33,10 @@ namespace demi {
 
 /// --schedule into `order`; false when the flag is not given.
 bool ParseScheduleFlag(ScheduleOrder* order);
+
+/// The context of a tool running one net: the device of `gpu` (--gpu's
+/// syntax; the CPU when empty) and --deterministic's GPU math.
+Context ToolContext(const std::string& gpu = FLAGS_gpu);
 
 /// --engine and --precision applied to `param`.
 void ApplyEngineFlags(NetParameter* param);

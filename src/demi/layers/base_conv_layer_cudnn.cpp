@@ -4,6 +4,9 @@
 #ifdef USE_CUDNN
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "demi/layers/cudnn_ops.hpp"
 #include "demi/util/cuda.hpp"
@@ -18,6 +21,11 @@ struct BaseConvolutionLayer::CudnnState {
   cudnnConvolutionFwdAlgo_t forward_algo{};
   cudnnConvolutionBwdDataAlgo_t backward_data_algo{};
   cudnnConvolutionBwdFilterAlgo_t backward_filter_algo{};
+  /// Each pass's math as its algorithm was measured with (GpuMath::kTensorOps;
+  /// kDeterministic keeps FMA math, set once).
+  cudnnMathType_t forward_math = CUDNN_FMA_MATH;
+  cudnnMathType_t backward_data_math = CUDNN_FMA_MATH;
+  cudnnMathType_t backward_filter_math = CUDNN_FMA_MATH;
   bool ready = false;  ///< algorithms were found for the current shape
   Blob workspace;      ///< scratch, bytes as floats
 };
@@ -44,6 +52,39 @@ float* WorkspacePointer(Blob* workspace) {
   return workspace->count() > 0 ? workspace->mutable_gpu_data() : nullptr;
 }
 
+/// The fastest of cuDNN's measured candidates (cudnnFind ranks them by time)
+/// that ran and fits the budget, deterministic or not, and its math.
+template <typename Perf, typename Algo>
+bool PickFastest(const Perf* candidates, int count, size_t budget, Algo* algo,
+                 cudnnMathType_t* math) {
+  for (int i = 0; i < count; ++i) {
+    const Perf& c = candidates[i];
+    if (c.status == CUDNN_STATUS_SUCCESS && c.memory <= budget) {
+      *algo = c.algo;
+      *math = c.mathType;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The algorithms cudnnFind measured for one convolution problem; shared by
+/// every layer and thread of the process, as the measurement takes
+/// milliseconds per shape and a net repeats its shapes.
+struct MeasuredAlgorithms {
+  bool found = false;
+  cudnnConvolutionFwdAlgo_t forward{};
+  cudnnConvolutionBwdDataAlgo_t backward_data{};
+  cudnnConvolutionBwdFilterAlgo_t backward_filter{};
+  cudnnMathType_t forward_math{}, backward_data_math{}, backward_filter_math{};
+};
+
+std::mutex measured_mutex;
+std::map<std::string, MeasuredAlgorithms>& Measured() {
+  static std::map<std::string, MeasuredAlgorithms> measured;
+  return measured;
+}
+
 }  // namespace
 
 void BaseConvolutionLayer::CudnnSetUp() {
@@ -54,7 +95,8 @@ void BaseConvolutionLayer::CudnnSetUp() {
                    {static_cast<int>(g.stride_h), static_cast<int>(g.stride_w)},
                    {static_cast<int>(g.dilation_h), static_cast<int>(g.dilation_w)},
                    static_cast<int>(group_));
-  // Plain FP32: with the default math, Ampere and later may run TF32.
+  // Plain FP32: with the default math, Ampere and later may run TF32. Each
+  // call sets its pass's math first (FMA unless measured under kTensorOps).
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(cudnn_->conv.get(), CUDNN_FMA_MATH));
   cudnn_->filter.Set(blobs_[0]->shape());
   cudnn_->bias.Set({1, num_output_, 1, 1});
@@ -71,12 +113,58 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
   s.workspace.Reshape(std::vector<int64_t>{0});
   if (bottom.count() == 0) return;  // cuDNN takes no empty tensors; CAFFE handles them
   auto use_caffe_engine = [&](size_t needed) {
-    LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no deterministic FP32 "
+    LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no "
+                 << (context_.gpu_math == GpuMath::kDeterministic ? "deterministic FP32 " : "")
                  << "cuDNN algorithm within " << (context_.cudnn_workspace_bytes >> 20)
                  << " MiB of workspace for bottom shape " << bottom.shape_string()
                  << (needed > 0 ? StrCat(" (needs ", needed >> 20, " MiB)") : std::string())
                  << "; using the CAFFE engine";
   };
+  cudnnHandle_t handle = CudnnHandle();
+  const size_t budget = context_.cudnn_workspace_bytes;
+  if (context_.gpu_math == GpuMath::kTensorOps) {
+    CudnnMeasureAlgorithms(bottom);
+  } else {
+    CudnnChooseDeterministicAlgorithms();
+  }
+  if (!s.ready) {
+    use_caffe_engine(0);
+    return;
+  }
+
+  // The exact workspace of each chosen algorithm, the largest of the three.
+  size_t bytes = 0, needed = 0;
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.forward_math));
+  DEMI_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle, s.image.get(), s.filter.get(),
+                                                           s.conv.get(), s.output.get(),
+                                                           s.forward_algo, &needed));
+  bytes = std::max(bytes, needed);
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.backward_data_math));
+  DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+      handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(), s.backward_data_algo,
+      &needed));
+  bytes = std::max(bytes, needed);
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.backward_filter_math));
+  DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+      handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(), s.backward_filter_algo,
+      &needed));
+  bytes = std::max(bytes, needed);
+  // Each candidate fit, but the sizes asked under the chosen math can be larger.
+  if (bytes > budget) {
+    s.ready = false;
+    use_caffe_engine(bytes);
+    return;
+  }
+  s.workspace.Reshape(
+      std::vector<int64_t>{static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float))});
+  columns_.Reshape(std::vector<int64_t>{0});  // cuDNN unfolds nothing
+}
+
+// kDeterministic: cuDNN's heuristic ranking, filtered (PickAlgorithm). No
+// measurement, so the choice is the same in every process.
+void BaseConvolutionLayer::CudnnChooseDeterministicAlgorithms() {
+  CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), CUDNN_FMA_MATH));
   cudnnHandle_t handle = CudnnHandle();
   const size_t budget = context_.cudnn_workspace_bytes;
   int count = 0;
@@ -95,40 +183,62 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
       handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(),
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, backward_filter));
   s.ready = s.ready && PickAlgorithm(backward_filter, count, budget, &s.backward_filter_algo);
-  if (!s.ready) {
-    use_caffe_engine(0);
-    return;
-  }
+}
 
-  // The exact workspace of each chosen algorithm, the largest of the three.
-  size_t bytes = 0, needed = 0;
-  DEMI_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle, s.image.get(), s.filter.get(),
-                                                           s.conv.get(), s.output.get(),
-                                                           s.forward_algo, &needed));
-  bytes = std::max(bytes, needed);
-  DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-      handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(), s.backward_data_algo,
-      &needed));
-  bytes = std::max(bytes, needed);
-  DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-      handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(), s.backward_filter_algo,
-      &needed));
-  bytes = std::max(bytes, needed);
-  // Each candidate fit, but the sizes asked under FMA math can be larger.
-  if (bytes > budget) {
-    s.ready = false;
-    use_caffe_engine(bytes);
-    return;
+// kTensorOps: each pass's algorithms timed by cudnnFind under tensor-op math
+// (TF32 on Ampere and newer), once per problem and process.
+void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
+  CudnnState& s = *cudnn_;
+  const size_t budget = context_.cudnn_workspace_bytes;
+  int device = 0;
+  DEMI_CUDA_CHECK(cudaGetDevice(&device));
+  const std::string key =
+      StrCat(device, " ", type(), " bottom ", bottom.shape_string(), " filter ",
+             blobs_[0]->shape_string(), " top ", top_h_, "x", top_w_, " pad ", geometry_.pad_h, ",",
+             geometry_.pad_w, " stride ", geometry_.stride_h, ",", geometry_.stride_w,
+             " dilation ", geometry_.dilation_h, ",", geometry_.dilation_w, " group ", group_,
+             " budget ", budget);
+  std::lock_guard<std::mutex> lock(measured_mutex);
+  auto cached = Measured().find(key);
+  if (cached == Measured().end()) {
+    cudnnHandle_t handle = CudnnHandle();
+    MeasuredAlgorithms m;
+    DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), CUDNN_TENSOR_OP_MATH));
+    int count = 0;
+    cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    DEMI_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
+        handle, s.image.get(), s.filter.get(), s.conv.get(), s.output.get(),
+        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, forward));
+    m.found = PickFastest(forward, count, budget, &m.forward, &m.forward_math);
+    cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    DEMI_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
+        handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(),
+        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, backward_data));
+    m.found = m.found && PickFastest(backward_data, count, budget, &m.backward_data,
+                                     &m.backward_data_math);
+    cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    DEMI_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
+        handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(),
+        CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, backward_filter));
+    m.found = m.found && PickFastest(backward_filter, count, budget, &m.backward_filter,
+                                     &m.backward_filter_math);
+    cached = Measured().emplace(key, m).first;
   }
-  s.workspace.Reshape(
-      std::vector<int64_t>{static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float))});
-  columns_.Reshape(std::vector<int64_t>{0});  // cuDNN unfolds nothing
+  const MeasuredAlgorithms& m = cached->second;
+  s.ready = m.found;
+  s.forward_algo = m.forward;
+  s.backward_data_algo = m.backward_data;
+  s.backward_filter_algo = m.backward_filter;
+  s.forward_math = m.forward_math;
+  s.backward_data_math = m.backward_data_math;
+  s.backward_filter_math = m.backward_filter_math;
 }
 
 bool BaseConvolutionLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; }
 
 void BaseConvolutionLayer::CudnnConvolve(const float* image, const float* weights, float* output) {
   CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.forward_math));
   DEMI_CUDNN_CHECK(cudnnConvolutionForward(
       CudnnHandle(), CudnnScale::One(), s.image.get(), image, s.filter.get(), weights, s.conv.get(),
       s.forward_algo, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
@@ -138,6 +248,7 @@ void BaseConvolutionLayer::CudnnConvolve(const float* image, const float* weight
 void BaseConvolutionLayer::CudnnConvolveAdjoint(const float* output, const float* weights,
                                                 float* image) {
   CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.backward_data_math));
   DEMI_CUDNN_CHECK(cudnnConvolutionBackwardData(
       CudnnHandle(), CudnnScale::One(), s.filter.get(), weights, s.output.get(), output,
       s.conv.get(), s.backward_data_algo, WorkspacePointer(&s.workspace),
@@ -147,6 +258,7 @@ void BaseConvolutionLayer::CudnnConvolveAdjoint(const float* output, const float
 void BaseConvolutionLayer::CudnnWeightGradient(const float* image, const float* output,
                                                float* weights_diff) {
   CudnnState& s = *cudnn_;
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.backward_filter_math));
   DEMI_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
       CudnnHandle(), CudnnScale::One(), s.image.get(), image, s.output.get(), output, s.conv.get(),
       s.backward_filter_algo, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),

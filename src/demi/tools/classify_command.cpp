@@ -175,7 +175,7 @@ int Classify(const std::vector<std::string>& args) {
   DEMI_CHECK(!images.empty(), "give the image files to classify, as arguments or --images");
   const std::vector<std::string> labels =
       FLAGS_labels.empty() ? std::vector<std::string>() : ReadLines("labels", FLAGS_labels);
-  const Context context = ContextForGpuFlag(FLAGS_gpu);
+  const Context context = ToolContext();
   ApplyThreadsFlag(FLAGS_threads);
   std::unique_ptr<Net> net = LoadNet(context);
   Blob* input = net->input_blobs()[0];
@@ -223,7 +223,7 @@ Command ClassifyCommand() {
       "[--mean_file=mean.binaryproto | --mean_value=104,117,123] [--top_k=5] [--batch=N] "
       "[--images=list.txt] IMAGE...",
       {"model", "weights", "labels", "images", "top_k", "mean_file", "mean_value", "resize",
-       "channel_swap", "raw_scale", "input_scale", "batch", "gpu", "engine", "precision", "threads",
+       "channel_swap", "raw_scale", "input_scale", "batch", "gpu", "deterministic", "engine", "precision", "threads",
        "level", "stage"},
       Classify);
   command.quiet = true;

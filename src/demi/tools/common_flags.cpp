@@ -29,6 +29,10 @@ DEFINE_string(precision, "",
               "FLOAT, FLOAT16 or BFLOAT16: each layer without types of its own runs the "
               "narrowest types down to this one that an engine offers (in place of the nets' "
               "default_* types); the log and `memory` say which each got.");
+DEFINE_bool(deterministic, false,
+            "GPU FLOAT math in plain FP32 with deterministic cuDNN algorithms, bit-identical "
+            "from run to run (Caffe's). Without it: TF32 tensor cores on Ampere and newer GPUs "
+            "and the fastest cuDNN algorithms, measured once per shape.");
 DEFINE_int32(threads, 0,
              "CPU threads for OpenMP loops, oneDNN and OpenBLAS (0: OMP_NUM_THREADS, else all "
              "cores).");
@@ -53,6 +57,12 @@ bool ParseScheduleFlag(ScheduleOrder* order) {
              "--schedule must be search or prototxt, got '", FLAGS_schedule, "'");
   *order = FLAGS_schedule == "search" ? SEARCH : PROTOTXT;
   return true;
+}
+
+Context ToolContext(const std::string& gpu) {
+  Context context = ContextForGpuFlag(gpu);
+  context.gpu_math = FLAGS_deterministic ? GpuMath::kDeterministic : GpuMath::kTensorOps;
+  return context;
 }
 
 void ApplyEngineFlags(NetParameter* param) {

@@ -67,7 +67,7 @@ Extraction FromArguments(const std::vector<std::string>& args) {
              mode, "'");
   if (mode == "GPU") {
     const int device = args.size() > 7 ? ParseCount("DEVICE_ID", args[7]) : 0;
-    extraction.context = ContextForGpuFlag(std::to_string(device));
+    extraction.context = ToolContext(std::to_string(device));
   }
   return extraction;
 }
@@ -81,7 +81,7 @@ Extraction FromFlags() {
   extraction.blobs = SplitList(FLAGS_blobs);
   extraction.dbs = SplitList(FLAGS_dbs);
   extraction.batches = FLAGS_iterations;
-  extraction.context = ContextForGpuFlag(FLAGS_gpu);
+  extraction.context = ToolContext();
   return extraction;
 }
 
@@ -175,7 +175,7 @@ Command ExtractFeaturesCommand() {
       "PRETRAINED.caffemodel NET.prototxt BLOB1[,BLOB2...] DB1[,DB2...] NUM_MINI_BATCHES lmdb "
       "[CPU|GPU] [DEVICE_ID]\n or, with flags: --weights=net.caffemodel "
       "--model=net.prototxt --blobs=BLOB1[,...] --dbs=DB1[,...] [--iterations=N] [--gpu=0]",
-      {"weights", "model", "blobs", "dbs", "iterations", "gpu", "engine", "precision", "threads",
+      {"weights", "model", "blobs", "dbs", "iterations", "gpu", "deterministic", "engine", "precision", "threads",
        "level", "stage"},
       ExtractFeatures);
   command.takes_args = true;

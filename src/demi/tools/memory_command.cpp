@@ -154,7 +154,7 @@ void ReportDeviceMemory(const FitSpec& spec, const Context& context) {
 
 int ReportMemory() {
   // A bad --gpu fails before any net is built.
-  const Context context = ContextForGpuFlag(FLAGS_gpu);
+  const Context context = ToolContext();
   ApplyThreadsFlag(FLAGS_threads);
   std::vector<FitSpec> nets = CollectNets();
   for (FitSpec& spec : nets) ApplyEngineFlags(&spec.param);
@@ -184,7 +184,7 @@ Command MemoryCommand() {
       "memory", "report a net's planned memory and the largest batch that fits",
       "--model=net.prototxt | --solver=solver.prototxt [--phase=TRAIN|TEST] [--batch=N] "
       "[--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0] [--schedule=search|prototxt]",
-      {"model", "solver", "phase", "batch", "fit", "strategy", "timeline", "json", "gpu", "engine",
+      {"model", "solver", "phase", "batch", "fit", "strategy", "timeline", "json", "gpu", "deterministic", "engine",
        "precision", "threads", "level", "stage", "memory_budget", "schedule"},
       WithoutArgs(ReportMemory));
   command.quiet = true;

@@ -18,7 +18,7 @@ int Test() {
   DEMI_CHECK(!FLAGS_model.empty(), "--model is required: the net prototxt to score");
   DEMI_CHECK(!FLAGS_weights.empty(), "--weights is required: the .caffemodel to score");
   DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive, got ", FLAGS_iterations);
-  const Context context = ContextForGpuFlag(FLAGS_gpu);
+  const Context context = ToolContext();
   ApplyThreadsFlag(FLAGS_threads);
   const NetParameter param = ReadTestNetParam(FLAGS_model);
   Net net(param, context, nullptr, FLAGS_model);
@@ -60,7 +60,7 @@ Command TestCommand() {
       "test", "score a model on its TEST phase",
       "--model=net.prototxt --weights=net.caffemodel [--iterations=50] [--gpu=0] [--level=N] "
       "[--stage=a,b]",
-      {"model", "weights", "iterations", "gpu", "engine", "precision", "threads", "level", "stage"},
+      {"model", "weights", "iterations", "gpu", "deterministic", "engine", "precision", "threads", "level", "stage"},
       WithoutArgs(Test));
 }
 

@@ -3,6 +3,7 @@
 //   time --model=models/lenet/lenet_dummy.prototxt --iterations=50
 #include <chrono>
 #include <iomanip>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/batch_size.hpp"
 #include "demi/util/cli.hpp"
+#include "demi/util/interval_timer.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
 DEFINE_string(memory_optimization, "", "Override the net's memory planning: NONE, SLOTS or ARENA.");
@@ -26,15 +28,53 @@ double MillisecondsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-int TimeNet() {
-  DEMI_CHECK(!FLAGS_model.empty(), "--model is required");
-  DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive");
-  // --phase is shared with memory, where empty means both phases.
-  const std::string phase_name = FLAGS_phase.empty() ? "TRAIN" : FLAGS_phase;
-  DEMI_CHECK(phase_name == "TRAIN" || phase_name == "TEST", "--phase must be TRAIN or TEST");
-  const Context context = ContextForGpuFlag(FLAGS_gpu);
-  ApplyThreadsFlag(FLAGS_threads);
-  const Phase phase = phase_name == "TRAIN" ? TRAIN : TEST;
+/// The intervals `time` measures, as slots of an IntervalTimer.
+struct TimeSlots {
+  int layers;
+  int Forward(int layer) const { return layer; }
+  int Backward(int layer) const { return layers + layer; }
+  int ForwardPass() const { return 2 * layers; }
+  int BackwardPass() const { return 2 * layers + 1; }
+  int Iteration() const { return 2 * layers + 2; }
+  int count() const { return 2 * layers + 3; }
+};
+
+/// The clocks of a timed run: the host's, and a GPU net's device clock
+/// (CUDA events). The device's times are the ones reported as Caffe's lines
+/// (Caffe times GPU runs with events too); the host's go beside them.
+class RunClocks {
+ public:
+  RunClocks(int slots, bool gpu)
+      : host_(MakeHostTimer(slots)), device_(gpu ? MakeDeviceTimer(slots) : nullptr) {}
+  void Begin(int slot) {
+    host_->Begin(slot);
+    if (device_) device_->Begin(slot);
+  }
+  void End(int slot) {
+    if (device_) device_->End(slot);
+    host_->End(slot);
+  }
+  /// Ends the iteration's slot after the device finished its work, so the
+  /// host's iteration time is the wall time a step takes.
+  void EndIteration(int slot) {
+    if (device_) {
+      device_->End(slot);
+      device_->Collect();
+    }
+    host_->End(slot);
+    host_->Collect();
+  }
+  /// The reported clock: the device's where there is one.
+  const IntervalTimer& main() const { return device_ ? *device_ : *host_; }
+  const IntervalTimer* host_beside() const { return device_ ? host_.get() : nullptr; }
+
+ private:
+  std::unique_ptr<IntervalTimer> host_, device_;
+};
+
+/// The net `time` runs: --model with the phase, state, engine, batch, memory
+/// and schedule flags applied.
+NetParameter TimedNetParam(Phase phase) {
   NetParameter param;
   ReadNetParamsFromTextFile(FLAGS_model, &param);
   param.mutable_state()->set_phase(phase);
@@ -52,7 +92,82 @@ int TimeNet() {
   if (!FLAGS_memory_budget.empty()) param.set_memory_budget(MemoryBudgetBytes());
   ScheduleOrder schedule;
   if (ParseScheduleFlag(&schedule)) param.set_schedule(schedule);
-  Net net(param, context, nullptr, FLAGS_model);
+  return param;
+}
+
+/// One forward (and backward) pass, each layer timed.
+void TimeIteration(Net& net, bool backward, const TimeSlots& slots, RunClocks* clocks) {
+  const auto& layers = net.layers();
+  const int num_layers = static_cast<int>(layers.size());
+  clocks->Begin(slots.Iteration());
+  clocks->Begin(slots.ForwardPass());
+  // In the net's execution order: its plan shares memory on that order.
+  for (int i : net.execution_order()) {
+    clocks->Begin(slots.Forward(i));
+    layers[i]->Forward(net.bottom_vecs()[i], net.top_vecs()[i]);
+    clocks->End(slots.Forward(i));
+  }
+  clocks->End(slots.ForwardPass());
+  if (backward) {
+    clocks->Begin(slots.BackwardPass());
+    for (int step = num_layers; step-- > 0;) {
+      const int i = net.execution_order()[step];
+      if (!net.layer_need_backward()[i]) continue;
+      clocks->Begin(slots.Backward(i));
+      // Through the net: under a memory_budget it first recomputes the
+      // activations this layer's backward needs (counted in its time).
+      net.BackwardFromTo(step, step);
+      clocks->End(slots.Backward(i));
+    }
+    clocks->End(slots.BackwardPass());
+  }
+  clocks->EndIteration(slots.Iteration());
+}
+
+/// " (host X ms)" beside a device time; "" for a CPU run.
+std::string HostBeside(const RunClocks& clocks, int slot, double iterations) {
+  const IntervalTimer* host = clocks.host_beside();
+  return host ? StrCat(" (host ", host->total_ms(slot) / iterations, " ms)") : std::string();
+}
+
+/// Caffe's summary lines, averages over `iterations`; a GPU run's are device
+/// times, marked so, with the host's beside them.
+void ReportAverages(const Net& net, bool backward, const TimeSlots& slots, const RunClocks& clocks,
+                    int iterations) {
+  const double n = iterations;
+  const IntervalTimer& main = clocks.main();
+  const bool device = clocks.host_beside() != nullptr;
+  auto average = [&](int slot) {
+    return StrCat(main.total_ms(slot) / n, " ms", device ? " on the device" : "",
+                  HostBeside(clocks, slot, n), ".");
+  };
+  LOG(INFO) << "Average time per layer: ";
+  for (int i = 0; i < slots.layers; ++i) {
+    const std::string& name = net.layer_names()[i];
+    LOG(INFO) << std::setfill(' ') << std::setw(10) << name << "\tforward: "
+              << average(slots.Forward(i));
+    if (backward) {
+      LOG(INFO) << std::setfill(' ') << std::setw(10) << name << "\tbackward: "
+                << average(slots.Backward(i));
+    }
+  }
+  LOG(INFO) << "Average Forward pass: " << average(slots.ForwardPass());
+  if (backward) {
+    LOG(INFO) << "Average Backward pass: " << average(slots.BackwardPass());
+    LOG(INFO) << "Average Forward-Backward: " << average(slots.Iteration());
+  }
+}
+
+int TimeNet() {
+  DEMI_CHECK(!FLAGS_model.empty(), "--model is required");
+  DEMI_CHECK(FLAGS_iterations > 0, "--iterations must be positive");
+  // --phase is shared with memory, where empty means both phases.
+  const std::string phase_name = FLAGS_phase.empty() ? "TRAIN" : FLAGS_phase;
+  DEMI_CHECK(phase_name == "TRAIN" || phase_name == "TEST", "--phase must be TRAIN or TEST");
+  const Context context = ToolContext();
+  ApplyThreadsFlag(FLAGS_threads);
+  const Phase phase = phase_name == "TRAIN" ? TRAIN : TEST;
+  Net net(TimedNetParam(phase), context, nullptr, FLAGS_model);
   const bool backward = phase == TRAIN;
 
   LOG(INFO) << "Performing Forward";
@@ -63,55 +178,22 @@ int TimeNet() {
     net.Backward();
   }
 
-  const auto& layers = net.layers();
-  const size_t num_layers = layers.size();
-  std::vector<double> forward_ms(num_layers, 0.0), backward_ms(num_layers, 0.0);
-  double total_forward = 0, total_backward = 0;
+  const TimeSlots slots{static_cast<int>(net.layers().size())};
+  RunClocks clocks(slots.count(), context.device == Device::kGPU);
   LOG(INFO) << "*** Benchmark begins ***";
-  LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations.";
+  LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations"
+            << (context.device == Device::kGPU ? ", timed on the device (CUDA events)" : "")
+            << ".";
   const auto total_start = Clock::now();
+  double previous = 0;
   for (int iter = 0; iter < FLAGS_iterations; ++iter) {
-    const auto iter_start = Clock::now();
-    auto pass_start = Clock::now();
-    // In the net's execution order: its plan shares memory on that order.
-    for (int i : net.execution_order()) {
-      const auto start = Clock::now();
-      layers[i]->Forward(net.bottom_vecs()[i], net.top_vecs()[i]);
-      forward_ms[i] += MillisecondsSince(start);
-    }
-    total_forward += MillisecondsSince(pass_start);
-    if (backward) {
-      pass_start = Clock::now();
-      for (size_t step = num_layers; step-- > 0;) {
-        const int i = net.execution_order()[step];
-        if (!net.layer_need_backward()[i]) continue;
-        const auto start = Clock::now();
-        // Through the net: under a memory_budget it first recomputes the
-        // activations this layer's backward needs (counted in its time).
-        net.BackwardFromTo(static_cast<int>(step), static_cast<int>(step));
-        backward_ms[i] += MillisecondsSince(start);
-      }
-      total_backward += MillisecondsSince(pass_start);
-    }
-    LOG(INFO) << "Iteration: " << iter + 1
-              << " forward-backward time: " << MillisecondsSince(iter_start) << " ms.";
-  }
-  const double n = FLAGS_iterations;
-  LOG(INFO) << "Average time per layer: ";
-  for (size_t i = 0; i < num_layers; ++i) {
-    const std::string& name = net.layer_names()[i];
-    LOG(INFO) << std::setfill(' ') << std::setw(10) << name << "\tforward: " << forward_ms[i] / n
+    TimeIteration(net, backward, slots, &clocks);
+    const double total = clocks.main().total_ms(slots.Iteration());
+    LOG(INFO) << "Iteration: " << iter + 1 << " forward-backward time: " << total - previous
               << " ms.";
-    if (backward) {
-      LOG(INFO) << std::setfill(' ') << std::setw(10) << name
-                << "\tbackward: " << backward_ms[i] / n << " ms.";
-    }
+    previous = total;
   }
-  LOG(INFO) << "Average Forward pass: " << total_forward / n << " ms.";
-  if (backward) {
-    LOG(INFO) << "Average Backward pass: " << total_backward / n << " ms.";
-    LOG(INFO) << "Average Forward-Backward: " << (total_forward + total_backward) / n << " ms.";
-  }
+  ReportAverages(net, backward, slots, clocks, FLAGS_iterations);
   LOG(INFO) << "Total Time: " << MillisecondsSince(total_start) << " ms.";
   LOG(INFO) << "*** Benchmark ends ***";
   return 0;
@@ -122,9 +204,10 @@ int TimeNet() {
 Command TimeCommand() {
   return MakeCommand(
       "time", "benchmark model execution time",
-      "--model=net.prototxt [--iterations=50] [--phase=TRAIN|TEST] [--batch=N] [--gpu=0] "
+      "--model=net.prototxt [--iterations=50] [--phase=TRAIN|TEST] [--batch=N] [--gpu=0 "
+      "[--deterministic]] "
       "[--memory_optimization=NONE|SLOTS|ARENA] [--schedule=search|prototxt]",
-      {"model", "iterations", "phase", "level", "stage", "gpu", "memory_optimization", "engine",
+      {"model", "iterations", "phase", "level", "stage", "gpu", "deterministic", "memory_optimization", "engine",
        "precision", "threads", "batch", "memory_budget", "schedule"},
       WithoutArgs(TimeNet));
 }

@@ -283,6 +283,10 @@ int Train() {
   const int num_test_nets = std::max(param.test_iter_size(), param.test_state_size());
   while (param.test_state_size() < num_test_nets) param.add_test_state()->set_phase(TEST);
   for (NetState& state : *param.mutable_test_state()) apply_flags(&state);
+  // --deterministic given wins over the solver's field; without either, TF32.
+  if (!param.has_deterministic() || FlagGiven("deterministic")) {
+    param.set_deterministic(FLAGS_deterministic);
+  }
   const std::vector<int> gpus = ChooseGpus(launch);
   DEMI_CHECK(FLAGS_cpu_replicas >= 1, "--cpu_replicas must be at least 1, got ",
              FLAGS_cpu_replicas);
@@ -324,7 +328,7 @@ Command TrainCommand() {
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
       "[[--world_size=W --rank=R] --rendezvous=file:///dir|redis://host:port] (rank and world "
       "size default to mpirun's, srun's or torchrun's) [--allreduce_bucket_mb=25] [--level=N] "
-      "[--stage=a,b] [--schedule=search|prototxt] [--plot=curves.svg]";
+      "[--stage=a,b] [--schedule=search|prototxt] [--deterministic] [--plot=curves.svg]";
   command.flags = {"solver",
                    "weights",
                    "snapshot",
@@ -340,6 +344,7 @@ Command TrainCommand() {
                    "allreduce_bucket_mb",
                    "engine",
                    "precision",
+                   "deterministic",
                    "memory_budget",
                    "threads",
                    "level",

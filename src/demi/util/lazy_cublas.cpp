@@ -22,6 +22,8 @@ DEMI_LAZY_FUNCTION(kCublas, cublasStatus_t, cublasCreate, (cublasHandle_t* handl
 DEMI_LAZY_FUNCTION(kCublas, cublasStatus_t, cublasDestroy, (cublasHandle_t handle), (handle))
 DEMI_LAZY_FUNCTION(kCublas, cublasStatus_t, cublasSetStream,
                    (cublasHandle_t handle, cudaStream_t stream), (handle, stream))
+DEMI_LAZY_FUNCTION(kCublas, cublasStatus_t, cublasSetMathMode,
+                   (cublasHandle_t handle, cublasMath_t mode), (handle, mode))
 DEMI_LAZY_FUNCTION(kCublas, const char*, cublasGetStatusString, (cublasStatus_t status), (status))
 DEMI_LAZY_FUNCTION(kCublas, cublasStatus_t, cublasSgemm,
                    (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,

@@ -69,6 +69,18 @@ LAZY(cudnnSetActivationDescriptor,
      (desc, mode, nan, coef))
 
 // Convolution: algorithm choice, workspace sizes, the three passes and bias.
+LAZY(cudnnFindConvolutionForwardAlgorithm,
+     (cudnnHandle_t handle, const Tensor x, const Filter w, const Conv conv, const Tensor y,
+      const int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf),
+     (handle, x, w, conv, y, requested, returned, perf))
+LAZY(cudnnFindConvolutionBackwardDataAlgorithm,
+     (cudnnHandle_t handle, const Filter w, const Tensor dy, const Conv conv, const Tensor dx,
+      const int requested, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf),
+     (handle, w, dy, conv, dx, requested, returned, perf))
+LAZY(cudnnFindConvolutionBackwardFilterAlgorithm,
+     (cudnnHandle_t handle, const Tensor x, const Tensor dy, const Conv conv, const Filter dw,
+      const int requested, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf),
+     (handle, x, dy, conv, dw, requested, returned, perf))
 LAZY(cudnnGetConvolutionForwardAlgorithm_v7,
      (cudnnHandle_t handle, const Tensor x, const Filter w, const Conv conv, const Tensor y,
       const int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf),

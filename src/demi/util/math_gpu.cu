@@ -2,6 +2,7 @@
 
 #include "demi/common.hpp"
 #include "demi/util/cuda_kernel.cuh"
+#include "demi/util/gpu_math.hpp"
 #include "demi/util/math_gpu.hpp"
 
 namespace demi {
@@ -124,6 +125,16 @@ void LaunchUnary(int64_t n, const float* a, float* y, Op op, const char* name) {
   CheckLaunch(name);
 }
 
+/// This thread's cuBLAS handle, set to the thread's GPU math (gpu_math.hpp):
+/// TF32 tensor ops for kTensorOps, cuBLAS's default FP32 math otherwise.
+cublasHandle_t CublasHandleForMath() {
+  cublasHandle_t handle = CublasHandle();
+  DEMI_CUBLAS_CHECK(cublasSetMathMode(handle, CurrentGpuMath() == GpuMath::kTensorOps
+                                                  ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                  : CUBLAS_DEFAULT_MATH));
+  return handle;
+}
+
 }  // namespace
 
 void GpuGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -131,7 +142,7 @@ void GpuGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
   const int lda = BlasInt(trans_a ? m : k);
   const int ldb = BlasInt(trans_b ? k : n);
-  DEMI_CUBLAS_CHECK(cublasSgemm(CublasHandle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+  DEMI_CUBLAS_CHECK(cublasSgemm(CublasHandleForMath(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                 trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, BlasInt(n), BlasInt(m),
                                 BlasInt(k), &alpha, b, ldb, a, lda, &beta, c, BlasInt(n)));
 }
@@ -139,7 +150,7 @@ void GpuGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
 void GpuGemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const float* x,
              float beta, float* y) {
   // Row-major M x N A is column-major N x M A^T: flip the transpose.
-  DEMI_CUBLAS_CHECK(cublasSgemv(CublasHandle(), trans_a ? CUBLAS_OP_N : CUBLAS_OP_T, BlasInt(n),
+  DEMI_CUBLAS_CHECK(cublasSgemv(CublasHandleForMath(), trans_a ? CUBLAS_OP_N : CUBLAS_OP_T, BlasInt(n),
                                 BlasInt(m), &alpha, a, BlasInt(n), x, 1, &beta, y, 1));
 }
 

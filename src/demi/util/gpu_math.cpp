@@ -1,0 +1,17 @@
+#include "demi/util/gpu_math.hpp"
+
+namespace demi {
+
+namespace {
+
+thread_local GpuMath thread_gpu_math = GpuMath::kDeterministic;
+
+}  // namespace
+
+GpuMath CurrentGpuMath() { return thread_gpu_math; }
+
+GpuMathScope::GpuMathScope(GpuMath math) : previous_(thread_gpu_math) { thread_gpu_math = math; }
+
+GpuMathScope::~GpuMathScope() { thread_gpu_math = previous_; }
+
+}  // namespace demi
