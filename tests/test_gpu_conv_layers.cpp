@@ -153,23 +153,25 @@ void ExpectTensorOpsNearCpu(GpuCase c) {
 }
 
 TEST(GpuTensorOpsTest, CudnnConvolutionStaysNearTheCpu) {
-  ExpectTensorOpsNearCpu(NewCase("type: 'Convolution' convolution_param { engine: CUDNN "
-                                 "num_output: 16 kernel_size: 3 pad: 1" +
-                                     std::string(kFillers) + " }",
-                                 {{4, 16, 12, 12}}));
+  ExpectTensorOpsNearCpu(
+      NewCase("type: 'Convolution' convolution_param { engine: CUDNN "
+              "num_output: 16 kernel_size: 3 pad: 1" +
+                  std::string(kFillers) + " }",
+              {{4, 16, 12, 12}}));
 }
 
 TEST(GpuTensorOpsTest, CudnnDeconvolutionStaysNearTheCpu) {
-  ExpectTensorOpsNearCpu(NewCase("type: 'Deconvolution' convolution_param { engine: CUDNN "
-                                 "num_output: 8 kernel_size: 3 stride: 2" +
-                                     std::string(kFillers) + " }",
-                                 {{2, 16, 6, 5}}));
+  ExpectTensorOpsNearCpu(
+      NewCase("type: 'Deconvolution' convolution_param { engine: CUDNN "
+              "num_output: 8 kernel_size: 3 stride: 2" +
+                  std::string(kFillers) + " }",
+              {{2, 16, 6, 5}}));
 }
 
 TEST(GpuTensorOpsTest, InnerProductStaysNearTheCpu) {
-  ExpectTensorOpsNearCpu(NewCase("type: 'InnerProduct' inner_product_param { num_output: 64" +
-                                     std::string(kFillers) + " }",
-                                 {{32, 256}}));
+  ExpectTensorOpsNearCpu(NewCase(
+      "type: 'InnerProduct' inner_product_param { num_output: 64" + std::string(kFillers) + " }",
+      {{32, 256}}));
 }
 
 // On Ampere and newer (without NVIDIA_TF32_OVERRIDE=0) the switch must reach
@@ -180,8 +182,8 @@ TEST(GpuTensorOpsTest, InnerProductUsesTf32OnAmpereAndNewer) {
   if (GetDeviceInfo(0).major < 8 || (override_tf32 && std::string(override_tf32) == "0")) {
     GTEST_SKIP() << "no TF32 on this device or NVIDIA_TF32_OVERRIDE=0";
   }
-  const std::string text = "type: 'InnerProduct' inner_product_param { num_output: 64" +
-                           std::string(kFillers) + " }";
+  const std::string text =
+      "type: 'InnerProduct' inner_product_param { num_output: 64" + std::string(kFillers) + " }";
   auto top_in = [&](GpuMath math) {
     std::unique_ptr<Layer> layer = MakeLayer(text);
     Context context;

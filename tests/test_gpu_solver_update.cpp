@@ -1,7 +1,10 @@
 // The fused GPU update of every rule against the CPU's pass, bit for bit:
 // params pulled towards a constant target through a Euclidean loss, whose
 // gradient (p - t) / n is element-wise, so CPU and GPU see the same
-// gradients and any difference is the update's. Skipped without a device.
+// gradients and any difference is the update's. The targets are xavier
+// draws, which DummyData fills on the host on either device (its uniform and
+// gaussian fills run on the GPU, from another generator). Skipped without a
+// device.
 #include "gpu_test_util.hpp"
 #include "solver_test_util.hpp"
 
@@ -19,7 +22,7 @@ std::string TargetSolver(const std::string& type, const std::string& regularizat
       layer { name: "sum" type: "Eltwise" bottom: "w" bottom: "b" top: "p" }
       layer { name: "t" type: "DummyData" top: "t"
               dummy_data_param { shape { dim: 3 dim: 1001 }
-                                 data_filler { type: "uniform" min: -1 max: 1 } } }
+                                 data_filler { type: "xavier" } } }
       layer { name: "loss" type: "EuclideanLoss" bottom: "p" bottom: "t" top: "loss" }
     }
     type: ")",

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -7,10 +8,23 @@
 #include <sstream>
 #include <string>
 
+#include "demi/util/device.hpp"
 #include "demi/util/host_memory.hpp"
 
 namespace demi {
 namespace {
+
+// An overcommitting kernel would grant it and kill the process on first
+// touch; HostMalloc refuses it as out of memory before asking.
+TEST(HostMemoryTest, OneAllocationBeyondRamAndSwapIsOutOfMemory) {
+  struct sysinfo info {};
+  ASSERT_EQ(sysinfo(&info), 0);
+  const size_t machine = static_cast<size_t>(info.totalram + info.totalswap) * info.mem_unit;
+  EXPECT_THROW(HostMalloc(machine + 1), std::bad_alloc);
+  void* small = HostMalloc(4096);
+  EXPECT_NE(small, nullptr);
+  HostFree(small);
+}
 
 TEST(HostMemoryTest, ParsesProcFields) {
   const std::string meminfo =

@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "demi/util/interval_timer.hpp"
 #include "data_test_util.hpp"
+#include "demi/util/interval_timer.hpp"
 #include "gpu_test_util.hpp"
 #include "replication_test_util.hpp"
 #include "solver_test_util.hpp"
@@ -73,9 +73,7 @@ TEST(IntervalTimerTest, ASlotOutOfRangeIsRefused) {
 }
 
 #ifdef CPU_ONLY
-TEST(IntervalTimerTest, ACpuOnlyBuildHasNoDeviceTimer) {
-  EXPECT_THROW(MakeDeviceTimer(1), Error);
-}
+TEST(IntervalTimerTest, ACpuOnlyBuildHasNoDeviceTimer) { EXPECT_THROW(MakeDeviceTimer(1), Error); }
 #else
 // Device time is the queued work's: a slot around 20 passes over 64 MiB
 // takes longer than an empty slot, and the host returns before the work ends.

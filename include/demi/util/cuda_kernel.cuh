@@ -69,10 +69,23 @@ __global__ void ChannelSumKernel(int64_t outer, int64_t channels, int64_t inner,
                                  Term term, float* out) {
   __shared__ double shared[kCudaThreads];
   const int64_t per_channel = outer * inner;
+  // Thread t sums k = t, t + blockDim.x, ... of the channel's o * inner + j;
+  // (o, j) advance by (blockDim.x / inner, blockDim.x % inner) with one carry,
+  // sparing a 64-bit division and remainder per element (dozens of
+  // instructions each on a GPU), in the same order as dividing k would.
+  const int64_t o_step = inner > 0 ? blockDim.x / inner : 0;
+  const int64_t j_step = inner > 0 ? blockDim.x % inner : 0;
   for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {
     double sum = 0;
+    int64_t o = inner > 0 ? threadIdx.x / inner : 0, j = inner > 0 ? threadIdx.x % inner : 0;
     for (int64_t k = threadIdx.x; k < per_channel; k += blockDim.x) {
-      sum += term(((k / inner) * channels + c) * inner + k % inner);
+      sum += term((o * channels + c) * inner + j);
+      o += o_step;
+      j += j_step;
+      if (j >= inner) {
+        j -= inner;
+        ++o;
+      }
     }
     sum = BlockSum(sum, shared);
     if (threadIdx.x == 0) out[c] = static_cast<float>(sum) + (accumulate ? out[c] : 0.0f);

@@ -114,19 +114,20 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
   if (bottom.count() == 0) return;  // cuDNN takes no empty tensors; CAFFE handles them
   auto use_caffe_engine = [&](size_t needed) {
     LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no "
-                 << (context_.gpu_math == GpuMath::kDeterministic ? "deterministic FP32 " : "")
-                 << "cuDNN algorithm within " << (context_.cudnn_workspace_bytes >> 20)
-                 << " MiB of workspace for bottom shape " << bottom.shape_string()
+                 << (context_.gpu_math == GpuMath::kDeterministic ? "" : "measured or ")
+                 << "deterministic FP32 cuDNN algorithm within "
+                 << (context_.cudnn_workspace_bytes >> 20) << " MiB of workspace for bottom shape "
+                 << bottom.shape_string()
                  << (needed > 0 ? StrCat(" (needs ", needed >> 20, " MiB)") : std::string())
                  << "; using the CAFFE engine";
   };
   cudnnHandle_t handle = CudnnHandle();
   const size_t budget = context_.cudnn_workspace_bytes;
-  if (context_.gpu_math == GpuMath::kTensorOps) {
-    CudnnMeasureAlgorithms(bottom);
-  } else {
-    CudnnChooseDeterministicAlgorithms();
-  }
+  if (context_.gpu_math == GpuMath::kTensorOps) CudnnMeasureAlgorithms(bottom);
+  // Where no measured algorithm fits the budget (an H100 found none for
+  // ResNet-50's 56x56 3x3 convolutions within 64 MiB), cuDNN's deterministic
+  // FP32 choice, before the CAFFE engine.
+  if (!s.ready) CudnnChooseDeterministicAlgorithms();
   if (!s.ready) {
     use_caffe_engine(0);
     return;
@@ -160,10 +161,12 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
   columns_.Reshape(std::vector<int64_t>{0});  // cuDNN unfolds nothing
 }
 
-// kDeterministic: cuDNN's heuristic ranking, filtered (PickAlgorithm). No
-// measurement, so the choice is the same in every process.
+// kDeterministic (and kTensorOps's fallback): cuDNN's heuristic ranking,
+// filtered (PickAlgorithm). No measurement, so the choice is the same in every
+// process.
 void BaseConvolutionLayer::CudnnChooseDeterministicAlgorithms() {
   CudnnState& s = *cudnn_;
+  s.forward_math = s.backward_data_math = s.backward_filter_math = CUDNN_FMA_MATH;
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), CUDNN_FMA_MATH));
   cudnnHandle_t handle = CudnnHandle();
   const size_t budget = context_.cudnn_workspace_bytes;
@@ -192,12 +195,11 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
   const size_t budget = context_.cudnn_workspace_bytes;
   int device = 0;
   DEMI_CUDA_CHECK(cudaGetDevice(&device));
-  const std::string key =
-      StrCat(device, " ", type(), " bottom ", bottom.shape_string(), " filter ",
-             blobs_[0]->shape_string(), " top ", top_h_, "x", top_w_, " pad ", geometry_.pad_h, ",",
-             geometry_.pad_w, " stride ", geometry_.stride_h, ",", geometry_.stride_w,
-             " dilation ", geometry_.dilation_h, ",", geometry_.dilation_w, " group ", group_,
-             " budget ", budget);
+  const std::string key = StrCat(
+      device, " ", type(), " bottom ", bottom.shape_string(), " filter ", blobs_[0]->shape_string(),
+      " top ", top_h_, "x", top_w_, " pad ", geometry_.pad_h, ",", geometry_.pad_w, " stride ",
+      geometry_.stride_h, ",", geometry_.stride_w, " dilation ", geometry_.dilation_h, ",",
+      geometry_.dilation_w, " group ", group_, " budget ", budget);
   std::lock_guard<std::mutex> lock(measured_mutex);
   auto cached = Measured().find(key);
   if (cached == Measured().end()) {
@@ -214,8 +216,8 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
     DEMI_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
         handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(),
         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, backward_data));
-    m.found = m.found && PickFastest(backward_data, count, budget, &m.backward_data,
-                                     &m.backward_data_math);
+    m.found = m.found &&
+              PickFastest(backward_data, count, budget, &m.backward_data, &m.backward_data_math);
     cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     DEMI_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
         handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(),

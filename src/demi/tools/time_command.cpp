@@ -144,11 +144,11 @@ void ReportAverages(const Net& net, bool backward, const TimeSlots& slots, const
   LOG(INFO) << "Average time per layer: ";
   for (int i = 0; i < slots.layers; ++i) {
     const std::string& name = net.layer_names()[i];
-    LOG(INFO) << std::setfill(' ') << std::setw(10) << name << "\tforward: "
-              << average(slots.Forward(i));
+    LOG(INFO) << std::setfill(' ') << std::setw(10) << name
+              << "\tforward: " << average(slots.Forward(i));
     if (backward) {
-      LOG(INFO) << std::setfill(' ') << std::setw(10) << name << "\tbackward: "
-                << average(slots.Backward(i));
+      LOG(INFO) << std::setfill(' ') << std::setw(10) << name
+                << "\tbackward: " << average(slots.Backward(i));
     }
   }
   LOG(INFO) << "Average Forward pass: " << average(slots.ForwardPass());
@@ -182,8 +182,7 @@ int TimeNet() {
   RunClocks clocks(slots.count(), context.device == Device::kGPU);
   LOG(INFO) << "*** Benchmark begins ***";
   LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations"
-            << (context.device == Device::kGPU ? ", timed on the device (CUDA events)" : "")
-            << ".";
+            << (context.device == Device::kGPU ? ", timed on the device (CUDA events)" : "") << ".";
   const auto total_start = Clock::now();
   double previous = 0;
   for (int iter = 0; iter < FLAGS_iterations; ++iter) {
@@ -207,8 +206,9 @@ Command TimeCommand() {
       "--model=net.prototxt [--iterations=50] [--phase=TRAIN|TEST] [--batch=N] [--gpu=0 "
       "[--deterministic]] "
       "[--memory_optimization=NONE|SLOTS|ARENA] [--schedule=search|prototxt]",
-      {"model", "iterations", "phase", "level", "stage", "gpu", "deterministic", "memory_optimization", "engine",
-       "precision", "threads", "batch", "memory_budget", "schedule"},
+      {"model", "iterations", "phase", "level", "stage", "gpu", "deterministic",
+       "memory_optimization", "engine", "precision", "threads", "batch", "memory_budget",
+       "schedule"},
       WithoutArgs(TimeNet));
 }
 

@@ -1,6 +1,7 @@
 #include "demi/util/device.hpp"
 
 #include <malloc.h>
+#include <sys/sysinfo.h>
 
 #include <atomic>
 #include <cstdint>
@@ -21,6 +22,18 @@ namespace {
 std::atomic<size_t> host_held{0};
 std::atomic<size_t> host_cap{0};
 
+/// The machine's RAM plus swap. No one allocation larger can ever be backed,
+/// yet a kernel that overcommits grants it and kills the process when the
+/// pages are touched (an H200 host granted 40 TB): refused up front instead.
+size_t MachineMemoryBytes() {
+  static const size_t bytes = [] {
+    struct sysinfo info {};
+    if (sysinfo(&info) != 0) return SIZE_MAX;
+    return static_cast<size_t>(info.totalram + info.totalswap) * info.mem_unit;
+  }();
+  return bytes;
+}
+
 }  // namespace
 
 void SetHostMemoryCap(size_t bytes) { host_cap = bytes; }
@@ -35,6 +48,7 @@ void* HostMalloc(size_t bytes) {
              " MiB");
   DEMI_CHECK(bytes <= SIZE_MAX - kHostAlignment, "cannot allocate ", bytes,
              " bytes of host memory: the size overflows");
+  if (bytes > MachineMemoryBytes()) throw std::bad_alloc();
   size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
   void* ptr = std::aligned_alloc(kHostAlignment, rounded);
   if (ptr == nullptr) throw std::bad_alloc();

@@ -150,8 +150,8 @@ void GpuGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
 void GpuGemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const float* x,
              float beta, float* y) {
   // Row-major M x N A is column-major N x M A^T: flip the transpose.
-  DEMI_CUBLAS_CHECK(cublasSgemv(CublasHandleForMath(), trans_a ? CUBLAS_OP_N : CUBLAS_OP_T, BlasInt(n),
-                                BlasInt(m), &alpha, a, BlasInt(n), x, 1, &beta, y, 1));
+  DEMI_CUBLAS_CHECK(cublasSgemv(CublasHandleForMath(), trans_a ? CUBLAS_OP_N : CUBLAS_OP_T,
+                                BlasInt(n), BlasInt(m), &alpha, a, BlasInt(n), x, 1, &beta, y, 1));
 }
 
 void GpuAxpy(int64_t n, float alpha, const float* x, float* y) {
