@@ -14,18 +14,26 @@
 
 namespace demi {
 
+namespace {
+
+/// The three passes' algorithms, and the math each runs in: FMA (plain FP32)
+/// unless measured under GpuMath::kTensorOps.
+struct ConvAlgorithms {
+  cudnnConvolutionFwdAlgo_t forward{};
+  cudnnConvolutionBwdDataAlgo_t backward_data{};
+  cudnnConvolutionBwdFilterAlgo_t backward_filter{};
+  cudnnMathType_t forward_math = CUDNN_FMA_MATH;
+  cudnnMathType_t backward_data_math = CUDNN_FMA_MATH;
+  cudnnMathType_t backward_filter_math = CUDNN_FMA_MATH;
+};
+
+}  // namespace
+
 struct BaseConvolutionLayer::CudnnState {
   CudnnTensor image, output, bias;
   CudnnFilter filter;
   CudnnConvolution conv;
-  cudnnConvolutionFwdAlgo_t forward_algo{};
-  cudnnConvolutionBwdDataAlgo_t backward_data_algo{};
-  cudnnConvolutionBwdFilterAlgo_t backward_filter_algo{};
-  /// Each pass's math as its algorithm was measured with (GpuMath::kTensorOps;
-  /// kDeterministic keeps FMA math, set once).
-  cudnnMathType_t forward_math = CUDNN_FMA_MATH;
-  cudnnMathType_t backward_data_math = CUDNN_FMA_MATH;
-  cudnnMathType_t backward_filter_math = CUDNN_FMA_MATH;
+  ConvAlgorithms algos;
   bool ready = false;  ///< algorithms were found for the current shape
   Blob workspace;      ///< scratch, bytes as floats
 };
@@ -73,10 +81,7 @@ bool PickFastest(const Perf* candidates, int count, size_t budget, Algo* algo,
 /// milliseconds per shape and a net repeats its shapes.
 struct MeasuredAlgorithms {
   bool found = false;
-  cudnnConvolutionFwdAlgo_t forward{};
-  cudnnConvolutionBwdDataAlgo_t backward_data{};
-  cudnnConvolutionBwdFilterAlgo_t backward_filter{};
-  cudnnMathType_t forward_math{}, backward_data_math{}, backward_filter_math{};
+  ConvAlgorithms algos;
 };
 
 std::mutex measured_mutex;
@@ -135,19 +140,19 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
 
   // The exact workspace of each chosen algorithm, the largest of the three.
   size_t bytes = 0, needed = 0;
-  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.forward_math));
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.forward_math));
   DEMI_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle, s.image.get(), s.filter.get(),
                                                            s.conv.get(), s.output.get(),
-                                                           s.forward_algo, &needed));
+                                                           s.algos.forward, &needed));
   bytes = std::max(bytes, needed);
-  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.backward_data_math));
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.backward_data_math));
   DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-      handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(), s.backward_data_algo,
+      handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(), s.algos.backward_data,
       &needed));
   bytes = std::max(bytes, needed);
-  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.backward_filter_math));
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.backward_filter_math));
   DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-      handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(), s.backward_filter_algo,
+      handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(), s.algos.backward_filter,
       &needed));
   bytes = std::max(bytes, needed);
   // Each candidate fit, but the sizes asked under the chosen math can be larger.
@@ -166,7 +171,7 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
 // process.
 void BaseConvolutionLayer::CudnnChooseDeterministicAlgorithms() {
   CudnnState& s = *cudnn_;
-  s.forward_math = s.backward_data_math = s.backward_filter_math = CUDNN_FMA_MATH;
+  s.algos = ConvAlgorithms{};
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), CUDNN_FMA_MATH));
   cudnnHandle_t handle = CudnnHandle();
   const size_t budget = context_.cudnn_workspace_bytes;
@@ -175,17 +180,17 @@ void BaseConvolutionLayer::CudnnChooseDeterministicAlgorithms() {
   DEMI_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
       handle, s.image.get(), s.filter.get(), s.conv.get(), s.output.get(),
       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, forward));
-  s.ready = PickAlgorithm(forward, count, budget, &s.forward_algo);
+  s.ready = PickAlgorithm(forward, count, budget, &s.algos.forward);
   cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
       handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(),
       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, backward_data));
-  s.ready = s.ready && PickAlgorithm(backward_data, count, budget, &s.backward_data_algo);
+  s.ready = s.ready && PickAlgorithm(backward_data, count, budget, &s.algos.backward_data);
   cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
       handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(),
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, backward_filter));
-  s.ready = s.ready && PickAlgorithm(backward_filter, count, budget, &s.backward_filter_algo);
+  s.ready = s.ready && PickAlgorithm(backward_filter, count, budget, &s.algos.backward_filter);
 }
 
 // kTensorOps: each pass's algorithms timed by cudnnFind under tensor-op math
@@ -211,59 +216,53 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
     DEMI_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
         handle, s.image.get(), s.filter.get(), s.conv.get(), s.output.get(),
         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, forward));
-    m.found = PickFastest(forward, count, budget, &m.forward, &m.forward_math);
+    m.found = PickFastest(forward, count, budget, &m.algos.forward, &m.algos.forward_math);
     cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     DEMI_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
         handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(),
         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, backward_data));
-    m.found = m.found &&
-              PickFastest(backward_data, count, budget, &m.backward_data, &m.backward_data_math);
+    m.found = m.found && PickFastest(backward_data, count, budget, &m.algos.backward_data,
+                                     &m.algos.backward_data_math);
     cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     DEMI_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
         handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(),
         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, backward_filter));
-    m.found = m.found && PickFastest(backward_filter, count, budget, &m.backward_filter,
-                                     &m.backward_filter_math);
+    m.found = m.found && PickFastest(backward_filter, count, budget, &m.algos.backward_filter,
+                                     &m.algos.backward_filter_math);
     cached = Measured().emplace(key, m).first;
   }
-  const MeasuredAlgorithms& m = cached->second;
-  s.ready = m.found;
-  s.forward_algo = m.forward;
-  s.backward_data_algo = m.backward_data;
-  s.backward_filter_algo = m.backward_filter;
-  s.forward_math = m.forward_math;
-  s.backward_data_math = m.backward_data_math;
-  s.backward_filter_math = m.backward_filter_math;
+  s.ready = cached->second.found;
+  s.algos = cached->second.algos;
 }
 
 bool BaseConvolutionLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; }
 
 void BaseConvolutionLayer::CudnnConvolve(const float* image, const float* weights, float* output) {
   CudnnState& s = *cudnn_;
-  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.forward_math));
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.forward_math));
   DEMI_CUDNN_CHECK(cudnnConvolutionForward(
       CudnnHandle(), CudnnScale::One(), s.image.get(), image, s.filter.get(), weights, s.conv.get(),
-      s.forward_algo, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
+      s.algos.forward, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
       CudnnScale::Zero(), s.output.get(), output));
 }
 
 void BaseConvolutionLayer::CudnnConvolveAdjoint(const float* output, const float* weights,
                                                 float* image) {
   CudnnState& s = *cudnn_;
-  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.backward_data_math));
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.backward_data_math));
   DEMI_CUDNN_CHECK(cudnnConvolutionBackwardData(
       CudnnHandle(), CudnnScale::One(), s.filter.get(), weights, s.output.get(), output,
-      s.conv.get(), s.backward_data_algo, WorkspacePointer(&s.workspace),
+      s.conv.get(), s.algos.backward_data, WorkspacePointer(&s.workspace),
       s.workspace.count() * sizeof(float), CudnnScale::Zero(), s.image.get(), image));
 }
 
 void BaseConvolutionLayer::CudnnWeightGradient(const float* image, const float* output,
                                                float* weights_diff) {
   CudnnState& s = *cudnn_;
-  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.backward_filter_math));
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.backward_filter_math));
   DEMI_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
       CudnnHandle(), CudnnScale::One(), s.image.get(), image, s.output.get(), output, s.conv.get(),
-      s.backward_filter_algo, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
+      s.algos.backward_filter, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
       CudnnScale::One(), s.filter.get(), weights_diff));
 }
 
