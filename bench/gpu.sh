@@ -11,6 +11,7 @@
 #      time (the table says which). FP32 rows (--deterministic: plain FP32, deterministic
 #      cuDNN algorithms), then FLOAT16 and BFLOAT16 (--precision) and TF32 (time's default
 #      GPU math) rows, which read "not supported yet" where the tool refuses or has no switch;
+#      then, for the first model and batch, the 10 layers with the most time per precision;
 #   4. device memory: `memory --gpu=0` for ResNet-50 at batch 64, and nvidia-smi's;
 #   5. with 2 or more GPUs: the two-GPU replica tests and `train` 1 vs N GPUs on ResNet-50.
 # Each step runs under its own timeout, and a step that would start past the overall budget
@@ -190,6 +191,35 @@ for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32}; do
       time_row "$model" "$batch" "$precision"
     done
   done
+done
+
+# Where a step's time goes: the layers of the first model's first batch with the most
+# forward + backward time (time's per-layer averages), and the fallbacks logged, per precision.
+hot_layers() {
+  local log=$1
+  [ -f "$log" ] || return
+  say ""
+  say "### ${log##*/time_}: the 10 slowest layers (forward + backward ms per step)"
+  say ""
+  say "| layer | forward | backward | total |"
+  say "|---|---|---|---|"
+  strip_glog <"$log" | awk -F'\t' '
+    /\t(forward|backward): / {
+      name = $1; gsub(/^ +/, "", name)
+      split($2, f, " "); ms = f[2] + 0
+      if (f[1] == "forward:") fwd[name] += ms; else bwd[name] += ms
+      seen[name] = 1
+    }
+    END { for (n in seen) printf "%s\t%.3f\t%.3f\t%.3f\n", n, fwd[n], bwd[n], fwd[n] + bwd[n] }' |
+    sort -t"$(printf '\t')" -k4 -g -r | head -10 | awk -F'\t' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' >>"$report"
+  local fallbacks
+  fallbacks=$(grep -c 'using the CAFFE engine' "$log")
+  [ "$fallbacks" -gt 0 ] && say "" && say "$fallbacks layer(s) fell back to the CAFFE engine (see the log)."
+}
+say ""
+say "## Where the time goes: ${models%% *}, batch ${batches%% *}"
+for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32}; do
+  hot_layers "$log_dir/time_${models%% *}_${batches%% *}_$precision"
 done
 
 # ---- 4. device memory ----
