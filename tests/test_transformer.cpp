@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 #include <set>
 #include <tuple>
 
@@ -211,6 +212,92 @@ TEST(TransformerTest, ResizeShorterSide) {
   EXPECT_EQ(
       TransformDatum(MakeTransformer("resize_shorter_side: 3 crop_size: 3"), PositionDatum(3, 5)),
       (std::vector<float>{1, 2, 3, 11, 12, 13, 21, 22, 23}));
+}
+
+// ---- NVCaffe's random resize and stretch (transformer_resize.cpp) ----
+
+/// PositionDatum's pixels as an OpenCV image, resized to rows x cols with
+/// `interpolation`, then the window at (top, left) of size x size, as floats.
+std::vector<float> ResizedWindow(int height, int width, int rows, int cols, int interpolation,
+                                 int top, int left, int size) {
+  cv::Mat image(height, width, CV_8UC1);
+  for (int h = 0; h < height; ++h) {
+    for (int w = 0; w < width; ++w) image.at<uchar>(h, w) = static_cast<uchar>(10 * h + w);
+  }
+  cv::Mat resized;
+  cv::resize(image, resized, cv::Size(cols, rows), 0, 0, interpolation);
+  std::vector<float> out;
+  for (int h = top; h < top + size; ++h) {
+    for (int w = left; w < left + size; ++w) out.push_back(resized.at<uchar>(h, w));
+  }
+  return out;
+}
+
+TEST(TransformerTest, NvcaffeRandomResizeSetsTheShorterSideThenCrops) {
+  // 6 x 9, shorter side to 4 (the range holds one length): 4 x 6 by INTER_AREA
+  // (down), then TEST's central 4 x 4.
+  const Transformer transformer = MakeTransformer(
+      "img_rand_resize_lower: 4 img_rand_resize_upper: 4 crop_size: 4 "
+      "interpolation_algo_down: INTER_AREA");
+  EXPECT_EQ(transformer.OutputShape(PositionDatum(6, 9)), (std::vector<int64_t>{1, 4, 4}));
+  EXPECT_EQ(TransformDatum(transformer, PositionDatum(6, 9)),
+            ResizedWindow(6, 9, 4, 6, cv::INTER_AREA, 0, 1, 4));
+}
+
+TEST(TransformerTest, NvcaffeStretchUpscalesOnlyWhenAllowed) {
+  // Height x 1.5: 9 x 9 by interpolation_algo_up with allow_upscale, then
+  // the central 6 x 6; without it the height stays 6 and nothing resizes.
+  const std::string stretch =
+      "vertical_stretch_lower: 1.5 vertical_stretch_upper: 1.5 crop_size: 6 "
+      "interpolation_algo_up: INTER_LINEAR ";
+  EXPECT_EQ(TransformDatum(MakeTransformer(stretch + "allow_upscale: true"), PositionDatum(6, 9)),
+            ResizedWindow(6, 9, 9, 9, cv::INTER_LINEAR, 1, 1, 6));
+  EXPECT_EQ(TransformDatum(MakeTransformer(stretch), PositionDatum(6, 9)),
+            ResizedWindow(6, 9, 6, 9, cv::INTER_NEAREST, 0, 1, 6));
+  // A ratio of 1.2 for the longer side: 6 x 7 (7.2 rounded), by NEAREST (down).
+  EXPECT_EQ(TransformDatum(MakeTransformer("rand_resize_ratio_lower: 1.2 "
+                                           "rand_resize_ratio_upper: 1.2 crop_size: 6"),
+                           PositionDatum(6, 9)),
+            ResizedWindow(6, 9, 6, 7, cv::INTER_NEAREST, 0, 0, 6));
+}
+
+TEST(TransformerTest, NvcaffeRandomResizeIsKeyedByRecord) {
+  const Transformer transformer = MakeTransformer(
+      "img_rand_resize_lower: 8 img_rand_resize_upper: 20 crop_size: 8 allow_upscale: true "
+      "interpolation_algo_up: INTER_LINEAR",
+      TRAIN);
+  const Datum datum = PositionDatum(10, 12);
+  std::set<std::vector<float>> outputs;
+  for (int64_t index = 0; index < 8; ++index) {
+    const std::vector<float> out = TransformDatum(transformer, datum, index);
+    EXPECT_EQ(out, TransformDatum(transformer, datum, index));
+    outputs.insert(out);
+  }
+  EXPECT_GT(outputs.size(), 4u);  // 13 lengths and the crops' offsets
+}
+
+TEST(TransformerTest, NvcaffeRandomResizeNeedsACropAndBothBounds) {
+  ExpectErrorContaining(
+      [] { MakeTransformer("img_rand_resize_lower: 4 img_rand_resize_upper: 8"); },
+      {"Data layer 'd'", "needs crop_size"});
+  ExpectErrorContaining([] { MakeTransformer("vertical_stretch_lower: 0.9"); },
+                        {"needs crop_size"});
+  ExpectErrorContaining([] { MakeTransformer("img_rand_resize_lower: 4 crop_size: 2"); },
+                        {"both of img_rand_resize_lower and _upper"});
+  ExpectErrorContaining(
+      [] { MakeTransformer("img_rand_resize_lower: 8 img_rand_resize_upper: 4 crop_size: 2"); },
+      {"lower <= upper, got 8 and 4"});
+}
+
+TEST(TransformerTest, NvcaffeRandomResizeSkipsTheFastJpegPath) {
+  cv::Mat image(16, 16, CV_8UC3, cv::Scalar(10, 20, 30));
+  const Datum datum = EncodedDatum(image, ".jpg");
+  const Transformer transformer =
+      MakeTransformer("img_rand_resize_lower: 8 img_rand_resize_upper: 12 crop_size: 8", TRAIN);
+  std::vector<float> out(3 * 8 * 8);
+  RandomEngine engine = RecordEngine(1, 0, 0);
+  EXPECT_FALSE(transformer.TransformJpeg(datum.data(), 0, {3, 8, 8}, &engine, out.data()));
+  EXPECT_EQ(TransformDatum(transformer, datum).size(), out.size());  // the OpenCV path
 }
 
 TEST(TransformerTest, SampleResizedCropStaysInRange) {

@@ -60,6 +60,9 @@ void AdjustSaturation(float factor, int channels, int64_t spatial, float* image)
 ///
 ///  1. decode an encoded Datum with OpenCV; force_color / force_gray;
 ///  2. resize_shorter_side: resize so the shorter side has that length;
+///     then NVCaffe's random resize and stretch (img_rand_resize_*,
+///     rand_resize_ratio_*, *_stretch_*: transformer_resize.cpp; in both
+///     phases, as in NVCaffe; they need crop_size);
 ///  3. random_resized_crop (TRAIN only): a crop drawn by SampleResizedCrop,
 ///     resized to crop_size x crop_size;
 ///  4. crop_size: a random window in TRAIN, the central one in TEST;
@@ -71,7 +74,9 @@ void AdjustSaturation(float factor, int channels, int64_t spatial, float* image)
 ///     source pixel, as in Caffe) or mean_value (one, or one per channel).
 ///
 /// Random choices come from the engine the caller passes (RecordEngine),
-/// drawn in the order: resized crop, crop window, mirror, jitter factors.
+/// drawn in the order: NVCaffe's resize (length, ratio, square's side,
+/// vertical, horizontal stretch), resized crop, crop window, mirror, jitter
+/// factors.
 /// Images keep OpenCV's channel order (BGR), as Caffe's do. Raw Datums that
 /// need no OpenCV step take a direct path.
 ///
@@ -107,7 +112,8 @@ class Transformer {
   /// output as Transform would, within the tolerance of DCT-domain scaling
   /// and of one bilinear warp for two resizes (README.md, "Fast JPEG
   /// decode"), and returns true; returns false, having drawn nothing, where
-  /// it does not apply: fast_jpeg_decode off, not a JPEG, a CMYK or
+  /// it does not apply: fast_jpeg_decode off, NVCaffe's random resize or
+  /// stretch set, not a JPEG, a CMYK or
   /// EXIF-rotated one, or (channels = 1 or 3, the decode the caller asks
   /// for, 0 leaving it to force_color / force_gray and the JPEG) force_*
   /// would convert.
@@ -123,6 +129,10 @@ class Transformer {
   cv::Mat Prepare(const cv::Mat& image, RandomEngine* engine) const;
   /// An image's rows x cols after resize_shorter_side (unchanged without it).
   void ShorterSideResize(int* rows, int* cols) const;
+  /// Whether NVCaffe's random resize or stretch fields are set, and the
+  /// resize itself (transformer_resize.cpp).
+  bool RandomResizes() const;
+  cv::Mat RandomResize(const cv::Mat& image, RandomEngine* engine) const;
   std::vector<int64_t> CroppedShape(int64_t channels, int64_t height, int64_t width) const;
   void CheckShape(const std::vector<int64_t>& got, const std::vector<int64_t>& expected) const;
   /// Steps 4 to 6 on a C x H x W view of pixels (strides in elements).

@@ -138,18 +138,17 @@ Transformer::Transformer(const TransformationParameter& param, Phase phase,
              param.rrc_min_aspect(), " and ", param.rrc_max_aspect());
   DEMI_CHECK(param.brightness() >= 0 && param.contrast() >= 0 && param.saturation() >= 0, owner_,
              ": transform_param brightness, contrast and saturation must be >= 0");
-  // NVCaffe's random resize and stretch are read but not applied yet:
-  // training without them would silently differ from NVCaffe's.
-  const bool nvcaffe_resize =
-      param.img_rand_resize_lower() > 0 || param.img_rand_resize_upper() > 0 ||
-      param.rand_resize_ratio_lower() > 0 || param.rand_resize_ratio_upper() > 0 ||
-      param.vertical_stretch_lower() != 1 || param.vertical_stretch_upper() != 1 ||
-      param.horizontal_stretch_lower() != 1 || param.horizontal_stretch_upper() != 1;
-  DEMI_CHECK(!nvcaffe_resize, owner_,
-             ": transform_param sets NVCaffe's random resize or stretch (img_rand_resize_*, "
-             "rand_resize_ratio_*, vertical_stretch_*, horizontal_stretch_*), which Demitasse "
-             "does not apply yet; use random_resized_crop (with rrc_min_area, rrc_min_aspect ..."
-             ") or resize_shorter_side instead");
+  // NVCaffe's random resize gives images of any size: the crop makes the
+  // batch's shape.
+  DEMI_CHECK(!RandomResizes() || param.crop_size() > 0, owner_,
+             ": transform_param's random resize or stretch (img_rand_resize_*, "
+             "rand_resize_ratio_*, vertical_stretch_*, horizontal_stretch_*) needs crop_size");
+  DEMI_CHECK((param.img_rand_resize_lower() > 0) == (param.img_rand_resize_upper() > 0) &&
+                 param.img_rand_resize_lower() <= param.img_rand_resize_upper(),
+             owner_,
+             ": transform_param needs both of img_rand_resize_lower and _upper, lower <= "
+             "upper, got ",
+             param.img_rand_resize_lower(), " and ", param.img_rand_resize_upper());
   if (param.has_mean_file()) {
     BlobProto proto;
     try {
@@ -172,7 +171,7 @@ Transformer::Transformer(const TransformationParameter& param, Phase phase,
 bool Transformer::NeedsOpenCv(const Datum& datum) const {
   return datum.encoded() || (param_.force_color() && datum.channels() == 1) ||
          (param_.force_gray() && datum.channels() != 1) || param_.resize_shorter_side() > 0 ||
-         (param_.random_resized_crop() && phase_ == TRAIN);
+         RandomResizes() || (param_.random_resized_crop() && phase_ == TRAIN);
 }
 
 namespace {
@@ -307,6 +306,7 @@ cv::Mat Transformer::Prepare(const cv::Mat& image, RandomEngine* engine) const {
     cv::resize(out, resized, cv::Size(cols, rows), 0, 0, cv::INTER_LINEAR);
     out = resized;
   }
+  if (engine != nullptr && RandomResizes()) out = RandomResize(out, engine);
   if (engine != nullptr && param_.random_resized_crop() && phase_ == TRAIN) {
     const CropRect rect =
         SampleResizedCrop(out.rows, out.cols, param_.rrc_min_area(), param_.rrc_max_area(),
@@ -338,8 +338,9 @@ std::vector<int64_t> Transformer::OutputShape(const Datum& datum) const {
 
 std::vector<int64_t> Transformer::OutputShape(const cv::Mat& image) const {
   const cv::Mat prepared = Prepare(image, nullptr);
-  // A random resized crop turns any size into crop_size x crop_size.
-  if (param_.random_resized_crop() && phase_ == TRAIN) {
+  // A random resized crop turns any size into crop_size x crop_size; after
+  // NVCaffe's random resize (at least crop_size a side) the crop does.
+  if ((param_.random_resized_crop() && phase_ == TRAIN) || RandomResizes()) {
     return {prepared.channels(), param_.crop_size(), param_.crop_size()};
   }
   return CroppedShape(prepared.channels(), prepared.rows, prepared.cols);

@@ -92,7 +92,7 @@ bool Transformer::TransformJpeg(std::string_view data, int channels,
                                 const std::vector<int64_t>& shape, RandomEngine* engine,
                                 float* out) const {
   DEMI_CHECK(engine != nullptr, owner_, ": TransformJpeg needs a random engine (one per example)");
-  if (!param_.fast_jpeg_decode()) return false;
+  if (!param_.fast_jpeg_decode() || RandomResizes()) return false;
   JpegHeader header;
   if (!ReadJpegHeader(data, &header)) return false;
   // Where imdecode does more than decode: CMYK conversion, EXIF rotation.
