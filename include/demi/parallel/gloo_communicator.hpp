@@ -109,7 +109,8 @@ class GlooCommunicator : public Communicator {
   /// signal, and logs whom it waits for when `report` is set.
   void WhileWaiting(const std::vector<std::string>& keys, double waited, bool report);
   /// " ([addr]:port is rank 3)" for each peer address `text` (a Gloo error)
-  /// holds, else "".
+  /// holds; failing that, " ([addr] is rank 1 or 2)" for the ranks on a host
+  /// it names; else "".
   std::string NamePeers(const std::string& text) const;
   /// The ranks of the keys still missing ("1, 3") and what they are awaited
   /// for ("to join").

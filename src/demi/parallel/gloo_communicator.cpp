@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -425,7 +426,23 @@ std::string GlooCommunicator::NamePeers(const std::string& text) const {
     if (text.find(address) == std::string::npos) continue;
     named += StrCat(named.empty() ? " (" : ", ", address, " is rank ", peer);
   }
-  return named.empty() ? named : named + ")";
+  if (!named.empty()) return named + ")";
+  // Gloo may print the peer's end of an accepted connection, whose port is
+  // not the one the peer published: name the ranks on the host it shows.
+  std::string host_named;
+  std::set<int> on_host;
+  for (const auto& [address, peer] : state_->peer_ranks) {
+    const std::string host = address.substr(0, address.rfind(':') + 1);  // "[10.0.0.2]:"
+    if (host.empty() || text.find(host) == std::string::npos) continue;
+    host_named = host.substr(0, host.size() - 1);
+    on_host.insert(peer);
+  }
+  if (on_host.empty()) return "";
+  std::string ranks;
+  for (int peer : on_host) {
+    ranks += StrCat(ranks.empty() ? "" : peer == *on_host.rbegin() ? " or " : ", ", peer);
+  }
+  return StrCat(" (", host_named, " is rank ", ranks, ")");
 }
 
 GlooCommunicator::~GlooCommunicator() = default;
