@@ -21,6 +21,7 @@ class Filler {
   explicit Filler(const FillerParameter& param) : param_(param) {}
   virtual ~Filler() = default;
   virtual void Fill(Blob* blob, RandomEngine* engine) = 0;
+  const FillerParameter& param() const { return param_; }
 
  protected:
   FillerParameter param_;

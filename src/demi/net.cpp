@@ -9,6 +9,7 @@
 #include "demi/memory/liveness.hpp"
 #include "demi/util/checked_math.hpp"
 #include "demi/util/device.hpp"
+#include "demi/util/gpu_math.hpp"
 #include "demi/util/insert_splits.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/math.hpp"
@@ -74,11 +75,7 @@ void Net::Init(const NetParameter& in_param) {
   engine_defaults_ = NetEngineDefaults(upgraded);
   context_.engine = engine_defaults_.engine;
   if (context_.device == Device::kGPU) {
-    LOG(INFO) << "Net '" << upgraded.name() << "' GPU math: "
-              << (context_.gpu_math == GpuMath::kTensorOps
-                      ? "TF32 tensor ops where the GPU has them, fastest measured cuDNN "
-                        "algorithms (--deterministic: plain FP32)"
-                      : "plain FP32, deterministic cuDNN algorithms");
+    LOG(INFO) << "Net '" << upgraded.name() << "' GPU math: " << Describe(context_.gpu_math);
   }
   NetParameter filtered;
   FilterNet(upgraded, &filtered);

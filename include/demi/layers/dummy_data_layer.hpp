@@ -46,7 +46,6 @@ class DummyDataLayer : public Layer {
 
  private:
   std::vector<std::unique_ptr<Filler>> fillers_;
-  std::vector<FillerParameter> filler_params_;  ///< one per top, for the device fill
 };
 
 }  // namespace demi

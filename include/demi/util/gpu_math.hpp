@@ -11,6 +11,9 @@ namespace demi {
 /// The math this thread's cuBLAS calls use: kDeterministic outside any scope.
 GpuMath CurrentGpuMath();
 
+/// What `math` computes with, for the log.
+const char* Describe(GpuMath math);
+
 /// Sets this thread's GPU math until it goes out of scope (scopes nest).
 class GpuMathScope {
  public:

@@ -22,7 +22,6 @@ void DummyDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
   DEMI_CHECK(num_shapes == 1 || num_shapes == num_top, "DummyData layer '", layer_param_.name(),
              "' has ", num_shapes, " shapes for ", num_top, " tops; give 1 or one per top");
   fillers_.clear();
-  filler_params_.clear();
   for (int i = 0; i < num_top; ++i) {
     const int s = num_shapes == 1 ? 0 : i;
     if (legacy > 0) {
@@ -38,7 +37,6 @@ void DummyDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
     FillerParameter filler_param;  // constant 0 by default
     if (num_fillers > 0) filler_param = param.data_filler(num_fillers == 1 ? 0 : i);
     fillers_.push_back(GetFiller(filler_param));
-    filler_params_.push_back(filler_param);
   }
 }
 

@@ -55,7 +55,7 @@ uint64_t DrawSeed(RandomEngine* engine) {
 
 void DummyDataLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   for (size_t i = 0; i < top.size(); ++i) {
-    const FillerParameter& p = filler_params_[i];
+    const FillerParameter& p = fillers_[i]->param();
     const int64_t n = top[i]->count();
     if (p.type() == "constant") {
       GpuSet(n, p.value(), top[i]->mutable_gpu_data());
