@@ -153,7 +153,7 @@ TEST(BlockedLayoutLayerTest, PrimitivesRunOnBlockedBlobs) {
       layer->Reshape(bottom, {&top});
     }
     EXPECT_TRUE(layer->running_engine() == EngineKind::kDnnl);
-    EXPECT_NE(layer->blocked_layouts(), BlockedLayouts::kNone);
+    EXPECT_NE(layer->blocked_layouts(), BlobFormats::kNone);
   }
 }
 

@@ -150,15 +150,18 @@ TEST(EngineDecisionTest, TypesComeFromTheLayerElseTheNet) {
 }
 
 TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEnginesRun) {
-  // This build's engines store and compute FLOAT only.
-  const std::string error = ErrorOf([] { Decide("type: 'Convolution' forward_type: BFLOAT16"); });
-  EXPECT_NE(error.find("layer 'l' (Convolution) asks for forward BFLOAT16 (math FLOAT), "
+  // No engine of the CPU stores FLOAT16.
+  const std::string error = ErrorOf([] { Decide("type: 'Convolution' forward_type: FLOAT16"); });
+  EXPECT_NE(error.find("layer 'l' (Convolution) asks for forward FLOAT16 (math FLOAT), "
                        "backward FLOAT (math FLOAT)"),
             std::string::npos)
       << error;
-  EXPECT_NE(error.find("DNNL stores FLOAT and computes in FLOAT/BFLOAT16; CAFFE stores FLOAT"),
+  EXPECT_NE(error.find("DNNL stores FLOAT/BFLOAT16 and computes in FLOAT/BFLOAT16; CAFFE "
+                       "stores FLOAT"),
             std::string::npos)
       << error;
+  // 16-bit storage alone is one of the ways oneDNN's convolution runs.
+  EXPECT_EQ(Decide("type: 'Convolution' forward_type: BFLOAT16").types.forward_storage, BFLOAT16);
   // A named engine too: CAFFE runs FLOAT only.
   EXPECT_NE(ErrorOf([] {
               Decide("type: 'ReLU' relu_param { engine: CAFFE } backward_type: FLOAT16");
@@ -174,18 +177,30 @@ EngineDecision DecideWithPrecision(const std::string& layer, Type precision) {
 }
 
 TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun) {
-  // oneDNN convolves in BFLOAT16 math (storage stays FLOAT in this build).
+  // oneDNN convolves in BFLOAT16 math, and Convolution stores BFLOAT16 too.
+  const LayerTypes bf16{BFLOAT16, BFLOAT16, BFLOAT16, BFLOAT16};
+  const EngineDecision convolution = DecideWithPrecision("type: 'Convolution'", BFLOAT16);
+  EXPECT_EQ(EngineName(convolution.engine), "DNNL");
+  EXPECT_EQ(convolution.types, bf16);
   const LayerTypes bf16_math{FLOAT, BFLOAT16, FLOAT, BFLOAT16};
-  for (const char* type : {"Convolution", "Deconvolution"}) {
-    const EngineDecision decision = DecideWithPrecision(StrCat("type: '", type, "'"), BFLOAT16);
-    EXPECT_EQ(EngineName(decision.engine), "DNNL") << type;
-    EXPECT_EQ(decision.types, bf16_math) << type;
-    EXPECT_EQ(decision.types.ToString(),
-              "forward FLOAT (math BFLOAT16), backward FLOAT (math BFLOAT16)");
+  const EngineDecision deconvolution = DecideWithPrecision("type: 'Deconvolution'", BFLOAT16);
+  EXPECT_EQ(EngineName(deconvolution.engine), "DNNL");
+  EXPECT_EQ(deconvolution.types, bf16_math);
+  EXPECT_EQ(deconvolution.types.ToString(),
+            "forward FLOAT (math BFLOAT16), backward FLOAT (math BFLOAT16)");
+  // The loops and primitives between convolutions store BFLOAT16 and
+  // compute in FLOAT; Split's CAFFE code too.
+  const LayerTypes bf16_storage{BFLOAT16, FLOAT, BFLOAT16, FLOAT};
+  for (const char* layer : {"type: 'ReLU'", "type: 'BatchNorm'", "type: 'Scale'", "type: 'Eltwise'",
+                            "type: 'Pooling'", "type: 'LRN'", "type: 'Split'", "type: 'Concat'"}) {
+    const EngineDecision decision = DecideWithPrecision(layer, BFLOAT16);
+    EXPECT_EQ(decision.types, bf16_storage) << layer;
   }
+  EXPECT_EQ(EngineName(DecideWithPrecision("type: 'Split'", BFLOAT16).engine), "CAFFE");
   // Layers without 16-bit kernels, with kernels slower than FLOAT's
   // (InnerProduct), or asked to run CAFFE, run FLOAT.
-  for (const char* layer : {"type: 'ReLU'", "type: 'InnerProduct'", "type: 'DummyData'",
+  for (const char* layer : {"type: 'Softmax'", "type: 'InnerProduct'", "type: 'DummyData'",
+                            "type: 'Eltwise' eltwise_param { operation: MAX }",
                             "type: 'Convolution' convolution_param { engine: CAFFE }"}) {
     const EngineDecision decision = DecideWithPrecision(layer, BFLOAT16);
     EXPECT_EQ(decision.types, LayerTypes{}) << layer;
@@ -200,8 +215,8 @@ TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun)
   EXPECT_EQ(DecideWithPrecision("type: 'Convolution' forward_math: FLOAT", BFLOAT16).types,
             LayerTypes{});
   EXPECT_NE(ErrorOf([] {
-              DecideWithPrecision("type: 'Convolution' forward_type: BFLOAT16", BFLOAT16);
-            }).find("asks for forward BFLOAT16"),
+              DecideWithPrecision("type: 'Convolution' forward_type: FLOAT16", BFLOAT16);
+            }).find("asks for forward FLOAT16"),
             std::string::npos);
   // The net's default_* fields, without a precision, are asked as given.
   EngineDefaults defaults;

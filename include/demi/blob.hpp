@@ -9,14 +9,28 @@
 #include "demi/common.hpp"
 #include "demi/proto/demi.pb.h"
 #include "demi/syncedmem.hpp"
+#include "demi/util/bfloat16.hpp"
 
 namespace demi {
 
 /// Caffe's limit on the number of axes of a blob.
 constexpr int kMaxBlobAxes = 32;
 
-/// @brief An N-D array of floats with a `data` and a `diff` (gradient)
-/// SyncedMemory each, as in Caffe. Demitasse computes in float only.
+/// The storage type (Blob::storage_type()) of the C++ element type T.
+template <typename T>
+constexpr Type StorageTypeOf();
+template <>
+constexpr Type StorageTypeOf<float>() {
+  return FLOAT;
+}
+template <>
+constexpr Type StorageTypeOf<bfloat16>() {
+  return BFLOAT16;
+}
+
+/// @brief An N-D array with a `data` and a `diff` (gradient) SyncedMemory
+/// each, as in Caffe: of floats, or of bfloat16 where a net stores a blob in
+/// 16 bits (storage_type()).
 ///
 /// Reshape is capacity-aware through SyncedMemory: shrinking keeps the
 /// allocation. Blobs can share data or diff memory (ShareData / ShareDiff),
@@ -62,10 +76,34 @@ class Blob {
     return cpu_diff()[offset(n, c, h, w)];
   }
 
+  /// The float accessors below are for FLOAT blobs: on a blob stored in
+  /// another type they throw Error (code that reads storage_type() uses
+  /// cpu_data_as<T>() or the raw bytes).
   const float* cpu_data() const;
   const float* cpu_diff() const;
   float* mutable_cpu_data();
   float* mutable_cpu_diff();
+  /// data or diff as elements of T, which must be the storage type.
+  template <typename T>
+  const T* cpu_data_as() const {
+    CheckStorage(StorageTypeOf<T>());
+    return static_cast<const T*>(data_->cpu_data());
+  }
+  template <typename T>
+  const T* cpu_diff_as() const {
+    CheckStorage(StorageTypeOf<T>());
+    return static_cast<const T*>(diff_->cpu_data());
+  }
+  template <typename T>
+  T* mutable_cpu_data_as() {
+    CheckStorage(StorageTypeOf<T>());
+    return static_cast<T*>(data_->mutable_cpu_data());
+  }
+  template <typename T>
+  T* mutable_cpu_diff_as() {
+    CheckStorage(StorageTypeOf<T>());
+    return static_cast<T*>(diff_->mutable_cpu_data());
+  }
   const float* gpu_data() const;
   const float* gpu_diff() const;
   float* mutable_gpu_data();
@@ -86,10 +124,21 @@ class Blob {
   int channel_block() const { return channel_block_; }
   void set_channel_block(int block) { channel_block_ = block; }
 
+  /// The type data and diff are stored in: FLOAT, or BFLOAT16 for the blobs
+  /// a net passes only between layers that store 16 bits (see
+  /// Layer::bfloat16_blobs()), which hold count() two-byte elements. Setting
+  /// it resizes both memories; a net's inputs, outputs and kept blobs, and
+  /// params, stay FLOAT.
+  Type storage_type() const { return storage_type_; }
+  void set_storage_type(Type type);
+  /// Bytes per element of storage_type().
+  size_t element_bytes() const { return storage_type_ == FLOAT ? sizeof(float) : 2; }
+
   const std::shared_ptr<SyncedMemory>& data() const { return data_; }
   const std::shared_ptr<SyncedMemory>& diff() const { return diff_; }
 
-  /// Makes this blob use `other`'s data (or diff) memory; counts must match.
+  /// Makes this blob use `other`'s data (or diff) memory; counts and storage
+  /// types must match.
   void ShareData(const Blob& other);
   void ShareDiff(const Blob& other);
 
@@ -104,6 +153,7 @@ class Blob {
 
   /// data -= diff (the plain gradient step the solver applies after scaling).
   void Update();
+  /// Sums over data or diff, of any storage type.
   double asum_data() const;
   double asum_diff() const;
   double sumsq_data() const;
@@ -112,9 +162,16 @@ class Blob {
   void scale_diff(float factor);
 
  private:
+  /// Throws Error unless the blob is stored in `type`.
+  void CheckStorage(Type type) const {
+    if (type != storage_type_) ThrowStorageMismatch(type);
+  }
+  [[noreturn]] void ThrowStorageMismatch(Type asked) const;
+
   std::vector<int64_t> shape_;
   int64_t count_ = 0;
   int channel_block_ = 1;
+  Type storage_type_ = FLOAT;
   std::shared_ptr<SyncedMemory> data_;
   std::shared_ptr<SyncedMemory> diff_;
 };

@@ -31,6 +31,11 @@
 // window oneDNN counts differently) runs CAFFE at that shape, logged once;
 // Layer::running_engine() says which ran.
 //
+// Storage is per blob: a layer that stores BFLOAT16 (and whose kernels run
+// at the shape: Layer::bfloat16_blobs()) gets 16-bit blobs where every other
+// layer touching them stores BFLOAT16 too, FLOAT ones elsewhere; the net
+// chooses (Net::SettleLayouts), and such a layer reads and writes both.
+//
 // Adding an engine or a type: a row (or its types) in the table, and the
 // layer's kernels. Nothing else decides.
 #include <string>

@@ -18,17 +18,18 @@ enum class BufferLifetime {
   kScratch,           ///< used only inside one Forward or Backward call (im2col columns)
 };
 
-/// A layer-internal buffer the planner may place in the arena. `blob` is owned
-/// by the layer; its data memory is the buffer.
-/// What a layer, as last reshaped, can read and write besides Caffe's layout:
-/// the channel-blocked layouts of Blob::channel_block().
-enum class BlockedLayouts {
-  kNone,     ///< Caffe's layout only
-  kPerBlob,  ///< each bottom and top in whatever layout its blob has (oneDNN primitives)
-  kUniform,  ///< any one layout shared by every bottom and top (element-wise and
+/// What a layer, as last reshaped, can read and write besides Caffe's dense
+/// FLOAT blobs: the channel-blocked layouts of Blob::channel_block()
+/// (Layer::blocked_layouts()), or 16-bit storage (Layer::bfloat16_blobs()).
+enum class BlobFormats {
+  kNone,     ///< Caffe's format only
+  kPerBlob,  ///< each bottom and top in whatever format its blob has (oneDNN primitives)
+  kUniform,  ///< any one format shared by every bottom and top (element-wise and
              ///< per-channel loops, concatenation along channels)
 };
 
+/// A layer-internal buffer the planner may place in the arena. `blob` is owned
+/// by the layer; its data memory is the buffer.
 struct LayerBuffer {
   std::string name;
   Blob* blob;
@@ -155,7 +156,12 @@ class Layer {
   /// The engine that runs at the current shape: engine().engine, or CAFFE
   /// where that engine has no kernel for this shape (logged at Reshape).
   virtual EngineKind running_engine() const { return engine_.engine; }
-  virtual BlockedLayouts blocked_layouts() const { return BlockedLayouts::kNone; }
+  virtual BlobFormats blocked_layouts() const { return BlobFormats::kNone; }
+  /// Which of its blobs the layer, as last reshaped, can keep in BFLOAT16
+  /// (Blob::storage_type()): layers whose engine stores 16 bits
+  /// (engine().types) and runs at this shape. A net stores a blob in 16 bits
+  /// when every layer touching it can (Net::SettleLayouts).
+  virtual BlobFormats bfloat16_blobs() const { return BlobFormats::kNone; }
 
   void set_context(const Context& context) { context_ = context; }
   const Context& context() const { return context_; }
@@ -177,6 +183,14 @@ class Layer {
   void RegisterBuffer(const std::string& name, Blob* blob, BufferLifetime lifetime);
   /// Whether the net chose cuDNN for this layer.
   bool RunsCudnn() const { return engine_.engine == EngineKind::kCudnn; }
+  /// `formats` when the engine decided BFLOAT16 storage both ways and
+  /// `running` (its kernels run at this shape), else kNone: for
+  /// bfloat16_blobs().
+  BlobFormats Bfloat16BlobsWhen(bool running, BlobFormats formats) const {
+    const LayerTypes& t = engine_.types;
+    const bool stores = t.forward_storage == BFLOAT16 && t.backward_storage == BFLOAT16;
+    return stores && running ? formats : BlobFormats::kNone;
+  }
   /// running_engine() of a layer whose DNNL primitives exist at some shapes
   /// only: CAFFE runs where they do not.
   EngineKind RunningWithDnnl(bool dnnl_ready) const {

@@ -225,15 +225,22 @@ class Net {
   /// Points every planned tensor (and the layers' scratch) at its range.
   void BindToArena(const NetLiveness& liveness);
   void ReshapeLayers();
-  /// After the layers were reshaped: gives oneDNN's channel-blocked layout
-  /// to the blobs passed only between layers that read and write it, and
-  /// reshapes the layers again where that changed a layout (net_layouts.cpp).
+  /// After the layers were reshaped: gives oneDNN's channel-blocked layout,
+  /// and BFLOAT16 storage, to the blobs passed only between layers that read
+  /// and write it, and reshapes the layers again where that changed a blob
+  /// (net_layouts.cpp).
   void SettleLayouts();
-  /// The channel block (1: Caffe's layout) each blob can have, given what
-  /// its producers and consumers can read and write as last reshaped.
+  /// Which blobs can take a format: those the user never sees (not an
+  /// input, an output or a kept blob) that `fits`, and whose every layer
+  /// takes it as `formats` of that layer says (as last reshaped).
+  std::vector<bool> BlobsTakingFormat(
+      const std::function<bool(const Blob&)>& fits,
+      const std::function<BlobFormats(const Layer&)>& formats) const;
+  /// The channel block (1: Caffe's layout) and storage type of each blob.
   std::vector<int> ChooseChannelBlocks() const;
-  /// Gives each blob its block; true when one changed.
-  bool ApplyChannelBlocks(const std::vector<int>& blocks);
+  std::vector<Type> ChooseStorageTypes() const;
+  /// Gives each blob its block and type; true when one changed.
+  bool ApplyFormats(const std::vector<int>& blocks, const std::vector<Type>& types);
   std::string DescribeBottoms(int layer_id) const;
   void LogForwardDebugInfo(int layer_id) const;
   /// Sets each loss top's diff to its loss weight times gradient_scale_.

@@ -1,5 +1,6 @@
 #include "demi/blob.hpp"
 
+#include <cmath>
 #include <limits>
 
 #include "demi/util/checked_math.hpp"
@@ -45,7 +46,7 @@ void Blob::Reshape(const std::vector<int64_t>& shape) {
   size_t bytes = 0;
   const bool overflows =
       !CountOfDims(shape, &count) ||
-      __builtin_mul_overflow(static_cast<size_t>(count), sizeof(float), &bytes) ||
+      __builtin_mul_overflow(static_cast<size_t>(count), element_bytes(), &bytes) ||
       bytes > std::numeric_limits<size_t>::max() / 2;
   DEMI_CHECK(!overflows, "blob shape ", ShapeString(shape),
              " overflows: its count or bytes do not fit in 64 bits");
@@ -101,14 +102,44 @@ int64_t Blob::offset(const std::vector<int64_t>& indices) const {
   return offset;
 }
 
-const float* Blob::cpu_data() const { return static_cast<const float*>(data_->cpu_data()); }
-const float* Blob::cpu_diff() const { return static_cast<const float*>(diff_->cpu_data()); }
-float* Blob::mutable_cpu_data() { return static_cast<float*>(data_->mutable_cpu_data()); }
-float* Blob::mutable_cpu_diff() { return static_cast<float*>(diff_->mutable_cpu_data()); }
-const float* Blob::gpu_data() const { return static_cast<const float*>(data_->gpu_data()); }
-const float* Blob::gpu_diff() const { return static_cast<const float*>(diff_->gpu_data()); }
-float* Blob::mutable_gpu_data() { return static_cast<float*>(data_->mutable_gpu_data()); }
-float* Blob::mutable_gpu_diff() { return static_cast<float*>(diff_->mutable_gpu_data()); }
+const float* Blob::cpu_data() const { return cpu_data_as<float>(); }
+const float* Blob::cpu_diff() const { return cpu_diff_as<float>(); }
+float* Blob::mutable_cpu_data() { return mutable_cpu_data_as<float>(); }
+float* Blob::mutable_cpu_diff() { return mutable_cpu_diff_as<float>(); }
+// The GPU runs FLOAT blobs only (no GPU engine stores 16 bits yet).
+const float* Blob::gpu_data() const {
+  CheckStorage(FLOAT);
+  return static_cast<const float*>(data_->gpu_data());
+}
+const float* Blob::gpu_diff() const {
+  CheckStorage(FLOAT);
+  return static_cast<const float*>(diff_->gpu_data());
+}
+float* Blob::mutable_gpu_data() {
+  CheckStorage(FLOAT);
+  return static_cast<float*>(data_->mutable_gpu_data());
+}
+float* Blob::mutable_gpu_diff() {
+  CheckStorage(FLOAT);
+  return static_cast<float*>(diff_->mutable_gpu_data());
+}
+
+void Blob::ThrowStorageMismatch(Type asked) const {
+  throw Error(StrCat("a blob of shape ", shape_string(), " is stored in ", Type_Name(storage_type_),
+                     ", not ", Type_Name(asked),
+                     " (a net stores the blobs between 16-bit layers in 16 bits; keep_blob "
+                     "keeps one FLOAT)"));
+}
+
+void Blob::set_storage_type(Type type) {
+  DEMI_CHECK(type == FLOAT || type == BFLOAT16, "a blob is stored in FLOAT or BFLOAT16, not ",
+             Type_Name(type));
+  if (type == storage_type_) return;
+  storage_type_ = type;
+  // The same count in the new element size (a blob never shaped stays empty).
+  data_->Resize(static_cast<size_t>(count_) * element_bytes());
+  diff_->Resize(static_cast<size_t>(count_) * element_bytes());
+}
 
 const float* Blob::data_on(Device device) const {
   return device == Device::kGPU ? gpu_data() : cpu_data();
@@ -125,11 +156,13 @@ float* Blob::mutable_diff_on(Device device) {
 
 void Blob::ShareData(const Blob& other) {
   CHECK_EQ(count_, other.count()) << "ShareData needs equal counts";
+  CHECK_EQ(storage_type_, other.storage_type()) << "ShareData needs equal storage types";
   data_ = other.data();
 }
 
 void Blob::ShareDiff(const Blob& other) {
   CHECK_EQ(count_, other.count()) << "ShareDiff needs equal counts";
+  CHECK_EQ(storage_type_, other.storage_type()) << "ShareDiff needs equal storage types";
   diff_ = other.diff();
 }
 
@@ -196,10 +229,37 @@ void Blob::ToProto(BlobProto* proto, bool write_diff) const {
 
 void Blob::Update() { Axpy(count_, -1.0f, cpu_diff(), mutable_cpu_data()); }
 
-double Blob::asum_data() const { return count_ ? Asum(count_, cpu_data()) : 0; }
-double Blob::asum_diff() const { return count_ ? Asum(count_, cpu_diff()) : 0; }
-double Blob::sumsq_data() const { return count_ ? Sumsq(count_, cpu_data()) : 0; }
-double Blob::sumsq_diff() const { return count_ ? Sumsq(count_, cpu_diff()) : 0; }
+namespace {
+
+/// The sum of |x| (or x^2) over `count` bfloat16 values, in double.
+double Bfloat16Sum(int64_t count, const void* values, bool squares) {
+  const auto* x = static_cast<const bfloat16*>(values);
+  double sum = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const double value = x[i];
+    sum += squares ? value * value : std::fabs(value);
+  }
+  return sum;
+}
+
+}  // namespace
+
+double Blob::asum_data() const {
+  if (storage_type_ == BFLOAT16) return Bfloat16Sum(count_, data_->cpu_data(), false);
+  return count_ ? Asum(count_, cpu_data()) : 0;
+}
+double Blob::asum_diff() const {
+  if (storage_type_ == BFLOAT16) return Bfloat16Sum(count_, diff_->cpu_data(), false);
+  return count_ ? Asum(count_, cpu_diff()) : 0;
+}
+double Blob::sumsq_data() const {
+  if (storage_type_ == BFLOAT16) return Bfloat16Sum(count_, data_->cpu_data(), true);
+  return count_ ? Sumsq(count_, cpu_data()) : 0;
+}
+double Blob::sumsq_diff() const {
+  if (storage_type_ == BFLOAT16) return Bfloat16Sum(count_, diff_->cpu_data(), true);
+  return count_ ? Sumsq(count_, cpu_diff()) : 0;
+}
 void Blob::scale_data(float factor) {
   if (count_) Scal(count_, factor, mutable_cpu_data());
 }

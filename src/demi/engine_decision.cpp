@@ -91,29 +91,32 @@ std::string CudnnBatchNorm(const LayerParameter& param) {
 const std::vector<EngineRow>& EngineTable() {
   static const std::vector<EngineRow> table = [] {
     std::vector<EngineRow> rows;
-    // Every engine stores FLOAT only today.
     auto add = [&rows](Device device, EngineKind engine, std::initializer_list<const char*> types,
                        ParamCheck check = nullptr, std::vector<Type> math = {FLOAT},
-                       bool preferred = true) {
+                       bool preferred = true, std::vector<Type> storage = {FLOAT}) {
       for (const char* type : types) {
-        rows.push_back({type, device, engine, {FLOAT}, math, check, preferred});
+        rows.push_back({type, device, engine, storage, math, check, preferred});
       }
     };
+    const std::vector<Type> narrow = {FLOAT, BFLOAT16};
     // oneDNN's bfloat16 kernels: inputs rounded to bfloat16, sums in FLOAT
-    // (AVX512_BF16's dot products; emulated on older AVX-512 cores).
-    add(Device::kCPU, EngineKind::kDnnl, {"Convolution", "Deconvolution"}, nullptr,
-        {FLOAT, BFLOAT16});
+    // (AVX512_BF16's dot products; emulated on older AVX-512 cores);
+    // Convolution also reads and writes bfloat16 blobs.
+    add(Device::kCPU, EngineKind::kDnnl, {"Convolution"}, nullptr, narrow, true, narrow);
+    add(Device::kCPU, EngineKind::kDnnl, {"Deconvolution"}, nullptr, narrow);
     // InnerProduct's too, but at the batches a CPU trains (M = 32 to 128
     // rows: AlexNet's fc6 to fc8) converting W to bfloat16 on each pass
     // costs more than the bf16 product saves: 1.5-2x slower than FLOAT, so
     // a precision preference leaves it in FLOAT.
-    add(Device::kCPU, EngineKind::kDnnl, {"InnerProduct"}, nullptr, {FLOAT, BFLOAT16},
+    add(Device::kCPU, EngineKind::kDnnl, {"InnerProduct"}, nullptr, narrow,
         /*preferred=*/false);
-    add(Device::kCPU, EngineKind::kDnnl, {"Softmax", "BatchNorm", "Scale"});
-    add(Device::kCPU, EngineKind::kDnnl, {"Pooling"}, DnnlPooling);
-    add(Device::kCPU, EngineKind::kDnnl, {"LRN"}, DnnlLrn);
-    add(Device::kCPU, EngineKind::kDnnl, {"ReLU"}, DnnlRelu);
-    add(Device::kCPU, EngineKind::kDnnl, {"Eltwise"}, DnnlEltwise);
+    add(Device::kCPU, EngineKind::kDnnl, {"Softmax"});
+    // Loops and primitives that store bfloat16 and compute in FLOAT.
+    add(Device::kCPU, EngineKind::kDnnl, {"BatchNorm", "Scale"}, nullptr, {FLOAT}, true, narrow);
+    add(Device::kCPU, EngineKind::kDnnl, {"Pooling"}, DnnlPooling, {FLOAT}, true, narrow);
+    add(Device::kCPU, EngineKind::kDnnl, {"LRN"}, DnnlLrn, {FLOAT}, true, narrow);
+    add(Device::kCPU, EngineKind::kDnnl, {"ReLU"}, DnnlRelu, {FLOAT}, true, narrow);
+    add(Device::kCPU, EngineKind::kDnnl, {"Eltwise"}, DnnlEltwise, {FLOAT}, true, narrow);
 #ifdef USE_CUDNN
     add(Device::kGPU, EngineKind::kCudnn,
         {"Convolution", "Deconvolution", "Sigmoid", "TanH", "Softmax"});
@@ -128,7 +131,17 @@ const std::vector<EngineRow>& EngineTable() {
 }
 
 /// CAFFE: the reference code, on both devices (CUDA kernels on the GPU).
-EngineRow ReferenceRow(Device device) { return {"", device, EngineKind::kCaffe, {FLOAT}, {FLOAT}}; }
+/// Split's and Concat's CPU code also stores bfloat16 (Split sums gradients
+/// in FLOAT; Concat copies), so a branch or a join does not end a 16-bit
+/// stretch of a net.
+EngineRow ReferenceRow(const std::string& layer_type, Device device) {
+  const bool narrow = (layer_type == "Split" || layer_type == "Concat") && device == Device::kCPU;
+  return {"",
+          device,
+          EngineKind::kCaffe,
+          narrow ? std::vector<Type>{FLOAT, BFLOAT16} : std::vector<Type>{FLOAT},
+          {FLOAT}};
+}
 
 bool Contains(const std::vector<Type>& types, Type type) {
   return std::find(types.begin(), types.end(), type) != types.end();
@@ -170,7 +183,7 @@ std::vector<EngineRow> RowsFor(const std::string& layer_type, Device device) {
   for (const EngineRow& row : EngineTable()) {
     if (row.layer_type == layer_type && row.device == device) rows.push_back(row);
   }
-  rows.push_back(ReferenceRow(device));
+  rows.push_back(ReferenceRow(layer_type, device));
   return rows;
 }
 

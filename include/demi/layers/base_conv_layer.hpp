@@ -75,9 +75,14 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   /// The primitives are made for one layout per side: several bottoms
   /// (sharing the weights) keep Caffe's.
-  BlockedLayouts blocked_layouts() const override {
-    return DnnlReady() && layer_param_.bottom_size() == 1 ? BlockedLayouts::kPerBlob
-                                                          : BlockedLayouts::kNone;
+  BlobFormats blocked_layouts() const override {
+    return DnnlReady() && layer_param_.bottom_size() == 1 ? BlobFormats::kPerBlob
+                                                          : BlobFormats::kNone;
+  }
+  /// Convolution's primitives read and write BFLOAT16 blobs (the table lets
+  /// Convolution, not Deconvolution, store 16 bits).
+  BlobFormats bfloat16_blobs() const override {
+    return Bfloat16BlobsWhen(DnnlReady() && layer_param_.bottom_size() == 1, BlobFormats::kPerBlob);
   }
 
  protected:
@@ -144,13 +149,14 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   void DnnlReshape(const Blob& bottom, const Blob& top);
   /// Whether this layer runs oneDNN at the current shape.
   bool DnnlReady() const;
-  /// output = conv(image) (+ b for Convolution).
-  void DnnlConvolve(const float* image, const float* weights, float* output);
+  /// output = conv(image) (+ b for Convolution). Image and output point to
+  /// a blob's bytes in its storage type.
+  void DnnlConvolve(const void* image, const float* weights, void* output);
   /// image = the adjoint of DnnlConvolve applied to output.
-  void DnnlConvolveAdjoint(const float* output, const float* weights, float* image);
+  void DnnlConvolveAdjoint(const void* output, const float* weights, void* image);
   /// weights_diff += dW and, for Convolution, bias_diff += db of
   /// DnnlConvolve for the output gradient `output`; either may be null.
-  void DnnlWeightGradient(const float* image, const float* output, float* weights_diff,
+  void DnnlWeightGradient(const void* image, const void* output, float* weights_diff,
                           float* bias_diff);
   /// Null for other engines (shared_ptr for the same reason as cudnn_).
   /// Deconvolution's bias on the DNNL engine, in the top's layout: top += b
@@ -175,7 +181,7 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
  private:
   /// Runs the cuDNN (GPU) or DNNL (CPU) engine for one bottom and its top
   /// where it is ready; false leaves the pass to the GEMMs.
-  bool EngineForward(const float* bottom_data, const float* weights, Blob* top);
+  bool EngineForward(const Blob& bottom, const float* weights, Blob* top);
   bool EngineBackward(const Blob& top, bool propagate_down, Blob* bottom);
 };
 

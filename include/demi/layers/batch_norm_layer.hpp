@@ -80,8 +80,13 @@ class BatchNormLayer : public Layer {
   /// Forward again, leaving the running statistics as they were.
   void Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   /// Its loops read and write channel-blocked blobs on the CPU.
-  BlockedLayouts blocked_layouts() const override {
-    return WantsBlockedLayouts() ? BlockedLayouts::kUniform : BlockedLayouts::kNone;
+  BlobFormats blocked_layouts() const override {
+    return WantsBlockedLayouts() ? BlobFormats::kUniform : BlobFormats::kNone;
+  }
+  /// The same loops over BFLOAT16 blobs (x_hat saved in BFLOAT16 too), in
+  /// FLOAT.
+  BlobFormats bfloat16_blobs() const override {
+    return Bfloat16BlobsWhen(WantsBlockedLayouts(), BlobFormats::kUniform);
   }
 
  protected:
@@ -115,7 +120,16 @@ class BatchNormLayer : public Layer {
   bool keeps_x_norm() const { return scale_bias_ || (in_place_ && !use_global_stats_); }
   /// scale_bias: gamma's and beta's gradients from dy and x_hat, then dy :=
   /// gamma dy when the bottom's gradient is wanted.
+  template <typename T>
   void AffineBackward_cpu(Blob* top, bool propagate_down);
+  /// Forward_cpu and Backward_cpu over blobs stored as T (float, bfloat16).
+  template <typename T>
+  void ForwardStored(const Blob& bottom, Blob* top);
+  template <typename T>
+  void BackwardStored(Blob* top, bool propagate_down, Blob* bottom);
+  /// The batch's mean and biased variance of `bottom`, stored as T.
+  template <typename T>
+  void BatchMoments(const Blob& bottom, float* mean, float* var);
 #ifndef CPU_ONLY
   void AffineForward_gpu(Blob* top);
   void AffineBackward_gpu(Blob* top, bool propagate_down);

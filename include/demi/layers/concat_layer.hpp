@@ -24,8 +24,13 @@ class ConcatLayer : public OneBodyLayer<Layer> {
   bool CanReplay() const override { return true; }
   /// Along channels of channel-blocked blobs, each part is whole blocks: the
   /// copies are the same as in Caffe's layout.
-  BlockedLayouts blocked_layouts() const override {
-    return axis_ == 1 ? BlockedLayouts::kUniform : BlockedLayouts::kNone;
+  BlobFormats blocked_layouts() const override {
+    return axis_ == 1 ? BlobFormats::kUniform : BlobFormats::kNone;
+  }
+  /// On the CPU the parts and the whole may all be BFLOAT16 (the copies
+  /// move bytes).
+  BlobFormats bfloat16_blobs() const override {
+    return Bfloat16BlobsWhen(context_.device == Device::kCPU, BlobFormats::kUniform);
   }
   int MinBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }

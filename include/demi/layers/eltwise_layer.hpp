@@ -34,7 +34,11 @@ class EltwiseLayer : public Layer {
   const char* type() const override { return "Eltwise"; }
   bool CanReplay() const override { return true; }
   /// Element-wise: any layout, the same for every bottom and the top.
-  BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
+  BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
+  /// SUM keeps BFLOAT16 blobs through oneDNN's sum (and a FLOAT backward).
+  BlobFormats bfloat16_blobs() const override {
+    return Bfloat16BlobsWhen(DnnlReady(), BlobFormats::kUniform);
+  }
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }

@@ -35,8 +35,8 @@ class InnerProductLayer : public OneBodyLayer<Layer> {
   bool BackwardReadsTopData(int) const override { return false; }
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   /// With axis 1 the bottom may be blocked; the top is 2-D, never blocked.
-  BlockedLayouts blocked_layouts() const override {
-    return DnnlReady() && axis_ == 1 ? BlockedLayouts::kPerBlob : BlockedLayouts::kNone;
+  BlobFormats blocked_layouts() const override {
+    return DnnlReady() && axis_ == 1 ? BlobFormats::kPerBlob : BlobFormats::kNone;
   }
 
  protected:

@@ -47,8 +47,13 @@ class LRNLayer : public Layer {
   bool BackwardReadsBottomData(int) const override { return true; }
   bool BackwardReadsTopData(int) const override { return RunsCudnn(); }
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
-  BlockedLayouts blocked_layouts() const override {
-    return DnnlReady() ? BlockedLayouts::kPerBlob : BlockedLayouts::kNone;
+  BlobFormats blocked_layouts() const override {
+    return DnnlReady() ? BlobFormats::kPerBlob : BlobFormats::kNone;
+  }
+  /// oneDNN's LRN runs in FLOAT on blocked floats; BFLOAT16 blobs are
+  /// converted by the reorders into and out of them.
+  BlobFormats bfloat16_blobs() const override {
+    return Bfloat16BlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
   }
 
  protected:

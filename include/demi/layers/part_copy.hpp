@@ -6,7 +6,8 @@
 // turn (a part's row is shape(axis) * count(axis + 1) floats). Gather writes
 // the parts into the whole (Concat's Forward, Slice's Backward); Scatter
 // reads them out of it (Slice's Forward, Concat's Backward). Both run on
-// `device` and move the data or, with BlobField::kDiff, the gradients.
+// `device` and move the data or, with BlobField::kDiff, the gradients, of
+// FLOAT blobs, or on the CPU of BFLOAT16 ones (every blob of one type).
 
 #include <cstdint>
 #include <vector>

@@ -64,8 +64,12 @@ class PoolingLayer : public Layer {
   bool BackwardReadsBottomData(int) const override { return RunsCudnn(); }
   bool BackwardReadsTopData(int) const override { return RunsCudnn(); }
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
-  BlockedLayouts blocked_layouts() const override {
-    return DnnlReady() ? BlockedLayouts::kPerBlob : BlockedLayouts::kNone;
+  BlobFormats blocked_layouts() const override {
+    return DnnlReady() ? BlobFormats::kPerBlob : BlobFormats::kNone;
+  }
+  /// oneDNN pools in the bottom's type; the top is reordered to its own.
+  BlobFormats bfloat16_blobs() const override {
+    return Bfloat16BlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
   }
 
  protected:

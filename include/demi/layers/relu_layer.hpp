@@ -37,7 +37,11 @@ class ReLULayer : public OneBodyLayer<NeuronLayer> {
   const char* type() const override { return "ReLU"; }
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   /// Element-wise: any layout, the same for bottom and top.
-  BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
+  BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
+  /// BFLOAT16 blobs through oneDNN's eltwise primitives.
+  BlobFormats bfloat16_blobs() const override {
+    return Bfloat16BlobsWhen(DnnlReady(), BlobFormats::kUniform);
+  }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return true; }
 

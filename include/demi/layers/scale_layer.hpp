@@ -43,8 +43,12 @@ class ScaleLayer : public Layer {
   /// In place after an in-place BatchNorm, x is BatchNorm's saved output:
   /// Scale reads that copy instead of keeping its own.
   bool ShareSavedInput(Blob* saved) override;
-  BlockedLayouts blocked_layouts() const override {
-    return per_channel_ ? BlockedLayouts::kUniform : BlockedLayouts::kNone;
+  BlobFormats blocked_layouts() const override {
+    return per_channel_ ? BlobFormats::kUniform : BlobFormats::kNone;
+  }
+  /// The same per-channel loops over BFLOAT16 blobs, in FLOAT.
+  BlobFormats bfloat16_blobs() const override {
+    return Bfloat16BlobsWhen(per_channel_, BlobFormats::kUniform);
   }
 
  protected:
@@ -70,6 +74,12 @@ class ScaleLayer : public Layer {
 
   /// `blob` (bottom 0 or top) as outer x scale x inner in its layout.
   ChannelBlocks Channels(const Blob& blob) const;
+  /// Forward_cpu and Backward_cpu over blobs stored as T (float, bfloat16).
+  template <typename T>
+  void ForwardStored(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+  template <typename T>
+  void BackwardStored(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                      const std::vector<Blob*>& bottom);
 };
 
 }  // namespace demi

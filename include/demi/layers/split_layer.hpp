@@ -15,7 +15,11 @@ class SplitLayer : public OneBodyLayer<Layer> {
   const char* type() const override { return "Split"; }
   bool CanReplay() const override { return true; }
   /// The tops share the bottom's data; their diffs add element-wise.
-  BlockedLayouts blocked_layouts() const override { return BlockedLayouts::kUniform; }
+  BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
+  /// On the CPU, BFLOAT16 blobs too: the gradients add in FLOAT.
+  BlobFormats bfloat16_blobs() const override {
+    return Bfloat16BlobsWhen(context_.device == Device::kCPU, BlobFormats::kUniform);
+  }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }

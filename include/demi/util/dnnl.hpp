@@ -31,8 +31,11 @@ dnnl::memory::data_type DnnlMathType(Type math);
 /// (16 with AVX-512, 8 with AVX2: nChw16c, nChw8c), 1 if it prefers none.
 int DnnlChannelBlock();
 
-/// The layout `blob` holds: DenseDesc of its shape, or the channel-blocked
-/// layout of Blob::channel_block().
+/// The oneDNN type of `blob`'s elements (Blob::storage_type()).
+dnnl::memory::data_type DnnlStorageType(const Blob& blob);
+
+/// The layout `blob` holds, in its storage type: DenseDesc of its shape, or
+/// the channel-blocked layout of Blob::channel_block().
 dnnl::memory::desc BlobDesc(const Blob& blob);
 
 /// The layout of an element-wise layer's blob: BlobDesc when it is
@@ -52,8 +55,10 @@ void DnnlExecute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_a
 
 /// A memory object for `desc` whose data handle is set per call.
 dnnl::memory UnboundMemory(const dnnl::memory::desc& desc);
-/// Points `memory` at `data` (a const pointer for inputs oneDNN only reads).
-void Bind(const dnnl::memory& memory, const float* data);
+/// Points `memory` at `data` (a const pointer for inputs oneDNN only reads),
+/// of the memory's type: a blob's bytes (Blob::data()->cpu_data()) whatever
+/// its storage type.
+void Bind(const dnnl::memory& memory, const void* data);
 
 /// A layer buffer holding the planner-placed bytes of `blob`, sized for
 /// `desc`, with a memory object on it: a scratchpad, or the workspace a
@@ -114,9 +119,9 @@ struct DnnlActivation : DnnlForwardBackward {
   void Set(const dnnl::primitive_desc& forward_pd, const dnnl::primitive_desc& backward_pd,
            const dnnl::memory::desc& data);
   /// y = f(x).
-  void Forward(const float* x, float* y);
+  void Forward(const void* x, void* y);
   /// dx from y = f(x) and dy.
-  void Backward(const float* y, const float* dy, float* dx);
+  void Backward(const void* y, const void* dy, void* dx);
 
  private:
   // One layout for all four: in place they are two pairs of one memory.
@@ -135,13 +140,14 @@ class DnnlTensor {
   /// even when the layouts agree (for results added to the user's).
   void Reshape(const dnnl::memory::desc& layout, const dnnl::memory::desc& user, Blob* buffer,
                bool own_buffer = false);
-  /// The primitive's input: `user` data, reordered into the buffer if needed.
-  const dnnl::memory& In(const float* user);
+  /// The primitive's input: `user` data, reordered into the buffer if needed
+  /// (`user` points to elements of the user layout's type, as in Bind).
+  const dnnl::memory& In(const void* user);
   /// The primitive's output memory: the buffer, or `user` itself.
-  const dnnl::memory& Out(float* user);
+  const dnnl::memory& Out(void* user);
   /// After the primitive wrote Out(user): moves the buffer into `user`;
   /// `accumulate` adds to what `user` holds instead of overwriting it.
-  void Finish(float* user, bool accumulate = false);
+  void Finish(void* user, bool accumulate = false);
 
  private:
   const dnnl::memory& Buffer();

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "demi/common.hpp"
+#include "demi/util/bfloat16.hpp"
 
 namespace demi {
 
@@ -36,6 +37,7 @@ void Scal(int64_t n, float alpha, float* x);  ///< x *= a
 /// x *= a; whether every result is finite (loss scaling's overflow check, in the same pass).
 bool ScalAllFinite(int64_t n, float alpha, float* x);
 void Copy(int64_t n, const float* x, float* y);
+void Copy(int64_t n, const bfloat16* x, bfloat16* y);
 void Set(int64_t n, float value, float* y);
 void AddScalar(int64_t n, float alpha, float* y);  ///< y += a
 void Add(int64_t n, const float* a, const float* b, float* y);

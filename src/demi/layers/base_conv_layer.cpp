@@ -158,8 +158,8 @@ void BaseConvolutionLayer::ForwardOnDevice(const std::vector<Blob*>& bottom,
   const int64_t out_size = top[0]->count(1);
   const float* w = blobs_[0]->data_on(device);
   for (size_t i = 0; i < bottom.size(); ++i) {
+    if (EngineForward(*bottom[i], w, top[i])) continue;
     const float* x = bottom[i]->data_on(device);
-    if (EngineForward(x, w, top[i])) continue;
     float* y = top[i]->mutable_data_on(device);
     for (int64_t n = 0; n < num_; ++n) {
       if (reverse_dimensions()) {
@@ -205,11 +205,11 @@ void BaseConvolutionLayer::BackwardOnDevice(const std::vector<Blob*>& top,
   }
 }
 
-bool BaseConvolutionLayer::EngineForward(const float* bottom_data, const float* weights,
-                                         Blob* top) {
+bool BaseConvolutionLayer::EngineForward(const Blob& bottom, const float* weights, Blob* top) {
   const bool reverse = reverse_dimensions();
 #ifdef USE_CUDNN
   if (context_.device == Device::kGPU && CudnnReady()) {
+    const float* bottom_data = bottom.gpu_data();
     float* y = top->mutable_gpu_data();
     if (reverse) {
       CudnnConvolveAdjoint(bottom_data, weights, y);
@@ -221,7 +221,9 @@ bool BaseConvolutionLayer::EngineForward(const float* bottom_data, const float* 
   }
 #endif
   if (context_.device != Device::kCPU || !DnnlReady()) return false;
-  float* y = top->mutable_cpu_data();
+  // The blobs' bytes, in their storage types.
+  const void* bottom_data = bottom.data()->cpu_data();
+  void* y = top->data()->mutable_cpu_data();
   if (reverse) {
     DnnlConvolveAdjoint(bottom_data, weights, y);
     if (bias_term_) DnnlAddBias(top);
@@ -253,7 +255,9 @@ bool BaseConvolutionLayer::EngineBackward(const Blob& top, bool propagate_down, 
   }
 #endif
   if (context_.device != Device::kCPU || !DnnlReady()) return false;
-  const float* dy = top.cpu_diff();
+  // The blobs' bytes, in their storage types.
+  const void* dy = top.diff()->cpu_data();
+  void* dx = propagate_down ? bottom->diff()->mutable_cpu_data() : nullptr;
   float* bias_diff = bias_grad ? blobs_[1]->mutable_cpu_diff() : nullptr;
   if (reverse && bias_diff != nullptr) {
     // Deconvolution's bias is on its top, not on the convolution's output.
@@ -261,14 +265,14 @@ bool BaseConvolutionLayer::EngineBackward(const Blob& top, bool propagate_down, 
     bias_diff = nullptr;
   }
   if (weight_grad || bias_diff != nullptr) {
-    const float* x = bottom->cpu_data();
+    const void* x = bottom->data()->cpu_data();
     DnnlWeightGradient(reverse ? dy : x, reverse ? x : dy,
                        weight_grad ? blobs_[0]->mutable_cpu_diff() : nullptr, bias_diff);
   }
   if (propagate_down && reverse) {
-    DnnlConvolve(dy, blobs_[0]->cpu_data(), bottom->mutable_cpu_diff());
+    DnnlConvolve(dy, blobs_[0]->cpu_data(), dx);
   } else if (propagate_down) {
-    DnnlConvolveAdjoint(dy, blobs_[0]->cpu_data(), bottom->mutable_cpu_diff());
+    DnnlConvolveAdjoint(dy, blobs_[0]->cpu_data(), dx);
   }
   return true;
 }

@@ -73,9 +73,12 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   const memory::dims pad_r =
       Dims({(out_h - 1) * g.stride_h + g.dilation_h * (g.kernel_h - 1) + 1 - image_h - g.pad_h,
             (out_w - 1) * g.stride_w + g.dilation_w * (g.kernel_w - 1) + 1 - image_w - g.pad_w});
-  // The layouts the blobs hold (Caffe's, or channel-blocked between DNNL layers).
-  const memory::desc image_user = BlobDesc(reverse_dimensions() ? top : bottom);
-  const memory::desc output_user = BlobDesc(reverse_dimensions() ? bottom : top);
+  // The layouts the blobs hold (Caffe's, or channel-blocked between DNNL
+  // layers), in their storage types.
+  const Blob& image_blob = reverse_dimensions() ? top : bottom;
+  const Blob& output_blob = reverse_dimensions() ? bottom : top;
+  const memory::desc image_user = BlobDesc(image_blob);
+  const memory::desc output_user = BlobDesc(output_blob);
   const memory::desc weights_user = DenseDesc({weight_dims.begin(), weight_dims.end()});
   const memory::desc bias_user = DenseDesc({conv_out_channels_});
   // Between blobs in Caffe's layout, 1x1 kernels run as GEMMs faster than
@@ -83,17 +86,22 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   // blocked direct convolution more than the reorders cost (measured on
   // ResNet-50's layers at batch 8). A blocked blob on either side makes the
   // blocked kernel the faster for 1x1 too.
-  const bool plain = g.kernel_h == 1 && g.kernel_w == 1 && image_user == DenseDesc(image_dims) &&
-                     output_user == DenseDesc(output_dims);
+  const bool plain = g.kernel_h == 1 && g.kernel_w == 1 &&
+                     image_user == DenseDesc(image_dims, DnnlStorageType(image_blob)) &&
+                     output_user == DenseDesc(output_dims, DnnlStorageType(output_blob));
   // Each primitive reads its inputs in its math type (BFLOAT16: bf16, with
-  // FLOAT sums and outputs). Convolution's forward is the forward primitive;
-  // Deconvolution's is the adjoint, and its backward the other two.
+  // FLOAT sums), and writes FLOAT, or bf16 into a BFLOAT16 blob.
+  // Convolution's forward is the forward primitive; Deconvolution's is the
+  // adjoint, and its backward the other two.
   const memory::data_type forward_type = DnnlMathType(engine_.types.forward_math);
   const memory::data_type backward_type = DnnlMathType(engine_.types.backward_math);
   const memory::data_type convolve_type = reverse_dimensions() ? backward_type : forward_type;
   const memory::data_type adjoint_type = reverse_dimensions() ? forward_type : backward_type;
+  const memory::data_type f32 = memory::data_type::f32;
+  const memory::data_type output_type = convolve_type == f32 ? f32 : DnnlStorageType(output_blob);
+  const memory::data_type image_type = adjoint_type == f32 ? f32 : DnnlStorageType(image_blob);
   // The image and output of a primitive: the plain layouts when `plain`,
-  // else oneDNN's choice; inputs in `in`, outputs in f32.
+  // else oneDNN's choice, of the type given.
   const auto image_md = [&](memory::data_type in) {
     return plain ? DenseDesc({image_dims.begin(), image_dims.end()}, in)
                  : AnyLayout(image_dims, in);
@@ -102,30 +110,29 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     return plain ? DenseDesc({output_dims.begin(), output_dims.end()}, in)
                  : AnyLayout(output_dims, in);
   };
-  const memory::data_type f32 = memory::data_type::f32;
   const auto algorithm = dnnl::algorithm::convolution_direct;
   const dnnl::primitive_attr attr = UserScratchpadAttr();
   const dnnl::engine& engine = DnnlEngine();
   const std::string what = StrCat("convolution for bottom shape ", bottom.shape_string());
   s.ready = TryDnnl(layer_param_, what, [&] {
-    // image, weights in `in` -> output in f32; also the hint of the
-    // backward primitives reading `in`.
+    // image, weights in `in` -> output; also the hint of the backward
+    // primitives reading `in`.
     const auto convolve = [&](memory::data_type in) {
-      const auto desc =
-          s.fused_bias
-              ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
-                                                image_md(in), AnyLayout(weight_dims, in), bias_user,
-                                                output_md(f32), strides, dilates, pad_l, pad_r)
-              : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
-                                                image_md(in), AnyLayout(weight_dims, in),
-                                                output_md(f32), strides, dilates, pad_l, pad_r);
+      const auto desc = s.fused_bias ? dnnl::convolution_forward::desc(
+                                           dnnl::prop_kind::forward_training, algorithm,
+                                           image_md(in), AnyLayout(weight_dims, in), bias_user,
+                                           output_md(output_type), strides, dilates, pad_l, pad_r)
+                                     : dnnl::convolution_forward::desc(
+                                           dnnl::prop_kind::forward_training, algorithm,
+                                           image_md(in), AnyLayout(weight_dims, in),
+                                           output_md(output_type), strides, dilates, pad_l, pad_r);
       return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
     };
     const dnnl::convolution_forward::primitive_desc forward = convolve(convolve_type);
     const dnnl::convolution_backward_data::primitive_desc adjoint(
         dnnl::convolution_backward_data::desc(
-            algorithm, image_md(f32), AnyLayout(weight_dims, adjoint_type), output_md(adjoint_type),
-            strides, dilates, pad_l, pad_r),
+            algorithm, image_md(image_type), AnyLayout(weight_dims, adjoint_type),
+            output_md(adjoint_type), strides, dilates, pad_l, pad_r),
         attr, engine, adjoint_type == convolve_type ? forward : convolve(adjoint_type));
     // The weight gradient reads image and output gradient in backward_type
     // and sums into f32 weights (and bias).
@@ -163,7 +170,7 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   columns_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's scratch is not needed
 }
 
-void BaseConvolutionLayer::DnnlConvolve(const float* image, const float* weights, float* output) {
+void BaseConvolutionLayer::DnnlConvolve(const void* image, const float* weights, void* output) {
   DnnlState& s = *dnnl_;
   const memory& src = s.fwd_image.In(image);
   const memory& w = s.fwd_weights.In(weights);
@@ -176,8 +183,8 @@ void BaseConvolutionLayer::DnnlConvolve(const float* image, const float* weights
   s.fwd_output.Finish(output);
 }
 
-void BaseConvolutionLayer::DnnlConvolveAdjoint(const float* output, const float* weights,
-                                               float* image) {
+void BaseConvolutionLayer::DnnlConvolveAdjoint(const void* output, const float* weights,
+                                               void* image) {
   DnnlState& s = *dnnl_;
   const memory& diff_dst = s.adj_output.In(output);
   const memory& w = s.adj_weights.In(weights);
@@ -188,7 +195,7 @@ void BaseConvolutionLayer::DnnlConvolveAdjoint(const float* output, const float*
   s.adj_image.Finish(image);
 }
 
-void BaseConvolutionLayer::DnnlWeightGradient(const float* image, const float* output,
+void BaseConvolutionLayer::DnnlWeightGradient(const void* image, const void* output,
                                               float* weights_diff, float* bias_diff) {
   DnnlState& s = *dnnl_;
   const memory& src = s.wg_image.In(image);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
@@ -30,17 +31,36 @@ FillerParameter FillerOr(bool given, const FillerParameter& param, float value) 
   return constant;
 }
 
-/// mean[c] and var[c] (biased) of the batch in channel-blocked x; `sums`
+/// mean[c] and var[c] (biased) of the batch in x, in any layout; `sums`
 /// holds C doubles.
-void BlockedMoments(const ChannelBlocks& t, const float* x, double* sums, float* mean, float* var) {
+template <typename T>
+void BlockedMoments(const ChannelBlocks& t, const T* x, double* sums, float* mean, float* var) {
   const double m = static_cast<double>(t.outer * t.inner);
-  ChannelSums(t, sums, [x](int64_t k, int64_t) { return x[k]; });
+  SumChannels<T>(t, sums, [x](int64_t k, int64_t) { return static_cast<float>(x[k]); });
   for (int64_t c = 0; c < t.channels; ++c) mean[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
-  ChannelSums(t, sums, [x, mean](int64_t k, int64_t c) {
+  SumChannels<T>(t, sums, [x, mean](int64_t k, int64_t c) {
     const float d = x[k] - mean[c];
     return d * d;
   });
   for (int64_t c = 0; c < t.channels; ++c) var[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
+}
+
+/// sum_dy[c] and sum_dy_y[c] over Caffe's layout (num x channels x
+/// spatial): threads take channels; each channel's sums add its rows in
+/// order.
+void CaffeLayoutSums(int64_t num, int64_t channels, int64_t spatial, const float* dy,
+                     const float* y, double* sum_dy, double* sum_dy_y) {
+  const int64_t stride = channels * spatial;
+  ParallelFor(channels, GrainFor(2 * num * spatial), [=](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      sum_dy[c] = sum_dy_y[c] = 0;
+      for (int64_t n = 0; n < num; ++n) {
+        const int64_t at = n * stride + c * spatial;
+        sum_dy[c] += LaneSum(spatial, dy + at);
+        sum_dy_y[c] += LaneDot(spatial, dy + at, y + at);
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -131,14 +151,37 @@ void BatchNormLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector
   inv_std_.Reshape(std::vector<int64_t>{channels_});
   sums_.assign(2 * channels_, 0.0);
   means_dy_y_.assign(channels_, 0.0f);
-  if (keeps_x_norm()) x_norm_.ReshapeLike(*bottom[0]);
+  if (keeps_x_norm()) {
+    x_norm_.set_storage_type(top[0]->storage_type());  // a copy of y
+    x_norm_.ReshapeLike(*bottom[0]);
+  }
 #ifdef USE_CUDNN
   if (cudnn_) CudnnReshape(*bottom[0]);
 #endif
 }
 
 void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const float* x = bottom[0]->cpu_data();
+  if (top[0]->storage_type() == BFLOAT16) {
+    ForwardStored<bfloat16>(*bottom[0], top[0]);
+  } else {
+    ForwardStored<float>(*bottom[0], top[0]);
+  }
+}
+
+template <typename T>
+void BatchNormLayer::BatchMoments(const Blob& bottom, float* mean, float* var) {
+  const T* x = bottom.cpu_data_as<T>();
+  if constexpr (std::is_same_v<T, float>) {
+    if (bottom.channel_block() == 1) {
+      Moments(x, mean, var);
+      return;
+    }
+  }
+  BlockedMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
+}
+
+template <typename T>
+void BatchNormLayer::ForwardStored(const Blob& bottom, Blob* top) {
   float* mean = mean_.mutable_cpu_data();
   float* inv_std = inv_std_.mutable_cpu_data();  // holds the variance until the end
   if (use_global_stats_) {
@@ -149,11 +192,7 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
       inv_std[c] = blobs_[1]->cpu_data()[c] * scale;
     }
   } else {
-    if (bottom[0]->channel_block() > 1) {
-      BlockedMoments(ChannelBlocks::Of(*bottom[0]), x, sums_.data(), mean, inv_std);
-    } else {
-      Moments(x, mean, inv_std);
-    }
+    BatchMoments<T>(bottom, mean, inv_std);
     // Running sums: blobs = f * blobs + batch statistics (variance unbiased).
     const int64_t m = num_ * spatial_;
     const float f = moving_average_fraction_;
@@ -164,14 +203,17 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
     Axpby(channels_, correction, inv_std, f, blobs_[1]->mutable_cpu_data());
   }
   for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.0f / std::sqrt(inv_std[c] + eps_);
-  float* y = top[0]->mutable_cpu_data();
-  const ChannelBlocks t = Channels(*top[0]);
-  ForEachChannelElement(t, [=](int64_t k, int64_t c) { y[k] = (x[k] - mean[c]) * inv_std[c]; });
-  if (keeps_x_norm() && runs_backward()) Copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+  const T* x = bottom.cpu_data_as<T>();
+  T* y = top->mutable_cpu_data_as<T>();
+  const ChannelBlocks t = Channels(*top);
+  StoreChannelElements(t, y, [=](int64_t k, int64_t c) { return (x[k] - mean[c]) * inv_std[c]; });
+  if (keeps_x_norm() && runs_backward()) {
+    Copy(top->count(), y, x_norm_.mutable_cpu_data_as<T>());
+  }
   if (scale_bias_) {
     const float* gamma = blobs_[kScaleBlob]->cpu_data();
     const float* beta = blobs_[kBiasBlob]->cpu_data();
-    ForEachChannelElement(t, [=](int64_t k, int64_t c) { y[k] = gamma[c] * y[k] + beta[c]; });
+    StoreChannelElements(t, y, [=](int64_t k, int64_t c) { return gamma[c] * y[k] + beta[c]; });
   }
 }
 
@@ -218,62 +260,72 @@ ChannelBlocks BatchNormLayer::Channels(const Blob& blob) const {
   return {num_, channels_, spatial_, blob.channel_block()};
 }
 
+template <typename T>
 void BatchNormLayer::AffineBackward_cpu(Blob* top, bool propagate_down) {
   const ChannelBlocks t = Channels(*top);
-  const float* dy = top->cpu_diff();
-  const float* x_hat = x_norm_.cpu_data();
+  const T* dy = top->cpu_diff_as<T>();
+  const T* x_hat = x_norm_.cpu_data_as<T>();
   for (int i : {kScaleBlob, kBiasBlob}) {
     if (!param_propagate_down(i)) continue;
     double* sums = sums_.data();
     if (i == kScaleBlob) {
-      ChannelSums(t, sums, [dy, x_hat](int64_t k, int64_t) { return dy[k] * x_hat[k]; });
+      SumChannels<T>(t, sums, [dy, x_hat](int64_t k, int64_t) {
+        return static_cast<float>(dy[k]) * static_cast<float>(x_hat[k]);
+      });
     } else {
-      ChannelSums(t, sums, [dy](int64_t k, int64_t) { return dy[k]; });
+      SumChannels<T>(t, sums, [dy](int64_t k, int64_t) { return static_cast<float>(dy[k]); });
     }
     float* diff = blobs_[i]->mutable_cpu_diff();
     for (int64_t c = 0; c < channels_; ++c) diff[c] += static_cast<float>(sums[c]);
   }
   if (!propagate_down) return;
   // d x_hat = gamma dy, written over dy: only this layer reads it.
-  float* dy_hat = top->mutable_cpu_diff();
+  T* dy_hat = top->mutable_cpu_diff_as<T>();
   const float* gamma = blobs_[kScaleBlob]->cpu_data();
-  ForEachChannelElement(t, [=](int64_t k, int64_t c) { dy_hat[k] = gamma[c] * dy_hat[k]; });
+  StoreChannelElements(t, dy_hat, [=](int64_t k, int64_t c) { return gamma[c] * dy_hat[k]; });
 }
 
 void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
                                   const std::vector<bool>& propagate_down,
                                   const std::vector<Blob*>& bottom) {
-  if (scale_bias_) AffineBackward_cpu(top[0], propagate_down[0]);
-  if (!propagate_down[0]) return;
-  const float* dy = top[0]->cpu_diff();
-  float* dx = bottom[0]->mutable_cpu_diff();  // may be dy (in place)
+  if (top[0]->storage_type() == BFLOAT16) {
+    BackwardStored<bfloat16>(top[0], propagate_down[0], bottom[0]);
+  } else {
+    BackwardStored<float>(top[0], propagate_down[0], bottom[0]);
+  }
+}
+
+template <typename T>
+void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom) {
+  if (scale_bias_) AffineBackward_cpu<T>(top, propagate_down);
+  if (!propagate_down) return;
+  const T* dy = top->cpu_diff_as<T>();
+  T* dx = bottom->mutable_cpu_diff_as<T>();  // may be dy (in place)
   const float* inv_std = inv_std_.cpu_data();
-  const ChannelBlocks t = Channels(*top[0]);
+  const ChannelBlocks t = Channels(*top);
   if (use_global_stats_) {
     // mean and var are constants: the layer is affine in x.
-    ForEachChannelElement(t, [=](int64_t k, int64_t c) { dx[k] = dy[k] * inv_std[c]; });
+    StoreChannelElements(t, dx, [=](int64_t k, int64_t c) { return dy[k] * inv_std[c]; });
     return;
   }
-  const float* y = keeps_x_norm() ? x_norm_.cpu_data() : top[0]->cpu_data();
+  const T* y = keeps_x_norm() ? x_norm_.cpu_data_as<T>() : top->cpu_data_as<T>();
   // dx = inv_std (dy - mean(dy) - y mean(dy y)), the means per channel.
   double* sum_dy = sums_.data();
   double* sum_dy_y = sums_.data() + channels_;
-  if (t.block > 1) {
-    ChannelSums(t, sum_dy, [dy](int64_t k, int64_t) { return dy[k]; });
-    ChannelSums(t, sum_dy_y, [dy, y](int64_t k, int64_t) { return dy[k] * y[k]; });
-  } else {
-    const int64_t num = num_, spatial = spatial_, stride = channels_ * spatial_;
-    // Threads take channels; each channel's sums add its rows in order.
-    ParallelFor(channels_, GrainFor(2 * num * spatial), [=](int64_t begin, int64_t end) {
-      for (int64_t c = begin; c < end; ++c) {
-        sum_dy[c] = sum_dy_y[c] = 0;
-        for (int64_t n = 0; n < num; ++n) {
-          const int64_t at = n * stride + c * spatial;
-          sum_dy[c] += LaneSum(spatial, dy + at);
-          sum_dy_y[c] += LaneDot(spatial, dy + at, y + at);
-        }
-      }
+  const auto channel_sums = [&] {
+    SumChannels<T>(t, sum_dy, [dy](int64_t k, int64_t) { return static_cast<float>(dy[k]); });
+    SumChannels<T>(t, sum_dy_y, [dy, y](int64_t k, int64_t) {
+      return static_cast<float>(dy[k]) * static_cast<float>(y[k]);
     });
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    if (t.block == 1) {
+      CaffeLayoutSums(num_, channels_, spatial_, dy, y, sum_dy, sum_dy_y);
+    } else {
+      channel_sums();
+    }
+  } else {
+    channel_sums();
   }
   const double m = static_cast<double>(num_ * spatial_);
   float* mean_dy = mean_.mutable_cpu_data();  // free in backward
@@ -282,8 +334,8 @@ void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
     mean_dy[c] = static_cast<float>(sum_dy[c] / m);
     mean_dy_y[c] = static_cast<float>(sum_dy_y[c] / m);
   }
-  ForEachChannelElement(t, [=](int64_t k, int64_t c) {
-    dx[k] = inv_std[c] * (dy[k] - mean_dy[c] - y[k] * mean_dy_y[c]);
+  StoreChannelElements(t, dx, [=](int64_t k, int64_t c) {
+    return inv_std[c] * (dy[k] - mean_dy[c] - y[k] * mean_dy_y[c]);
   });
 }
 

@@ -1,11 +1,44 @@
 // The DNNL engine of Eltwise SUM (see eltwise_layer.hpp).
+#include <algorithm>
+
 #include "demi/layers/eltwise_layer.hpp"
 #include "demi/util/dnnl.hpp"
+#include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
 
 using dnnl::memory;
+
+namespace {
+
+/// dx = coeff dy over `count` floats.
+void ScaleInto(int64_t count, float coeff, const float* dy, float* dx) {
+  ParallelFor(count, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) dx[i] = coeff * dy[i];
+  });
+}
+
+/// The same over bfloat16, in FLOAT, a chunk at a time; coeff 1 copies.
+void ScaleInto(int64_t count, float coeff, const bfloat16* dy, bfloat16* dx) {
+  if (coeff == 1.0f) {
+    Copy(count, dy, dx);
+    return;
+  }
+  constexpr int64_t kChunk = 1024;
+  ParallelFor(count, [=](int64_t begin, int64_t end) {
+    float scaled[kChunk];
+    for (int64_t at = begin; at < end; at += kChunk) {
+      const int64_t n = std::min(kChunk, end - at);
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) scaled[i] = coeff * dy[at + i];
+      RoundToBfloat16(n, scaled, dx + at);
+    }
+  });
+}
+
+}  // namespace
 
 struct EltwiseLayer::DnnlState : DnnlLayerState {
   dnnl::sum forward;
@@ -51,24 +84,24 @@ void EltwiseLayer::DnnlReshape(const std::vector<Blob*>& bottom, const Blob& top
 
 void EltwiseLayer::DnnlForward(const std::vector<Blob*>& bottom, Blob* top) {
   DnnlState& s = *dnnl_;
-  for (size_t k = 0; k < bottom.size(); ++k) Bind(s.srcs[k], bottom[k]->cpu_data());
-  Bind(s.dst, top->mutable_cpu_data());
+  for (size_t k = 0; k < bottom.size(); ++k) Bind(s.srcs[k], bottom[k]->data()->cpu_data());
+  Bind(s.dst, top->data()->mutable_cpu_data());
   s.scratchpad.Bound();
   DnnlExecute(s.forward, s.args);
 }
 
 void EltwiseLayer::DnnlBackward(const Blob& top, const std::vector<bool>& propagate_down,
                                 const std::vector<Blob*>& bottom) {
-  // dx_k = coeff_k dy, element by element in whatever layout the blobs share.
-  const float* dy = top.cpu_diff();
+  // dx_k = coeff_k dy, element by element in whatever layout and storage
+  // type the blobs share.
   for (size_t k = 0; k < bottom.size(); ++k) {
     if (!propagate_down[k]) continue;
-    float* dx = bottom[k]->mutable_cpu_diff();
-    const float coeff = coeffs_[k];
-    ParallelFor(top.count(), [=](int64_t begin, int64_t end) {
-#pragma omp simd
-      for (int64_t i = begin; i < end; ++i) dx[i] = coeff * dy[i];
-    });
+    if (top.storage_type() == BFLOAT16) {
+      ScaleInto(top.count(), coeffs_[k], top.cpu_diff_as<bfloat16>(),
+                bottom[k]->mutable_cpu_diff_as<bfloat16>());
+    } else {
+      ScaleInto(top.count(), coeffs_[k], top.cpu_diff(), bottom[k]->mutable_cpu_diff());
+    }
   }
 }
 

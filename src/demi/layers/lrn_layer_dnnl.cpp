@@ -62,24 +62,27 @@ void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
 
 void LRNLayer::DnnlForward(const Blob& bottom, Blob* top) {
   DnnlState& s = *dnnl_;
-  const memory& src = s.src.In(bottom.cpu_data());
-  const memory& dst = s.dst.Out(top->mutable_cpu_data());
+  // The blobs' bytes, in their storage types (the reorders convert).
+  void* y = top->data()->mutable_cpu_data();
+  const memory& src = s.src.In(bottom.data()->cpu_data());
+  const memory& dst = s.dst.Out(y);
   s.Execute(s.forward, {{DNNL_ARG_SRC, src.get()},
                         {DNNL_ARG_DST, dst.get()},
                         {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
-  s.dst.Finish(top->mutable_cpu_data());
+  s.dst.Finish(y);
 }
 
 void LRNLayer::DnnlBackward(const Blob& top, Blob* bottom) {
   DnnlState& s = *dnnl_;
-  const memory& src = s.src.In(bottom->cpu_data());
-  const memory& diff_dst = s.diff_dst.In(top.cpu_diff());
-  const memory& diff_src = s.diff_src.Out(bottom->mutable_cpu_diff());
+  void* dx = bottom->diff()->mutable_cpu_data();
+  const memory& src = s.src.In(bottom->data()->cpu_data());
+  const memory& diff_dst = s.diff_dst.In(top.diff()->cpu_data());
+  const memory& diff_src = s.diff_src.Out(dx);
   s.Execute(s.backward, {{DNNL_ARG_SRC, src.get()},
                          {DNNL_ARG_DIFF_DST, diff_dst.get()},
                          {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()},
                          {DNNL_ARG_DIFF_SRC, diff_src.get()}});
-  s.diff_src.Finish(bottom->mutable_cpu_diff());
+  s.diff_src.Finish(dx);
 }
 
 }  // namespace demi

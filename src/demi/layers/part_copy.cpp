@@ -1,26 +1,45 @@
 #include "demi/layers/part_copy.hpp"
 
+#include <type_traits>
+
 #include "demi/util/math.hpp"
 
 namespace demi {
 
 namespace {
 
-const float* Values(const Blob& blob, BlobField field, Device device) {
-  return field == BlobField::kData ? blob.data_on(device) : blob.diff_on(device);
+/// The data or diff of `blob` as elements of T: floats on either device, or
+/// bfloat16 on the CPU.
+template <typename T>
+const T* Values(const Blob& blob, BlobField field, Device device) {
+  if constexpr (std::is_same_v<T, float>) {
+    return field == BlobField::kData ? blob.data_on(device) : blob.diff_on(device);
+  } else {
+    return field == BlobField::kData ? blob.cpu_data_as<T>() : blob.cpu_diff_as<T>();
+  }
 }
 
-float* MutableValues(Blob* blob, BlobField field, Device device) {
-  return field == BlobField::kData ? blob->mutable_data_on(device) : blob->mutable_diff_on(device);
+template <typename T>
+T* MutableValues(Blob* blob, BlobField field, Device device) {
+  if constexpr (std::is_same_v<T, float>) {
+    return field == BlobField::kData ? blob->mutable_data_on(device)
+                                     : blob->mutable_diff_on(device);
+  } else {
+    return field == BlobField::kData ? blob->mutable_cpu_data_as<T>()
+                                     : blob->mutable_cpu_diff_as<T>();
+  }
 }
 
-/// Moves one part, of `rows` rows of part_row floats, to or from column
-/// `offset` of the whole's rows of whole_row floats.
+/// Moves one part, of `rows` rows of part_row elements, to or from column
+/// `offset` of the whole's rows of whole_row elements.
+template <typename T>
 void CopyPart(Device device, int64_t rows, int64_t part_row, int64_t whole_row, int64_t offset,
-              bool into_whole, const float* from, float* to) {
+              bool into_whole, const T* from, T* to) {
 #ifndef CPU_ONLY
-  if (device == Device::kGPU) {
-    return GpuCopyPart(rows * part_row, part_row, whole_row, offset, into_whole, from, to);
+  if constexpr (std::is_same_v<T, float>) {
+    if (device == Device::kGPU) {
+      return GpuCopyPart(rows * part_row, part_row, whole_row, offset, into_whole, from, to);
+    }
   }
 #endif
   for (int64_t n = 0; n < rows; ++n) {
@@ -32,36 +51,56 @@ void CopyPart(Device device, int64_t rows, int64_t part_row, int64_t whole_row, 
   }
 }
 
-}  // namespace
-
-void GatherParts(Device device, int axis, BlobField field, const std::vector<Blob*>& parts,
-                 Blob* whole) {
+template <typename T>
+void GatherPartsOf(Device device, int axis, BlobField field, const std::vector<Blob*>& parts,
+                   Blob* whole) {
   const int64_t rows = whole->count(0, axis);
   const int64_t inner = whole->count(axis + 1);
   const int64_t whole_row = whole->shape(axis) * inner;
-  float* to = MutableValues(whole, field, device);
+  T* to = MutableValues<T>(whole, field, device);
   int64_t offset = 0;  // of this part's row within a row of the whole
   for (const Blob* part : parts) {
     const int64_t part_row = part->shape(axis) * inner;
-    CopyPart(device, rows, part_row, whole_row, offset, true, Values(*part, field, device), to);
+    CopyPart(device, rows, part_row, whole_row, offset, true, Values<T>(*part, field, device), to);
     offset += part_row;
   }
 }
 
-void ScatterParts(Device device, int axis, BlobField field, const Blob& whole,
-                  const std::vector<Blob*>& parts, const std::vector<bool>& wanted) {
+template <typename T>
+void ScatterPartsOf(Device device, int axis, BlobField field, const Blob& whole,
+                    const std::vector<Blob*>& parts, const std::vector<bool>& wanted) {
   const int64_t rows = whole.count(0, axis);
   const int64_t inner = whole.count(axis + 1);
   const int64_t whole_row = whole.shape(axis) * inner;
-  const float* from = Values(whole, field, device);
+  const T* from = Values<T>(whole, field, device);
   int64_t offset = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int64_t part_row = parts[i]->shape(axis) * inner;
     if (wanted[i]) {
       CopyPart(device, rows, part_row, whole_row, offset, false, from,
-               MutableValues(parts[i], field, device));
+               MutableValues<T>(parts[i], field, device));
     }
     offset += part_row;
+  }
+}
+
+}  // namespace
+
+void GatherParts(Device device, int axis, BlobField field, const std::vector<Blob*>& parts,
+                 Blob* whole) {
+  if (whole->storage_type() == BFLOAT16) {
+    GatherPartsOf<bfloat16>(device, axis, field, parts, whole);
+  } else {
+    GatherPartsOf<float>(device, axis, field, parts, whole);
+  }
+}
+
+void ScatterParts(Device device, int axis, BlobField field, const Blob& whole,
+                  const std::vector<Blob*>& parts, const std::vector<bool>& wanted) {
+  if (whole.storage_type() == BFLOAT16) {
+    ScatterPartsOf<bfloat16>(device, axis, field, whole, parts, wanted);
+  } else {
+    ScatterPartsOf<float>(device, axis, field, whole, parts, wanted);
   }
 }
 

@@ -51,8 +51,10 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
                                          "differently from Caffe"));
     return;
   }
+  // oneDNN pools in the bottom's storage type; a top of another type is
+  // reordered.
   const memory::desc src = BlobDesc(bottom);
-  const memory::desc dst(top.shape(), memory::data_type::f32, memory::format_tag::any);
+  const memory::desc dst(top.shape(), DnnlStorageType(bottom), memory::format_tag::any);
   const memory::dims strides{stride_h_, stride_w_}, kernel{kernel_h_, kernel_w_};
   const memory::dims pad_l{pad_h_, pad_w_}, pad_r{pad_r_h, pad_r_w};
   const dnnl::primitive_attr attr = UserScratchpadAttr();
@@ -78,18 +80,20 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
 
 void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) {
   DnnlState& s = *dnnl_;
-  Bind(s.src, bottom.cpu_data());
-  const memory& dst = s.dst.Out(top->mutable_cpu_data());
+  // The blobs' bytes, in their storage types.
+  void* y = top->data()->mutable_cpu_data();
+  Bind(s.src, bottom.data()->cpu_data());
+  const memory& dst = s.dst.Out(y);
   s.Execute(s.forward, {{DNNL_ARG_SRC, s.src.get()},
                         {DNNL_ARG_DST, dst.get()},
                         {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
-  s.dst.Finish(top->mutable_cpu_data());
+  s.dst.Finish(y);
 }
 
 void PoolingLayer::DnnlBackward(const Blob& top, Blob* bottom) {
   DnnlState& s = *dnnl_;
-  const memory& diff_dst = s.diff_dst.In(top.cpu_diff());
-  Bind(s.diff_src, bottom->mutable_cpu_diff());
+  const memory& diff_dst = s.diff_dst.In(top.diff()->cpu_data());
+  Bind(s.diff_src, bottom->diff()->mutable_cpu_data());
   s.Execute(s.backward, {{DNNL_ARG_DIFF_DST, diff_dst.get()},
                          {DNNL_ARG_DIFF_SRC, s.diff_src.get()},
                          {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});

@@ -36,11 +36,12 @@ void ReLULayer::DnnlReshape(const Blob& bottom) {
 }
 
 void ReLULayer::DnnlForward(const Blob& bottom, Blob* top) {
-  dnnl_->Forward(bottom.cpu_data(), top->mutable_cpu_data());
+  dnnl_->Forward(bottom.data()->cpu_data(), top->data()->mutable_cpu_data());
 }
 
 void ReLULayer::DnnlBackward(const Blob& top, Blob* bottom) {
-  dnnl_->Backward(top.cpu_data(), top.cpu_diff(), bottom->mutable_cpu_diff());
+  dnnl_->Backward(top.data()->cpu_data(), top.diff()->cpu_data(),
+                  bottom->diff()->mutable_cpu_data());
 }
 
 }  // namespace demi

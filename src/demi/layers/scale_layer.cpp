@@ -1,8 +1,11 @@
 #include "demi/layers/scale_layer.hpp"
 
+#include <type_traits>
+
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
 #include "demi/layers/layer_checks.hpp"
+#include "demi/util/channel_blocks.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
@@ -54,7 +57,10 @@ void ScaleLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blo
   scale_dim_ = scale.count();
   inner_ = bottom[0]->count(axis + scale.num_axes());
   top[0]->ReshapeLike(*bottom[0]);
-  if (in_place_) input_.ReshapeLike(*bottom[0]);
+  if (in_place_) {
+    input_.set_storage_type(bottom[0]->storage_type());  // a copy of x
+    input_.ReshapeLike(*bottom[0]);
+  }
   // One scale per channel of an image batch: the layer reads channel-blocked
   // blobs too (on the CPU, with the DNNL engine).
   per_channel_ = bottom.size() == 1 && bottom[0]->num_axes() == 4 &&
@@ -75,71 +81,105 @@ bool ScaleLayer::ShareSavedInput(Blob* saved) {
 }
 
 void ScaleLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const float* x = bottom[0]->cpu_data();
+  if (top[0]->storage_type() == BFLOAT16) {
+    ForwardStored<bfloat16>(bottom, top);
+  } else {
+    ForwardStored<float>(bottom, top);
+  }
+}
+
+template <typename T>
+void ScaleLayer::ForwardStored(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const T* x = bottom[0]->cpu_data_as<T>();
   if (in_place_ && !input_shared_ && runs_backward()) {
     // y overwrites x, and Backward needs x for ds.
-    Copy(bottom[0]->count(), x, input_.mutable_cpu_data());
+    Copy(bottom[0]->count(), x, input_.mutable_cpu_data_as<T>());
   }
   const float* s = (bottom.size() == 2 ? bottom[1] : blobs_[0].get())->cpu_data();
   const float* b = bias_index_ >= 0 ? blobs_[bias_index_]->cpu_data() : nullptr;
-  float* y = top[0]->mutable_cpu_data();
+  T* y = top[0]->mutable_cpu_data_as<T>();
   if (b != nullptr) {
-    ForEachChannelElement(Channels(*top[0]),
-                          [=](int64_t k, int64_t c) { y[k] = x[k] * s[c] + b[c]; });
+    StoreChannelElements(Channels(*top[0]), y,
+                         [=](int64_t k, int64_t c) { return x[k] * s[c] + b[c]; });
   } else {
-    ForEachChannelElement(Channels(*top[0]),
-                          [=](int64_t k, int64_t c) { y[k] = x[k] * s[c] + 0.0f; });
+    StoreChannelElements(Channels(*top[0]), y,
+                         [=](int64_t k, int64_t c) { return x[k] * s[c] + 0.0f; });
   }
 }
 
 void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
                               const std::vector<bool>& propagate_down,
                               const std::vector<Blob*>& bottom) {
-  const float* dy = top[0]->cpu_diff();
+  if (top[0]->storage_type() == BFLOAT16) {
+    BackwardStored<bfloat16>(top, propagate_down, bottom);
+  } else {
+    BackwardStored<float>(top, propagate_down, bottom);
+  }
+}
+
+template <typename T>
+void ScaleLayer::BackwardStored(const std::vector<Blob*>& top,
+                                const std::vector<bool>& propagate_down,
+                                const std::vector<Blob*>& bottom) {
+  const T* dy = top[0]->cpu_diff_as<T>();
   const bool scale_is_param = bottom.size() == 1;
   const int64_t outer = outer_, dim = scale_dim_, inner = inner_;
   const ChannelBlocks t = Channels(*top[0]);
-  if (bias_index_ >= 0 && param_propagate_down(bias_index_) && t.block > 1) {
+  // Caffe's layout of floats sums rows with lane sums; blocked (or 16-bit)
+  // blobs per channel in ChannelSums.
+  bool float_rows = false;
+  if constexpr (std::is_same_v<T, float>) float_rows = t.block == 1;
+  if (bias_index_ >= 0 && param_propagate_down(bias_index_)) {
     float* db = blobs_[bias_index_]->mutable_cpu_diff();
-    ChannelSums(t, sums_.data(), [dy](int64_t k, int64_t) { return dy[k]; });
-    for (int64_t d = 0; d < dim; ++d) db[d] += static_cast<float>(sums_[d]);
-  } else if (bias_index_ >= 0 && param_propagate_down(bias_index_)) {
-    float* db = blobs_[bias_index_]->mutable_cpu_diff();
-    // Threads take entries: each db[d] still adds o = 0, 1, ... in order.
-    ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t d = begin; d < end; ++d) {
-          db[d] += static_cast<float>(LaneSum(inner, dy + (o * dim + d) * inner));
-        }
+    if constexpr (std::is_same_v<T, float>) {
+      if (float_rows) {
+        // Threads take entries: each db[d] still adds o = 0, 1, ... in order.
+        ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
+          for (int64_t o = 0; o < outer; ++o) {
+            for (int64_t d = begin; d < end; ++d) {
+              db[d] += static_cast<float>(LaneSum(inner, dy + (o * dim + d) * inner));
+            }
+          }
+        });
       }
-    });
+    }
+    if (!float_rows) {
+      SumChannels<T>(t, sums_.data(),
+                     [dy](int64_t k, int64_t) { return static_cast<float>(dy[k]); });
+      for (int64_t d = 0; d < dim; ++d) db[d] += static_cast<float>(sums_[d]);
+    }
   }
   if (scale_is_param ? param_propagate_down(0) : propagate_down[1]) {
     // Before dx: in place, dx overwrites dy. A param gradient accumulates;
     // bottom 1's gradient is written.
-    const float* x = in_place_ ? input_.cpu_data() : bottom[0]->cpu_data();
+    const T* x = in_place_ ? input_.cpu_data_as<T>() : bottom[0]->cpu_data_as<T>();
     float* ds = (scale_is_param ? blobs_[0].get() : bottom[1])->mutable_cpu_diff();
     if (!scale_is_param) Set(scale_dim_, 0.0f, ds);
-    if (t.block > 1) {
-      ChannelSums(t, sums_.data(), [dy, x](int64_t k, int64_t) { return dy[k] * x[k]; });
-      for (int64_t d = 0; d < dim; ++d) ds[d] += static_cast<float>(sums_[d]);
-    } else {
-      // As db: each ds[d] adds o = 0, 1, ... in order; each row's dot is a
-      // lane sum (not BLAS, which must not be called from threads).
-      ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
-        for (int64_t o = 0; o < outer; ++o) {
-          for (int64_t d = begin; d < end; ++d) {
-            const int64_t at = (o * dim + d) * inner;
-            ds[d] += static_cast<float>(LaneDot(inner, dy + at, x + at));
+    if constexpr (std::is_same_v<T, float>) {
+      if (float_rows) {
+        // As db: each ds[d] adds o = 0, 1, ... in order; each row's dot is a
+        // lane sum (not BLAS, which must not be called from threads).
+        ParallelFor(dim, GrainFor(outer * inner), [=](int64_t begin, int64_t end) {
+          for (int64_t o = 0; o < outer; ++o) {
+            for (int64_t d = begin; d < end; ++d) {
+              const int64_t at = (o * dim + d) * inner;
+              ds[d] += static_cast<float>(LaneDot(inner, dy + at, x + at));
+            }
           }
-        }
+        });
+      }
+    }
+    if (!float_rows) {
+      SumChannels<T>(t, sums_.data(), [dy, x](int64_t k, int64_t) {
+        return static_cast<float>(dy[k]) * static_cast<float>(x[k]);
       });
+      for (int64_t d = 0; d < dim; ++d) ds[d] += static_cast<float>(sums_[d]);
     }
   }
   if (propagate_down[0]) {
     const float* s = (scale_is_param ? blobs_[0].get() : bottom[1])->cpu_data();
-    float* dx = bottom[0]->mutable_cpu_diff();
-    ForEachChannelElement(t, [=](int64_t k, int64_t c) { dx[k] = dy[k] * s[c]; });
+    T* dx = bottom[0]->mutable_cpu_diff_as<T>();
+    StoreChannelElements(t, dx, [=](int64_t k, int64_t c) { return dy[k] * s[c]; });
   }
 }
 

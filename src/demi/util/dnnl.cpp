@@ -51,19 +51,24 @@ int DnnlChannelBlock() {
   return block;
 }
 
+dnnl::memory::data_type DnnlStorageType(const Blob& blob) {
+  return DnnlMathType(blob.storage_type());
+}
+
 dnnl::memory::desc BlobDesc(const Blob& blob) {
   const int block = blob.channel_block();
-  if (block == 1) return DenseDesc(blob.shape());
+  if (block == 1) return DenseDesc(blob.shape(), DnnlStorageType(blob));
   DEMI_CHECK(blob.num_axes() == 4 && blob.shape(1) % block == 0 && (block == 8 || block == 16),
              "a blob of shape ", blob.shape_string(), " cannot hold channels in blocks of ", block);
   const dnnl::memory::dims dims(blob.shape().begin(), blob.shape().end());
   return dnnl::memory::desc(
-      dims, dnnl::memory::data_type::f32,
+      dims, DnnlStorageType(blob),
       block == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c);
 }
 
 dnnl::memory::desc FlatDesc(const Blob& blob) {
-  return blob.channel_block() > 1 ? BlobDesc(blob) : DenseDesc({blob.count()});
+  return blob.channel_block() > 1 ? BlobDesc(blob)
+                                  : DenseDesc({blob.count()}, DnnlStorageType(blob));
 }
 
 dnnl::primitive_attr UserScratchpadAttr() {
@@ -94,8 +99,8 @@ dnnl::memory UnboundMemory(const dnnl::memory::desc& desc) {
   return dnnl::memory(desc, DnnlEngine(), DNNL_MEMORY_NONE);
 }
 
-void Bind(const dnnl::memory& memory, const float* data) {
-  memory.set_data_handle(const_cast<float*>(data));
+void Bind(const dnnl::memory& memory, const void* data) {
+  memory.set_data_handle(const_cast<void*>(data));
 }
 
 void ReserveBytes(Blob* blob, size_t bytes) {
@@ -164,13 +169,13 @@ void DnnlActivation::Set(const dnnl::primitive_desc& forward_pd,
   for (dnnl::memory* m : {&src_, &dst_, &diff_dst_, &diff_src_}) *m = UnboundMemory(data);
 }
 
-void DnnlActivation::Forward(const float* x, float* y) {
+void DnnlActivation::Forward(const void* x, void* y) {
   Bind(src_, x);
   Bind(dst_, y);
   Execute(forward, {{DNNL_ARG_SRC, src_.get()}, {DNNL_ARG_DST, dst_.get()}});
 }
 
-void DnnlActivation::Backward(const float* y, const float* dy, float* dx) {
+void DnnlActivation::Backward(const void* y, const void* dy, void* dx) {
   Bind(dst_, y);
   Bind(diff_dst_, dy);
   Bind(diff_src_, dx);
@@ -203,7 +208,7 @@ const dnnl::memory& DnnlTensor::Buffer() {
   return buffer_memory_;
 }
 
-const dnnl::memory& DnnlTensor::In(const float* user) {
+const dnnl::memory& DnnlTensor::In(const void* user) {
   Bind(user_memory_, user);
   if (!reorder_) return user_memory_;
   const dnnl::memory& buffer = Buffer();
@@ -211,12 +216,12 @@ const dnnl::memory& DnnlTensor::In(const float* user) {
   return buffer;
 }
 
-const dnnl::memory& DnnlTensor::Out(float* user) {
+const dnnl::memory& DnnlTensor::Out(void* user) {
   Bind(user_memory_, user);
   return reorder_ ? Buffer() : user_memory_;
 }
 
-void DnnlTensor::Finish(float* user, bool accumulate) {
+void DnnlTensor::Finish(void* user, bool accumulate) {
   if (!reorder_) return;
   Bind(user_memory_, user);
   DnnlExecute(accumulate ? add_to_user_ : to_user_,

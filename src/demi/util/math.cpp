@@ -249,6 +249,13 @@ void Copy(int64_t n, const float* x, float* y) {
   });
 }
 
+void Copy(int64_t n, const bfloat16* x, bfloat16* y) {
+  if (x == y || n <= 0) return;
+  ParallelFor(n, [&](int64_t b, int64_t e) {
+    std::memcpy(y + b, x + b, sizeof(bfloat16) * static_cast<size_t>(e - b));
+  });
+}
+
 void Set(int64_t n, float value, float* y) {
   if (value == 0.0f) {
     ParallelFor(n, [&](int64_t b, int64_t e) {

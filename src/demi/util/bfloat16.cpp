@@ -1,0 +1,52 @@
+#include "demi/util/bfloat16.hpp"
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*, which
+// -Wmaybe-uninitialized takes for a read of an uninitialized value.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+namespace demi {
+
+namespace {
+
+/// bfloat16::Round on 16 floats at a time, in AVX-512F integer arithmetic
+/// (not AVX512_BF16's conversion, which flushes denormals to zero): the same
+/// bits as the scalar rounding.
+__attribute__((target("avx512f"))) void RoundAvx512(int64_t n, const float* x, bfloat16* y) {
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
+  const __m512i infinity = _mm512_set1_epi32(0x7f800000);
+  const __m512i half = _mm512_set1_epi32(0x7fff);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i quiet = _mm512_set1_epi32(0x40);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(x + i));
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, half), lsb), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), infinity);
+    const __m512i quieted = _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet);
+    const __m512i bits = _mm512_mask_blend_epi32(nan, rounded, quieted);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtepi32_epi16(bits));
+  }
+  for (; i < n; ++i) y[i] = x[i];
+}
+
+#pragma GCC diagnostic pop
+
+bool HasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") != 0;
+  return has;
+}
+
+}  // namespace
+
+void RoundToBfloat16(int64_t n, const float* x, bfloat16* y) {
+  if (HasAvx512()) {
+    RoundAvx512(n, x, y);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+}
+
+}  // namespace demi
