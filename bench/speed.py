@@ -92,10 +92,12 @@ def demitasse(build, model, batch, threads, iterations, engine, precision=""):
     return min(steps), sum(steps) / len(steps), rss
 
 
-def pytorch(model, batch, threads, iterations):
+def pytorch(model, batch, threads, iterations, autocast=""):
     command = pinned(threads) + [
         "/usr/bin/python3", "bench/torch_runner.py", model, "--stage", "dummy", "--batch",
         str(batch), "--threads", str(threads), "--iters", str(iterations), "--warmup", "1"]
+    if autocast:
+        command += ["--autocast", autocast]
     output, rss = run(command)
     fields = dict(re.findall(r"(\w+)=([0-9.]+)", output.splitlines()[-1]))
     return float(fields["min_ms"]), float(fields["mean_ms"]), rss, float(fields["gflop"])
@@ -160,7 +162,9 @@ def main():
         "same threads (measured below in this run). DNNL: the default engine; CAFFE+OpenBLAS: "
         "`--engine=CAFFE` with DEMI_GEMM=openblas; before: the CAFFE engine of the build given "
         "by --before (the commit before this work: BVLC Caffe's speed); DNNL BF16: the default "
-        "engine with `--precision=BFLOAT16` (convolutions in bfloat16 math). " + openblas_note,
+        "engine with `--precision=BFLOAT16` (convolutions in bfloat16 math, the blobs between "
+        "16-bit layers stored in bfloat16); PyTorch BF16: the forward under "
+        "`torch.autocast('cpu', dtype=torch.bfloat16)`. " + openblas_note,
         "",
         "SGEMM 2048^3 GFLOP/s: " + "; ".join(
             f"{t} thread(s): oneDNN {p['dnnl']:.0f}, OpenBLAS {p['openblas']:.0f}"
@@ -168,8 +172,8 @@ def main():
         "| net | batch | threads | GFLOP | DNNL min / mean ms | RSS | CAFFE+OpenBLAS min / mean ms"
         " | RSS | before min / mean ms | RSS | PyTorch min / mean ms | RSS | DNNL vs CAFFE | DNNL vs"
         " before | DNNL vs PyTorch | DNNL efficiency | DNNL BF16 min / mean ms | RSS | BF16 vs"
-        " FLOAT |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        " FLOAT | PyTorch BF16 min / mean ms | RSS | BF16 vs PyTorch BF16 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, directory, batch in nets:
         model = f"models/{directory}/train_val.prototxt"
@@ -183,6 +187,7 @@ def main():
             h_min, h_mean, h_rss = demitasse(args.build, model, batch, threads, iterations, "DNNL",
                                              "BFLOAT16")
             t_min, t_mean, t_rss, gflop = pytorch(model, batch, threads, iterations)
+            a_min, a_mean, a_rss, _ = pytorch(model, batch, threads, iterations, "bf16")
             peak = max(peaks[threads].values())
             efficiency = gflop / (d_min / 1000) / peak
             row = (f"| {label} | {batch} | {threads} | {gflop:.1f} | {d_min:.0f} / {d_mean:.0f} | "
@@ -190,7 +195,8 @@ def main():
                    f"{b_mean:.0f} | {b_rss:.0f} | {t_min:.0f} / {t_mean:.0f} | {t_rss:.0f} | "
                    f"{c_min / d_min:.2f}x | {b_min / d_min:.2f}x | {t_min / d_min:.2f}x | "
                    f"{100 * efficiency:.0f}% | {h_min:.0f} / {h_mean:.0f} | {h_rss:.0f} | "
-                   f"{d_min / h_min:.2f}x |")
+                   f"{d_min / h_min:.2f}x | {a_min:.0f} / {a_mean:.0f} | {a_rss:.0f} | "
+                   f"{a_min / h_min:.2f}x |")
             lines.append(row)
             print(row, flush=True)
     lenet_iterations = 200 if args.quick else 2000

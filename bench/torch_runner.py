@@ -8,7 +8,7 @@ by a Scale on the same blob becomes one affine BatchNorm2d, as a PyTorch user wo
 
 Usage (Debian's python3 with python3-torch: scripts/install_deps.sh --bench):
   /usr/bin/python3 bench/torch_runner.py MODEL.prototxt [--stage dummy] [--batch N]
-      [--threads T] [--iters 3] [--warmup 1]
+      [--threads T] [--iters 3] [--warmup 1] [--autocast bf16]
 Prints the param count, the training GFLOP (3 x the forward multiply-adds x 2 of Convolution and
 InnerProduct layers) and one line:
   RESULT min_ms=... mean_ms=... peak_rss_mib=... gflop=... params=...
@@ -263,6 +263,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--iters", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--autocast", choices=["bf16"], default=None,
+                        help="forward under torch.autocast('cpu', dtype=torch.bfloat16)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(1701)
@@ -274,14 +276,21 @@ def main():
     gflop = 3 * graph.flops / 1e9
     print(f"PARAMS {params}")
     print(f"GFLOP {gflop:.2f} (training: 3 x forward multiply-adds x 2 of conv and inner product)")
+    def step():
+        # PyTorch's mixed precision on a CPU: autocast runs the forward in
+        # bfloat16 where it has kernels; backward follows the same types.
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bf16"):
+            loss = graph()
+        loss.backward()
+
     for _ in range(args.warmup):
         graph.zero_grad(set_to_none=True)
-        graph().backward()
+        step()
     times = []
     for _ in range(args.iters):
         graph.zero_grad(set_to_none=True)
         start = time.perf_counter()
-        graph().backward()
+        step()
         times.append((time.perf_counter() - start) * 1000)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"RESULT min_ms={min(times):.1f} mean_ms={sum(times) / len(times):.1f} "
