@@ -105,6 +105,16 @@ inline void ExpectCloseDiff(const Blob& blob, const Blob& reference, float toler
   ExpectClose(g, c, tolerance, what);
 }
 
+/// The layer of `text` with the DNNL engine asked for (as a net would with
+/// --engine=DNNL).
+inline std::unique_ptr<Layer> MakeDnnlLayer(const std::string& text) {
+  std::unique_ptr<Layer> layer = MakeLayer(text);
+  Context context;
+  context.engine = EngineKind::kDnnl;
+  layer->set_context(context);
+  return layer;
+}
+
 using LayerMaker = std::function<std::unique_ptr<Layer>()>;
 
 /// Runs the case's layer as two implementations (`make_reference`, say the

@@ -90,14 +90,6 @@ void ExpectWithinTolerance(const std::vector<float>& actual, const std::vector<f
   }
 }
 
-std::unique_ptr<Layer> DnnlLayer(const std::string& text) {
-  std::unique_ptr<Layer> layer = MakeLayer(text);
-  Context context;
-  context.engine = EngineKind::kDnnl;
-  layer->set_context(context);
-  return layer;
-}
-
 struct StorageCase {
   std::string layer;
   int bottoms = 1;
@@ -131,8 +123,8 @@ void ExpectStoresBfloat16LikeFloat(const StorageCase& c, int block) {
   std::string wiring;
   for (int i = 0; i < c.bottoms; ++i) wiring += StrCat(" bottom: 'x", i, "'");
   for (int i = 0; i < c.tops; ++i) wiring += StrCat(" top: 'y", i, "'");
-  auto reference = DnnlLayer(c.layer + wiring);
-  auto narrow = DnnlLayer(c.layer + wiring + kBf16Storage);
+  auto reference = MakeDnnlLayer(c.layer + wiring);
+  auto narrow = MakeDnnlLayer(c.layer + wiring + kBf16Storage);
   reference->SetUp(ref_bottom, ref_top);
   narrow->SetUp(narrow_bottom, narrow_top);
   if (narrow->running_engine() != EngineKind::kDnnl &&

@@ -15,14 +15,6 @@
 namespace demi {
 namespace {
 
-std::unique_ptr<Layer> MakeDnnlLayer(const std::string& text) {
-  std::unique_ptr<Layer> layer = MakeLayer(text);
-  Context context;
-  context.engine = EngineKind::kDnnl;
-  layer->set_context(context);
-  return layer;
-}
-
 /// The layer of `text` on blocked blobs against itself on Caffe's layout.
 void ExpectBlockedMatchesPlain(const std::string& text, std::vector<std::vector<int64_t>> bottoms,
                                bool check_gradient = true) {
