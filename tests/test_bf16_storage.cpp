@@ -257,6 +257,10 @@ TEST(Bf16StorageTest, FloatAccessorsRefuseABfloat16Blob) {
   EXPECT_EQ(blob.asum_data(), 2.0);
   ExpectErrorContaining([&] { blob.set_storage_type(FLOAT16); },
                         {"FLOAT or BFLOAT16, not FLOAT16"});
+  // Sharing memory across storage types is an Error, not an abort.
+  Blob wide(std::vector<int64_t>{2, 3});
+  ExpectErrorContaining([&] { wide.ShareData(blob); },
+                        {"ShareData needs equal counts and storage types", "in BFLOAT16"});
 }
 
 TEST(Bf16StorageTest, RoundsToNearestEven) {

@@ -132,7 +132,7 @@ class Blob {
   Type storage_type() const { return storage_type_; }
   void set_storage_type(Type type);
   /// Bytes per element of storage_type().
-  size_t element_bytes() const { return storage_type_ == FLOAT ? sizeof(float) : 2; }
+  size_t element_bytes() const { return storage_type_ == FLOAT ? sizeof(float) : sizeof(bfloat16); }
 
   const std::shared_ptr<SyncedMemory>& data() const { return data_; }
   const std::shared_ptr<SyncedMemory>& diff() const { return diff_; }
@@ -167,6 +167,8 @@ class Blob {
     if (type != storage_type_) ThrowStorageMismatch(type);
   }
   [[noreturn]] void ThrowStorageMismatch(Type asked) const;
+  /// Throws Error unless `other` has this blob's count and storage type.
+  void CheckSharable(const Blob& other, const char* what) const;
 
   std::vector<int64_t> shape_;
   int64_t count_ = 0;

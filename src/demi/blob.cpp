@@ -154,15 +154,20 @@ float* Blob::mutable_diff_on(Device device) {
   return device == Device::kGPU ? mutable_gpu_diff() : mutable_cpu_diff();
 }
 
+void Blob::CheckSharable(const Blob& other, const char* what) const {
+  DEMI_CHECK(count_ == other.count() && storage_type_ == other.storage_type(), what,
+             " needs equal counts and storage types: this blob has shape ", shape_string(), " in ",
+             Type_Name(storage_type_), ", the other shape ", other.shape_string(), " in ",
+             Type_Name(other.storage_type()));
+}
+
 void Blob::ShareData(const Blob& other) {
-  CHECK_EQ(count_, other.count()) << "ShareData needs equal counts";
-  CHECK_EQ(storage_type_, other.storage_type()) << "ShareData needs equal storage types";
+  CheckSharable(other, "ShareData");
   data_ = other.data();
 }
 
 void Blob::ShareDiff(const Blob& other) {
-  CHECK_EQ(count_, other.count()) << "ShareDiff needs equal counts";
-  CHECK_EQ(storage_type_, other.storage_type()) << "ShareDiff needs equal storage types";
+  CheckSharable(other, "ShareDiff");
   diff_ = other.diff();
 }
 
@@ -231,8 +236,13 @@ void Blob::Update() { Axpy(count_, -1.0f, cpu_diff(), mutable_cpu_data()); }
 
 namespace {
 
-/// The sum of |x| (or x^2) over `count` bfloat16 values, in double.
-double Bfloat16Sum(int64_t count, const void* values, bool squares) {
+/// The sum of |x|, or of x^2, over `count` values stored as `type`.
+double StoredSum(int64_t count, Type type, const void* values, bool squares) {
+  if (count == 0) return 0;
+  if (type == FLOAT) {
+    const auto* x = static_cast<const float*>(values);
+    return squares ? Sumsq(count, x) : Asum(count, x);
+  }
   const auto* x = static_cast<const bfloat16*>(values);
   double sum = 0;
   for (int64_t i = 0; i < count; ++i) {
@@ -245,20 +255,16 @@ double Bfloat16Sum(int64_t count, const void* values, bool squares) {
 }  // namespace
 
 double Blob::asum_data() const {
-  if (storage_type_ == BFLOAT16) return Bfloat16Sum(count_, data_->cpu_data(), false);
-  return count_ ? Asum(count_, cpu_data()) : 0;
+  return StoredSum(count_, storage_type_, count_ ? data_->cpu_data() : nullptr, false);
 }
 double Blob::asum_diff() const {
-  if (storage_type_ == BFLOAT16) return Bfloat16Sum(count_, diff_->cpu_data(), false);
-  return count_ ? Asum(count_, cpu_diff()) : 0;
+  return StoredSum(count_, storage_type_, count_ ? diff_->cpu_data() : nullptr, false);
 }
 double Blob::sumsq_data() const {
-  if (storage_type_ == BFLOAT16) return Bfloat16Sum(count_, data_->cpu_data(), true);
-  return count_ ? Sumsq(count_, cpu_data()) : 0;
+  return StoredSum(count_, storage_type_, count_ ? data_->cpu_data() : nullptr, true);
 }
 double Blob::sumsq_diff() const {
-  if (storage_type_ == BFLOAT16) return Bfloat16Sum(count_, diff_->cpu_data(), true);
-  return count_ ? Sumsq(count_, cpu_diff()) : 0;
+  return StoredSum(count_, storage_type_, count_ ? diff_->cpu_data() : nullptr, true);
 }
 void Blob::scale_data(float factor) {
   if (count_) Scal(count_, factor, mutable_cpu_data());

@@ -27,10 +27,10 @@ class ConcatLayer : public OneBodyLayer<Layer> {
   BlobFormats blocked_layouts() const override {
     return axis_ == 1 ? BlobFormats::kUniform : BlobFormats::kNone;
   }
-  /// On the CPU the parts and the whole may all be BFLOAT16 (the copies
-  /// move bytes).
+  /// On the CPU (the only device whose decision stores 16 bits) the parts
+  /// and the whole may all be BFLOAT16: the copies move elements.
   BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(context_.device == Device::kCPU, BlobFormats::kUniform);
+    return Bfloat16BlobsWhen(true, BlobFormats::kUniform);
   }
   int MinBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }

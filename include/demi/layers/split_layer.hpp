@@ -16,9 +16,10 @@ class SplitLayer : public OneBodyLayer<Layer> {
   bool CanReplay() const override { return true; }
   /// The tops share the bottom's data; their diffs add element-wise.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// On the CPU, BFLOAT16 blobs too: the gradients add in FLOAT.
+  /// On the CPU (the only device whose decision stores 16 bits), BFLOAT16
+  /// blobs too: the gradients add in FLOAT.
   BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(context_.device == Device::kCPU, BlobFormats::kUniform);
+    return Bfloat16BlobsWhen(true, BlobFormats::kUniform);
   }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
@@ -29,6 +30,12 @@ class SplitLayer : public OneBodyLayer<Layer> {
   void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                         const std::vector<Blob*>& bottom) override;
+
+ private:
+  /// Backward of BFLOAT16 blobs: the tops' gradients, pointed to from a
+  /// vector sized at Reshape (no allocation per step).
+  void SumBfloat16Diffs(const std::vector<Blob*>& top, Blob* bottom);
+  std::vector<const bfloat16*> top_diffs_;
 };
 
 }  // namespace demi

@@ -34,7 +34,7 @@ FillerParameter FillerOr(bool given, const FillerParameter& param, float value) 
 /// mean[c] and var[c] (biased) of the batch in x, in any layout; `sums`
 /// holds C doubles.
 template <typename T>
-void BlockedMoments(const ChannelBlocks& t, const T* x, double* sums, float* mean, float* var) {
+void ChannelMoments(const ChannelBlocks& t, const T* x, double* sums, float* mean, float* var) {
   const double m = static_cast<double>(t.outer * t.inner);
   SumChannels<T>(t, sums, [x](int64_t k, int64_t) { return static_cast<float>(x[k]); });
   for (int64_t c = 0; c < t.channels; ++c) mean[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
@@ -177,7 +177,7 @@ void BatchNormLayer::BatchMoments(const Blob& bottom, float* mean, float* var) {
       return;
     }
   }
-  BlockedMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
+  ChannelMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
 }
 
 template <typename T>

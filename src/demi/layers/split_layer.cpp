@@ -8,12 +8,11 @@
 
 namespace demi {
 
-namespace {
-
 /// dx = the sum of the tops' BFLOAT16 gradients, added in FLOAT and rounded
 /// once; a chunk of every top is read before dx's chunk is written.
-void SumBfloat16Diffs(const std::vector<Blob*>& top, Blob* bottom) {
-  std::vector<const bfloat16*> dys;
+void SplitLayer::SumBfloat16Diffs(const std::vector<Blob*>& top, Blob* bottom) {
+  std::vector<const bfloat16*>& dys = top_diffs_;
+  dys.clear();
   for (const Blob* blob : top) dys.push_back(blob->cpu_diff_as<bfloat16>());
   bfloat16* dx = bottom->mutable_cpu_diff_as<bfloat16>();
   constexpr int64_t kChunk = 1024;
@@ -34,14 +33,13 @@ void SumBfloat16Diffs(const std::vector<Blob*>& top, Blob* bottom) {
   });
 }
 
-}  // namespace
-
 void SplitLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   for (Blob* blob : top) {
     DEMI_CHECK(blob != bottom[0], "Split layer '", layer_param_.name(), "' cannot run in place");
     blob->ReshapeLike(*bottom[0]);
     blob->ShareData(*bottom[0]);
   }
+  top_diffs_.reserve(top.size());
 }
 
 void SplitLayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
