@@ -150,21 +150,30 @@ TEST(EngineDecisionTest, TypesComeFromTheLayerElseTheNet) {
 }
 
 TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEnginesRun) {
-  // No engine of the CPU stores FLOAT16.
-  const std::string error = ErrorOf([] { Decide("type: 'Convolution' forward_type: FLOAT16"); });
-  EXPECT_NE(error.find("layer 'l' (Convolution) asks for forward FLOAT16 (math FLOAT), "
+  // No engine of the CPU stores InnerProduct's blobs in 16 bits.
+  const std::string error = ErrorOf([] { Decide("type: 'InnerProduct' forward_type: FLOAT16"); });
+  EXPECT_NE(error.find("layer 'l' (InnerProduct) asks for forward FLOAT16 (math FLOAT), "
                        "backward FLOAT (math FLOAT)"),
             std::string::npos)
       << error;
-  EXPECT_NE(error.find("DNNL stores FLOAT/BFLOAT16 and computes in FLOAT/BFLOAT16; CAFFE "
-                       "stores FLOAT"),
+  EXPECT_NE(error.find("DNNL stores FLOAT and computes in FLOAT/BFLOAT16; CAFFE stores FLOAT"),
             std::string::npos)
       << error;
-  // 16-bit storage alone is one of the ways oneDNN's convolution runs.
+  // 16-bit storage alone is one of the ways oneDNN's convolution runs:
+  // BFLOAT16, or FLOAT16 around FLOAT math (a row of its own).
   EXPECT_EQ(Decide("type: 'Convolution' forward_type: BFLOAT16").types.forward_storage, BFLOAT16);
-  // A named engine too: CAFFE runs FLOAT only.
+  const EngineDecision half = Decide("type: 'Convolution' forward_type: FLOAT16");
+  EXPECT_EQ(EngineName(half.engine), "DNNL");
+  EXPECT_EQ(half.types.forward_storage, FLOAT16);
+  const std::string mixed =
+      ErrorOf([] { Decide("type: 'Convolution' forward_type: FLOAT16 forward_math: BFLOAT16"); });
+  EXPECT_NE(mixed.find("DNNL stores FLOAT/BFLOAT16 and computes in FLOAT/BFLOAT16; DNNL stores "
+                       "FLOAT/FLOAT16 and computes in FLOAT; CAFFE stores FLOAT"),
+            std::string::npos)
+      << mixed;
+  // A named engine too: CAFFE's Sigmoid runs FLOAT only.
   EXPECT_NE(ErrorOf([] {
-              Decide("type: 'ReLU' relu_param { engine: CAFFE } backward_type: FLOAT16");
+              Decide("type: 'Sigmoid' sigmoid_param { engine: CAFFE } backward_type: FLOAT16");
             }).find("CAFFE stores FLOAT"),
             std::string::npos);
 }
@@ -205,8 +214,18 @@ TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun)
     const EngineDecision decision = DecideWithPrecision(layer, BFLOAT16);
     EXPECT_EQ(decision.types, LayerTypes{}) << layer;
   }
-  // No engine of the CPU computes FLOAT16: FLOAT throughout.
-  EXPECT_EQ(DecideWithPrecision("type: 'Convolution'", FLOAT16).types, LayerTypes{});
+  // No engine of the CPU computes FLOAT16: the layers that store it do so
+  // with FLOAT math (ReLU in the CAFFE engine's loop), the rest run FLOAT.
+  const LayerTypes f16_storage{FLOAT16, FLOAT, FLOAT16, FLOAT};
+  for (const char* layer :
+       {"type: 'Convolution'", "type: 'ReLU'", "type: 'BatchNorm'", "type: 'Scale'",
+        "type: 'Eltwise'", "type: 'Pooling'", "type: 'Split'", "type: 'Concat'"}) {
+    EXPECT_EQ(DecideWithPrecision(layer, FLOAT16).types, f16_storage) << layer;
+  }
+  EXPECT_EQ(EngineName(DecideWithPrecision("type: 'ReLU'", FLOAT16).engine), "CAFFE");
+  for (const char* layer : {"type: 'LRN'", "type: 'InnerProduct'", "type: 'Deconvolution'"}) {
+    EXPECT_EQ(DecideWithPrecision(layer, FLOAT16).types, LayerTypes{}) << layer;
+  }
   // A layer's own types are not a preference: they run as asked, or fail.
   const EngineDecision product = DecideWithPrecision(
       "type: 'InnerProduct' forward_math: BFLOAT16 backward_math: BFLOAT16", FLOAT);
@@ -215,16 +234,27 @@ TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun)
   EXPECT_EQ(DecideWithPrecision("type: 'Convolution' forward_math: FLOAT", BFLOAT16).types,
             LayerTypes{});
   EXPECT_NE(ErrorOf([] {
-              DecideWithPrecision("type: 'Convolution' forward_type: FLOAT16", BFLOAT16);
+              DecideWithPrecision("type: 'InnerProduct' forward_type: FLOAT16", BFLOAT16);
             }).find("asks for forward FLOAT16"),
             std::string::npos);
-  // The net's default_* fields, without a precision, are asked as given.
+  // The net's default_* fields, without a precision, are asked first, then
+  // narrowed as a precision is (NVCaffe's FLOAT16 files on a CPU).
   EngineDefaults defaults;
   defaults.types = bf16_math;
-  EXPECT_EQ(DecideEngine(ParseText<LayerParameter>("name: 'c' type: 'Convolution' bottom: 'x'"),
-                         defaults, Device::kCPU)
-                .types,
-            bf16_math);
+  const auto decide = [&defaults](const char* type) {
+    return DecideEngine(
+        ParseText<LayerParameter>(StrCat("name: 'c' bottom: 'x' type: '", type, "'")), defaults,
+        Device::kCPU);
+  };
+  EXPECT_EQ(decide("Convolution").types, bf16_math);
+  EXPECT_EQ(decide("InnerProduct").types, bf16_math);  // asked for, not a preference
+  defaults.types = {FLOAT16, FLOAT16, FLOAT16, FLOAT16};
+  EXPECT_EQ(decide("Convolution").types, f16_storage);
+  EXPECT_EQ(decide("InnerProduct").types, LayerTypes{});
+  // Narrowing goes down to FLOAT, never into a wider type asked for.
+  defaults.types.forward_storage = DOUBLE;
+  EXPECT_NE(ErrorOf([&] { decide("Convolution"); }).find("asks for forward DOUBLE"),
+            std::string::npos);
 }
 
 TEST(EngineDecisionTest, FlagsParseTheirValues) {
@@ -299,7 +329,8 @@ TEST(EngineDecisionTest, TheNetHandsEachLayerItsDecisionAndReportsIt) {
 
 TEST(EngineDecisionTest, ANetAskingForTypesNoEngineRunsFailsAtInitNamingTheLayer) {
   NetParameter param = ParseText<NetParameter>(kNet);
-  param.set_default_forward_type(BFLOAT16);
+  ASSERT_EQ(param.layer(0).name(), "data");
+  param.mutable_layer(0)->set_forward_type(BFLOAT16);  // its own field: taken as given
   const std::string error = ErrorOf([&] { Net net(param, Context()); });
   EXPECT_NE(error.find("layer 'data' (DummyData) asks for forward BFLOAT16"), std::string::npos)
       << error;

@@ -10,6 +10,7 @@
 #include "demi/proto/demi.pb.h"
 #include "demi/syncedmem.hpp"
 #include "demi/util/bfloat16.hpp"
+#include "demi/util/float16.hpp"
 
 namespace demi {
 
@@ -27,10 +28,25 @@ template <>
 constexpr Type StorageTypeOf<bfloat16>() {
   return BFLOAT16;
 }
+template <>
+constexpr Type StorageTypeOf<float16>() {
+  return FLOAT16;
+}
+
+/// Calls `f` with a value of the C++ type that stores `type` (float,
+/// bfloat16 or float16), for code written once over the stored type:
+/// `VisitStorageType(blob.storage_type(), [&](auto tag) { using T =
+/// decltype(tag); ... })`.
+template <typename F>
+decltype(auto) VisitStorageType(Type type, F&& f) {
+  if (type == BFLOAT16) return f(bfloat16{});
+  if (type == FLOAT16) return f(float16{});
+  return f(float{});
+}
 
 /// @brief An N-D array with a `data` and a `diff` (gradient) SyncedMemory
-/// each, as in Caffe: of floats, or of bfloat16 where a net stores a blob in
-/// 16 bits (storage_type()).
+/// each, as in Caffe: of floats, or of bfloat16 or float16 where a net stores
+/// a blob in 16 bits (storage_type()).
 ///
 /// Reshape is capacity-aware through SyncedMemory: shrinking keeps the
 /// allocation. Blobs can share data or diff memory (ShareData / ShareDiff),
@@ -124,15 +140,15 @@ class Blob {
   int channel_block() const { return channel_block_; }
   void set_channel_block(int block) { channel_block_ = block; }
 
-  /// The type data and diff are stored in: FLOAT, or BFLOAT16 for the blobs
-  /// a net passes only between layers that store 16 bits (see
-  /// Layer::bfloat16_blobs()), which hold count() two-byte elements. Setting
+  /// The type data and diff are stored in: FLOAT, or BFLOAT16 or FLOAT16 for
+  /// the blobs a net passes only between layers that store that type (see
+  /// Layer::narrow_blobs()), which hold count() two-byte elements. Setting
   /// it resizes both memories; a net's inputs, outputs and kept blobs, and
   /// params, stay FLOAT.
   Type storage_type() const { return storage_type_; }
   void set_storage_type(Type type);
   /// Bytes per element of storage_type().
-  size_t element_bytes() const { return storage_type_ == FLOAT ? sizeof(float) : sizeof(bfloat16); }
+  size_t element_bytes() const { return storage_type_ == FLOAT ? sizeof(float) : sizeof(uint16_t); }
 
   const std::shared_ptr<SyncedMemory>& data() const { return data_; }
   const std::shared_ptr<SyncedMemory>& diff() const { return diff_; }

@@ -6,13 +6,17 @@
 // The rule, for a layer of type T on device D:
 //  1. Types. Each of forward_type, backward_type, forward_math and
 //     backward_math is the layer's own field when it gives one, else the
-//     net's default_* field (NVCaffe's names). A net with a `precision` P
-//     (--precision, the solver's `precision`) asks each layer that gives no
-//     types of its own for the narrowest it can run, in this order: storage
-//     and math P; storage P, math FLOAT; storage FLOAT, math P; FLOAT (as
-//     PyTorch's autocast runs each operation in the type it has kernels for),
-//     passing over 16-bit math a row runs only when asked (measured slower
-//     than FLOAT: oneDNN's bfloat16 InnerProduct).
+//     net's default_* field (NVCaffe's names). The types a net asks for
+//     narrow where the layer's engines cannot run them, in this order: as
+//     asked; the storage asked, math FLOAT; storage FLOAT, the math asked;
+//     FLOAT (as PyTorch's autocast runs each operation in the type it has
+//     kernels for, and as NVCaffe's fp16 model files expect of a CPU). They
+//     are the net's default_* fields when those ask for 16-bit types
+//     (FLOAT16, BFLOAT16, FLOAT only), a layer's own fields staying as
+//     given; or, for a layer without types of its own, a `precision` P
+//     (--precision, the solver's `precision`: storage and math P), which
+//     also passes over 16-bit math a row runs only when asked (measured
+//     slower than FLOAT: oneDNN's bfloat16 InnerProduct).
 //  2. The engine asked for: the layer param's own `engine` field unless it is
 //     DEFAULT (or T's param has none), else the net's `engine` (--engine,
 //     the solver's `engine`).
@@ -24,17 +28,19 @@
 //     runs instead (with the reason) when it cannot — as Caffe runs its own
 //     code for `engine: CUDNN` on a CPU.
 //  4. No engine runs the types: an Error naming the layer, the types asked
-//     for, and the types each of its engines runs (with a precision, only
-//     when not even FLOAT runs). (A layer without
+//     for, and the types each of its engines runs (for the net's types,
+//     only when not even FLOAT runs). (A layer without
 //     bottoms stores no bottom gradient: its backward_type is not checked.)
 // A shape the chosen engine has no kernel for (found at Reshape, e.g. a
 // window oneDNN counts differently) runs CAFFE at that shape, logged once;
 // Layer::running_engine() says which ran.
 //
-// Storage is per blob: a layer that stores BFLOAT16 (and whose kernels run
-// at the shape: Layer::bfloat16_blobs()) gets 16-bit blobs where every other
-// layer touching them stores BFLOAT16 too, FLOAT ones elsewhere; the net
-// chooses (Net::SettleLayouts), and such a layer reads and writes both.
+// Storage is per blob: a layer that stores BFLOAT16 or FLOAT16 (and whose
+// kernels run at the shape: Layer::narrow_blobs()) gets 16-bit blobs where
+// every other layer touching them stores that type too, FLOAT ones
+// elsewhere; the net chooses (Net::SettleLayouts), and such a layer reads
+// and writes both. No CPU kernel of ours computes in FLOAT16: FLOAT16 there
+// is storage, with FLOAT math.
 //
 // Adding an engine or a type: a row (or its types) in the table, and the
 // layer's kernels. Nothing else decides.
@@ -95,6 +101,11 @@ EngineDefaults NetEngineDefaults(const NetParameter& param);
 
 /// The types a layer of `param` asks for, given the net's.
 LayerTypes RequestedTypes(const LayerParameter& param, const LayerTypes& net_types);
+
+/// The types the net and the layer's own fields ask of a layer, before rule
+/// 1 narrows them to what its engines run: the precision's (storage and
+/// math) for a layer without types of its own, else RequestedTypes.
+LayerTypes AskedTypes(const LayerParameter& param, const EngineDefaults& defaults);
 
 /// The engine named by a layer param's own `engine` field, DEFAULT when its
 /// type has none.

@@ -20,7 +20,7 @@ enum class BufferLifetime {
 
 /// What a layer, as last reshaped, can read and write besides Caffe's dense
 /// FLOAT blobs: the channel-blocked layouts of Blob::channel_block()
-/// (Layer::blocked_layouts()), or 16-bit storage (Layer::bfloat16_blobs()).
+/// (Layer::blocked_layouts()), or 16-bit storage (Layer::narrow_blobs()).
 enum class BlobFormats {
   kNone,     ///< Caffe's format only
   kPerBlob,  ///< each bottom and top in whatever format its blob has (oneDNN primitives)
@@ -157,11 +157,12 @@ class Layer {
   /// where that engine has no kernel for this shape (logged at Reshape).
   virtual EngineKind running_engine() const { return engine_.engine; }
   virtual BlobFormats blocked_layouts() const { return BlobFormats::kNone; }
-  /// Which of its blobs the layer, as last reshaped, can keep in BFLOAT16
-  /// (Blob::storage_type()): layers whose engine stores 16 bits
-  /// (engine().types) and runs at this shape. A net stores a blob in 16 bits
-  /// when every layer touching it can (Net::SettleLayouts).
-  virtual BlobFormats bfloat16_blobs() const { return BlobFormats::kNone; }
+  /// Which of its blobs the layer, as last reshaped, can keep in its 16-bit
+  /// storage type (BFLOAT16 or FLOAT16: engine().types; Blob::storage_type()):
+  /// layers whose engine stores 16 bits and runs at this shape. A net stores
+  /// a blob in 16 bits when every layer touching it stores that type
+  /// (Net::SettleLayouts).
+  virtual BlobFormats narrow_blobs() const { return BlobFormats::kNone; }
 
   void set_context(const Context& context) { context_ = context; }
   const Context& context() const { return context_; }
@@ -183,12 +184,12 @@ class Layer {
   void RegisterBuffer(const std::string& name, Blob* blob, BufferLifetime lifetime);
   /// Whether the net chose cuDNN for this layer.
   bool RunsCudnn() const { return engine_.engine == EngineKind::kCudnn; }
-  /// `formats` when the engine decided BFLOAT16 storage both ways and
-  /// `running` (its kernels run at this shape), else kNone: for
-  /// bfloat16_blobs().
-  BlobFormats Bfloat16BlobsWhen(bool running, BlobFormats formats) const {
+  /// `formats` when the engine decided one 16-bit storage type both ways
+  /// and `running` (its kernels run at this shape), else kNone: for
+  /// narrow_blobs().
+  BlobFormats NarrowBlobsWhen(bool running, BlobFormats formats) const {
     const LayerTypes& t = engine_.types;
-    const bool stores = t.forward_storage == BFLOAT16 && t.backward_storage == BFLOAT16;
+    const bool stores = t.forward_storage != FLOAT && t.forward_storage == t.backward_storage;
     return stores && running ? formats : BlobFormats::kNone;
   }
   /// running_engine() of a layer whose DNNL primitives exist at some shapes

@@ -226,10 +226,14 @@ class Net {
   void BindToArena(const NetLiveness& liveness);
   void ReshapeLayers();
   /// After the layers were reshaped: gives oneDNN's channel-blocked layout,
-  /// and BFLOAT16 storage, to the blobs passed only between layers that read
+  /// and 16-bit storage, to the blobs passed only between layers that read
   /// and write it, and reshapes the layers again where that changed a blob
   /// (net_layouts.cpp).
   void SettleLayouts();
+  /// Logs, where the net asks for 16-bit types, which layers run wider ones
+  /// (their engines store or compute the asked ones not) and how many blobs
+  /// are 16-bit; and once a process that FLOAT16 on a CPU is storage only.
+  void LogNarrowTypes(const NetParameter& param) const;
   /// Which blobs can take a format: those the user never sees (not an
   /// input, an output or a kept blob) that `fits`, and whose every layer
   /// takes it as `formats` of that layer says (as last reshaped).

@@ -132,8 +132,8 @@ void Blob::ThrowStorageMismatch(Type asked) const {
 }
 
 void Blob::set_storage_type(Type type) {
-  DEMI_CHECK(type == FLOAT || type == BFLOAT16, "a blob is stored in FLOAT or BFLOAT16, not ",
-             Type_Name(type));
+  DEMI_CHECK(type == FLOAT || type == BFLOAT16 || type == FLOAT16,
+             "a blob is stored in FLOAT, BFLOAT16 or FLOAT16, not ", Type_Name(type));
   if (type == storage_type_) return;
   storage_type_ = type;
   // The same count in the new element size (a blob never shaped stays empty).
@@ -243,13 +243,15 @@ double StoredSum(int64_t count, Type type, const void* values, bool squares) {
     const auto* x = static_cast<const float*>(values);
     return squares ? Sumsq(count, x) : Asum(count, x);
   }
-  const auto* x = static_cast<const bfloat16*>(values);
-  double sum = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const double value = x[i];
-    sum += squares ? value * value : std::fabs(value);
-  }
-  return sum;
+  return VisitStorageType(type, [&](auto tag) {
+    const auto* x = static_cast<const decltype(tag)*>(values);
+    double sum = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const double value = static_cast<float>(x[i]);
+      sum += squares ? value * value : std::fabs(value);
+    }
+    return sum;
+  });
 }
 
 }  // namespace

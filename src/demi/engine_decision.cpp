@@ -99,10 +99,16 @@ const std::vector<EngineRow>& EngineTable() {
       }
     };
     const std::vector<Type> narrow = {FLOAT, BFLOAT16};
+    const std::vector<Type> narrow_storage = {FLOAT, BFLOAT16, FLOAT16};
     // oneDNN's bfloat16 kernels: inputs rounded to bfloat16, sums in FLOAT
     // (AVX512_BF16's dot products; emulated on older AVX-512 cores);
     // Convolution also reads and writes bfloat16 blobs.
     add(Device::kCPU, EngineKind::kDnnl, {"Convolution"}, nullptr, narrow, true, narrow);
+    // oneDNN 2.x computes FLOAT16 on the CPU only where AVX512_FP16 exists
+    // (not in the cores we run on): FLOAT16 blobs are reordered into FLOAT
+    // and back around a FLOAT convolution (and pooling), and Eltwise SUM's
+    // sum reads them.
+    add(Device::kCPU, EngineKind::kDnnl, {"Convolution"}, nullptr, {FLOAT}, true, {FLOAT, FLOAT16});
     add(Device::kCPU, EngineKind::kDnnl, {"Deconvolution"}, nullptr, narrow);
     // InnerProduct's too, but at the batches a CPU trains (M = 32 to 128
     // rows: AlexNet's fc6 to fc8) converting W to bfloat16 on each pass
@@ -112,11 +118,12 @@ const std::vector<EngineRow>& EngineTable() {
         /*preferred=*/false);
     add(Device::kCPU, EngineKind::kDnnl, {"Softmax"});
     // Loops and primitives that store bfloat16 and compute in FLOAT.
-    add(Device::kCPU, EngineKind::kDnnl, {"BatchNorm", "Scale"}, nullptr, {FLOAT}, true, narrow);
-    add(Device::kCPU, EngineKind::kDnnl, {"Pooling"}, DnnlPooling, {FLOAT}, true, narrow);
+    add(Device::kCPU, EngineKind::kDnnl, {"BatchNorm", "Scale"}, nullptr, {FLOAT}, true,
+        narrow_storage);
+    add(Device::kCPU, EngineKind::kDnnl, {"Pooling"}, DnnlPooling, {FLOAT}, true, narrow_storage);
     add(Device::kCPU, EngineKind::kDnnl, {"LRN"}, DnnlLrn, {FLOAT}, true, narrow);
     add(Device::kCPU, EngineKind::kDnnl, {"ReLU"}, DnnlRelu, {FLOAT}, true, narrow);
-    add(Device::kCPU, EngineKind::kDnnl, {"Eltwise"}, DnnlEltwise, {FLOAT}, true, narrow);
+    add(Device::kCPU, EngineKind::kDnnl, {"Eltwise"}, DnnlEltwise, {FLOAT}, true, narrow_storage);
 #ifdef USE_CUDNN
     add(Device::kGPU, EngineKind::kCudnn,
         {"Convolution", "Deconvolution", "Sigmoid", "TanH", "Softmax"});
@@ -131,15 +138,17 @@ const std::vector<EngineRow>& EngineTable() {
 }
 
 /// CAFFE: the reference code, on both devices (CUDA kernels on the GPU).
-/// Split's and Concat's CPU code also stores bfloat16 (Split sums gradients
-/// in FLOAT; Concat copies), so a branch or a join does not end a 16-bit
-/// stretch of a net.
+/// Split's, Concat's and ReLU's CPU code also stores 16 bits (Split sums
+/// gradients in FLOAT; Concat copies; ReLU maps in FLOAT a chunk at a time),
+/// so a branch or a join does not end a 16-bit stretch of a net, and ReLU
+/// stores FLOAT16, which oneDNN's eltwise does not on these CPUs.
 EngineRow ReferenceRow(const std::string& layer_type, Device device) {
-  const bool narrow = (layer_type == "Split" || layer_type == "Concat") && device == Device::kCPU;
+  const bool narrow = (layer_type == "Split" || layer_type == "Concat" || layer_type == "ReLU") &&
+                      device == Device::kCPU;
   return {"",
           device,
           EngineKind::kCaffe,
-          narrow ? std::vector<Type>{FLOAT, BFLOAT16} : std::vector<Type>{FLOAT},
+          narrow ? std::vector<Type>{FLOAT, BFLOAT16, FLOAT16} : std::vector<Type>{FLOAT},
           {FLOAT}};
 }
 
@@ -263,9 +272,12 @@ EngineDecision DecideForTypes(const LayerParameter& param, EngineKind requested,
   const EngineKind own = LayerOwnEngine(param);
   const std::vector<EngineRow> rows = RowsFor(param.type(), device);
   if (decision.requested != EngineKind::kDefault) {
-    const auto asked = std::find_if(rows.begin(), rows.end(), [&](const EngineRow& row) {
-      return row.engine == decision.requested;
+    // The engine's row that runs the types, else its first (for the reason).
+    const auto of_engine = [&](const EngineRow& row) { return row.engine == decision.requested; };
+    auto asked = std::find_if(rows.begin(), rows.end(), [&](const EngineRow& row) {
+      return of_engine(row) && WhyNot(row, param, types, preference).empty();
     });
+    if (asked == rows.end()) asked = std::find_if(rows.begin(), rows.end(), of_engine);
     const std::string why_not = asked != rows.end() ? WhyNot(*asked, param, types, preference) : "";
     if (asked != rows.end() && why_not.empty()) {
       decision.engine = asked->engine;
@@ -306,22 +318,49 @@ bool GivesOwnTypes(const LayerParameter& param) {
          param.has_backward_math();
 }
 
-/// The types a net's `precision` P asks a layer for, narrowest first (rule 1).
-std::vector<LayerTypes> PrecisionCandidates(Type precision) {
-  auto types = [](Type storage, Type math) { return LayerTypes{storage, math, storage, math}; };
-  return {types(precision, precision), types(precision, FLOAT), types(FLOAT, precision),
-          types(FLOAT, FLOAT)};
+/// The types a layer is asked for by its net (`precision` or default_*
+/// fields), narrowest first (rule 1): as asked, then FLOAT math, then FLOAT
+/// storage, then FLOAT.
+std::vector<LayerTypes> NarrowestFirst(const LayerTypes& asked) {
+  LayerTypes float_math = asked;
+  float_math.forward_math = float_math.backward_math = FLOAT;
+  LayerTypes float_storage = asked;
+  float_storage.forward_storage = float_storage.backward_storage = FLOAT;
+  return {asked, float_math, float_storage, LayerTypes{}};
+}
+
+/// Whether `types` are FLOAT and 16-bit types only, not all FLOAT: what a
+/// net's default_* fields may ask of layers that run narrower than FLOAT
+/// only where they can.
+bool NarrowerThanFloat(const LayerTypes& types) {
+  const auto fits = [](Type type) { return type == FLOAT || type == FLOAT16 || type == BFLOAT16; };
+  return types != LayerTypes{} && fits(types.forward_storage) && fits(types.forward_math) &&
+         fits(types.backward_storage) && fits(types.backward_math);
 }
 
 }  // namespace
+
+LayerTypes AskedTypes(const LayerParameter& param, const EngineDefaults& defaults) {
+  const Type p = defaults.precision;
+  if (p != FLOAT && !GivesOwnTypes(param)) return {p, p, p, p};
+  return RequestedTypes(param, defaults.types);
+}
 
 EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& defaults,
                             Device device) {
   const EngineKind own = LayerOwnEngine(param);
   const EngineKind requested = own != EngineKind::kDefault ? own : defaults.engine;
-  std::vector<LayerTypes> candidates = {RequestedTypes(param, defaults.types)};
   const bool preference = defaults.precision != FLOAT && !GivesOwnTypes(param);
-  if (preference) candidates = PrecisionCandidates(defaults.precision);
+  std::vector<LayerTypes> candidates = {AskedTypes(param, defaults)};
+  if (preference) {
+    candidates = NarrowestFirst(candidates[0]);
+  } else if (NarrowerThanFloat(defaults.types)) {
+    // The net's 16-bit defaults narrow; the layer's own fields stay as given.
+    candidates.clear();
+    for (const LayerTypes& net : NarrowestFirst(defaults.types)) {
+      candidates.push_back(RequestedTypes(param, net));
+    }
+  }
   std::string refusal;
   for (const LayerTypes& types : candidates) {
     refusal.clear();

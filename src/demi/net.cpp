@@ -109,6 +109,7 @@ void Net::Init(const NetParameter& in_param) {
              MemoryOptimization_Name(strategy_));
   if (!arena_) arena_ = std::make_shared<Arena>();
   SettleLayouts();
+  LogNarrowTypes(param);
   PlanMemory();
   LOG(INFO) << "Network initialization done.";
 }

@@ -1,7 +1,8 @@
 // Which blobs of a net hold oneDNN's channel-blocked layout
-// (Blob::channel_block()) and which are stored in BFLOAT16
+// (Blob::channel_block()) and which are stored in BFLOAT16 or FLOAT16
 // (Blob::storage_type()).
 #include <algorithm>
+#include <mutex>
 
 #include "demi/net.hpp"
 #include "demi/util/dnnl.hpp"
@@ -63,13 +64,22 @@ std::vector<int> Net::ChooseChannelBlocks() const {
 
 std::vector<Type> Net::ChooseStorageTypes() const {
   std::vector<Type> types(blobs_.size(), FLOAT);
-  const bool any_16bit = std::any_of(layers_.begin(), layers_.end(), [](const auto& layer) {
-    return layer->bfloat16_blobs() != BlobFormats::kNone;
-  });
-  if (!any_16bit) return types;
-  const std::vector<bool> narrow = BlobsTakingFormat(
-      [](const Blob&) { return true; }, [](const Layer& layer) { return layer.bfloat16_blobs(); });
-  for (size_t b = 0; b < blobs_.size(); ++b) types[b] = narrow[b] ? BFLOAT16 : FLOAT;
+  // A layer stores one 16-bit type: a blob takes it where every layer
+  // touching it stores that type.
+  for (Type narrow_type : {BFLOAT16, FLOAT16}) {
+    const auto formats = [narrow_type](const Layer& layer) {
+      return layer.engine().types.forward_storage == narrow_type ? layer.narrow_blobs()
+                                                                 : BlobFormats::kNone;
+    };
+    const bool any = std::any_of(layers_.begin(), layers_.end(), [&](const auto& layer) {
+      return formats(*layer) != BlobFormats::kNone;
+    });
+    if (!any) continue;
+    const std::vector<bool> narrow = BlobsTakingFormat([](const Blob&) { return true; }, formats);
+    for (size_t b = 0; b < blobs_.size(); ++b) {
+      if (narrow[b]) types[b] = narrow_type;
+    }
+  }
   return types;
 }
 
@@ -82,6 +92,42 @@ bool Net::ApplyFormats(const std::vector<int>& blocks, const std::vector<Type>& 
     blob.set_storage_type(types[b]);
   }
   return changed;
+}
+
+void Net::LogNarrowTypes(const NetParameter& param) const {
+  constexpr int kNamed = 8;
+  std::string wider;
+  int num_wider = 0;
+  bool float16 = false;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const LayerTypes asked = AskedTypes(param.layer(static_cast<int>(i)), engine_defaults_);
+    const LayerTypes& runs = layers_[i]->engine().types;
+    float16 = float16 || runs.forward_storage == FLOAT16 || runs.backward_storage == FLOAT16;
+    if (asked == runs) continue;
+    if (num_wider++ < kNamed) {
+      wider += StrCat(wider.empty() ? "" : ", ", layer_names_[i], " (", runs.ToString(), ")");
+    }
+  }
+  if (num_wider > 0) {
+    LOG(INFO) << "Net '" << name_ << "': " << num_wider << " of " << layers_.size()
+              << " layers run wider types than the net asks, their engines running no narrower: "
+              << wider << (num_wider > kNamed ? ", ..." : "")
+              << " (each layer's decision: -v=1, or the memory tool's types column)";
+  }
+  const int64_t narrow = std::count_if(
+      blobs_.begin(), blobs_.end(), [](const auto& blob) { return blob->storage_type() != FLOAT; });
+  if (narrow > 0) {
+    LOG(INFO) << "Net '" << name_ << "': " << narrow << " of " << blobs_.size()
+              << " blobs are stored in 16 bits";
+  }
+  static std::once_flag said;
+  if (float16 && context_.device == Device::kCPU) {
+    std::call_once(said, [] {
+      LOG(INFO) << "FLOAT16 on the CPU is a storage type: its blobs hold 16 bits, and every "
+                   "layer computes in FLOAT (oneDNN has no FLOAT16 kernels for this CPU). "
+                   "Correct, not fast; BFLOAT16 is the fast 16-bit type here";
+    });
+  }
 }
 
 void Net::SettleLayouts() {

@@ -81,8 +81,8 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   }
   /// Convolution's primitives read and write BFLOAT16 blobs (the table lets
   /// Convolution, not Deconvolution, store 16 bits).
-  BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(DnnlReady() && layer_param_.bottom_size() == 1, BlobFormats::kPerBlob);
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(DnnlReady() && layer_param_.bottom_size() == 1, BlobFormats::kPerBlob);
   }
 
  protected:

@@ -83,10 +83,10 @@ class BatchNormLayer : public Layer {
   BlobFormats blocked_layouts() const override {
     return WantsBlockedLayouts() ? BlobFormats::kUniform : BlobFormats::kNone;
   }
-  /// The same loops over BFLOAT16 blobs (x_hat saved in BFLOAT16 too), in
+  /// The same loops over 16-bit blobs (x_hat saved in their type too), in
   /// FLOAT.
-  BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(WantsBlockedLayouts(), BlobFormats::kUniform);
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(WantsBlockedLayouts(), BlobFormats::kUniform);
   }
 
  protected:

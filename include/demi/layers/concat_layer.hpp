@@ -28,10 +28,8 @@ class ConcatLayer : public OneBodyLayer<Layer> {
     return axis_ == 1 ? BlobFormats::kUniform : BlobFormats::kNone;
   }
   /// On the CPU (the only device whose decision stores 16 bits) the parts
-  /// and the whole may all be BFLOAT16: the copies move elements.
-  BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(true, BlobFormats::kUniform);
-  }
+  /// and the whole may all be 16-bit: the copies move elements.
+  BlobFormats narrow_blobs() const override { return NarrowBlobsWhen(true, BlobFormats::kUniform); }
   int MinBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }

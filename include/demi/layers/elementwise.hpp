@@ -7,8 +7,10 @@
 // host as a threaded loop, on the GPU as the grid-stride kernel of
 // layers/elementwise.cuh, which the layer's .cu instantiates for its formulas.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "demi/blob.hpp"
 #include "demi/layers/neuron_layer.hpp"
@@ -38,6 +40,38 @@ void MapOnHost(int64_t n, const float* a, const float* b, float* y, F f) {
   });
 }
 
+/// y[i] = f(x[i]) (or f(a[i], b[i])) over n host values stored in a 16-bit
+/// type: in floats a chunk at a time, each chunk rounded in one pass
+/// (StoreRounded), in place too.
+template <typename Half, typename F, typename... Inputs>
+void MapStoredOnHost(int64_t n, Half* y, F f, const Inputs*... inputs) {
+  constexpr int64_t kChunk = 1024;
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    float chunk[kChunk];
+    for (int64_t at = begin; at < end; at += kChunk) {
+      const int64_t m = std::min(kChunk, end - at);
+      for (int64_t i = 0; i < m; ++i) chunk[i] = f(static_cast<float>(inputs[at + i])...);
+      StoreRounded(m, chunk, y + at);
+    }
+  });
+}
+
+/// Whether a host map over blobs stored in 16 bits ran (false: they are FLOAT
+/// or on the GPU, for Map).
+template <typename F, typename... Inputs>
+bool MapStored(Device device, Blob* out, bool diff, F f, const Inputs&... inputs) {
+  const Type type = out->storage_type();
+  if (device != Device::kCPU || type == FLOAT) return false;
+  VisitStorageType(type, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, float>) {
+      T* y = diff ? out->mutable_cpu_diff_as<T>() : out->mutable_cpu_data_as<T>();
+      MapStoredOnHost(out->count(), y, f, inputs(tag)...);
+    }
+  });
+  return true;
+}
+
 template <typename F>
 void Map(Device device, int64_t n, const float* x, float* y, F f) {
 #ifndef CPU_ONLY
@@ -54,9 +88,11 @@ void Map(Device device, int64_t n, const float* a, const float* b, float* y, F f
   MapOnHost(n, a, b, y, f);
 }
 
-/// top data = forward(bottom data).
+/// top data = forward(bottom data), in the blobs' storage type.
 template <typename F>
 void MapForward(Device device, const Blob& bottom, Blob* top, F forward) {
+  const auto x = [&](auto tag) { return bottom.cpu_data_as<decltype(tag)>(); };
+  if (MapStored(device, top, false, forward, x)) return;
   Map(device, bottom.count(), bottom.data_on(device), top->mutable_data_on(device), forward);
 }
 
@@ -64,6 +100,9 @@ void MapForward(Device device, const Blob& bottom, Blob* top, F forward) {
 /// gradient read from the output), the bottom or a saved copy of it.
 template <typename F>
 void MapBackward(Device device, const Blob& data, const Blob& top, Blob* bottom, F backward) {
+  const auto x = [&](auto tag) { return data.cpu_data_as<decltype(tag)>(); };
+  const auto dy = [&](auto tag) { return top.cpu_diff_as<decltype(tag)>(); };
+  if (MapStored(device, bottom, true, backward, x, dy)) return;
   Map(device, top.count(), data.data_on(device), top.diff_on(device),
       bottom->mutable_diff_on(device), backward);
 }

@@ -35,9 +35,9 @@ class EltwiseLayer : public Layer {
   bool CanReplay() const override { return true; }
   /// Element-wise: any layout, the same for every bottom and the top.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// SUM keeps BFLOAT16 blobs through oneDNN's sum (and a FLOAT backward).
-  BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(DnnlReady(), BlobFormats::kUniform);
+  /// SUM keeps 16-bit blobs through oneDNN's sum (and a FLOAT backward).
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(DnnlReady(), BlobFormats::kUniform);
   }
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   int MinBottomBlobs() const override { return 2; }

@@ -52,8 +52,8 @@ class LRNLayer : public Layer {
   }
   /// oneDNN's LRN runs in FLOAT on blocked floats; BFLOAT16 blobs are
   /// converted by the reorders into and out of them.
-  BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
   }
 
  protected:

@@ -67,9 +67,10 @@ class PoolingLayer : public Layer {
   BlobFormats blocked_layouts() const override {
     return DnnlReady() ? BlobFormats::kPerBlob : BlobFormats::kNone;
   }
-  /// oneDNN pools in the bottom's type; the top is reordered to its own.
-  BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
+  /// oneDNN pools in the bottom's type (FLOAT16 in FLOAT, reordered); the
+  /// top is reordered to its own.
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
   }
 
  protected:

@@ -38,9 +38,11 @@ class ReLULayer : public OneBodyLayer<NeuronLayer> {
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   /// Element-wise: any layout, the same for bottom and top.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// BFLOAT16 blobs through oneDNN's eltwise primitives.
-  BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(DnnlReady(), BlobFormats::kUniform);
+  /// 16-bit blobs through oneDNN's eltwise primitives (BFLOAT16), or the
+  /// CAFFE engine's CPU loop (both types: elementwise.hpp's MapStored).
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(DnnlReady() || engine_.engine == EngineKind::kCaffe,
+                           BlobFormats::kUniform);
   }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return true; }

@@ -46,9 +46,9 @@ class ScaleLayer : public Layer {
   BlobFormats blocked_layouts() const override {
     return per_channel_ ? BlobFormats::kUniform : BlobFormats::kNone;
   }
-  /// The same per-channel loops over BFLOAT16 blobs, in FLOAT.
-  BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(per_channel_, BlobFormats::kUniform);
+  /// The same per-channel loops over 16-bit blobs, in FLOAT.
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(per_channel_, BlobFormats::kUniform);
   }
 
  protected:

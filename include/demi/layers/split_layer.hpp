@@ -16,11 +16,9 @@ class SplitLayer : public OneBodyLayer<Layer> {
   bool CanReplay() const override { return true; }
   /// The tops share the bottom's data; their diffs add element-wise.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// On the CPU (the only device whose decision stores 16 bits), BFLOAT16
+  /// On the CPU (the only device whose decision stores 16 bits), 16-bit
   /// blobs too: the gradients add in FLOAT.
-  BlobFormats bfloat16_blobs() const override {
-    return Bfloat16BlobsWhen(true, BlobFormats::kUniform);
-  }
+  BlobFormats narrow_blobs() const override { return NarrowBlobsWhen(true, BlobFormats::kUniform); }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }
@@ -32,10 +30,11 @@ class SplitLayer : public OneBodyLayer<Layer> {
                         const std::vector<Blob*>& bottom) override;
 
  private:
-  /// Backward of BFLOAT16 blobs: the tops' gradients, pointed to from a
-  /// vector sized at Reshape (no allocation per step).
-  void SumBfloat16Diffs(const std::vector<Blob*>& top, Blob* bottom);
-  std::vector<const bfloat16*> top_diffs_;
+  /// Backward of BFLOAT16 or FLOAT16 blobs: the tops' gradients, pointed to
+  /// from a vector sized at Reshape (no allocation per step).
+  template <typename Half>
+  void SumHalfDiffs(const std::vector<Blob*>& top, Blob* bottom);
+  std::vector<const void*> top_diffs_;
 };
 
 }  // namespace demi

@@ -44,6 +44,9 @@ static_assert(sizeof(bfloat16) == 2, "bfloat16 is two bytes");
 /// the 16-bit loops compute a chunk in floats and round it here.
 void RoundToBfloat16(int64_t n, const float* x, bfloat16* y);
 
+/// The chunked rounding of a stored type, for loops written once over it.
+inline void StoreRounded(int64_t n, const float* x, bfloat16* y) { RoundToBfloat16(n, x, y); }
+
 }  // namespace demi
 
 #endif  // DEMI_UTIL_BFLOAT16_HPP_

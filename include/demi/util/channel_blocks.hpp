@@ -7,6 +7,7 @@
 
 #include "demi/blob.hpp"
 #include "demi/util/bfloat16.hpp"
+#include "demi/util/float16.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
@@ -60,16 +61,16 @@ void ForEachChannelElement(const ChannelBlocks& t, const Op& op) {
 }
 
 /// y[k] = value(k, c) for every element k, c its channel, y stored as float
-/// or bfloat16. `value` may read y[k] (in place), no other element of y.
+/// or a 16-bit type. `value` may read y[k] (in place), no other element of y.
 template <typename Value>
 void StoreChannelElements(const ChannelBlocks& t, float* y, const Value& value) {
   ForEachChannelElement(t, [&](int64_t k, int64_t c) { y[k] = value(k, c); });
 }
 
-/// The same into bfloat16: a chunk of a row at a time in floats, then
-/// rounded in one pass (RoundToBfloat16: 16 values per instruction).
-template <typename Value>
-void StoreChannelElements(const ChannelBlocks& t, bfloat16* y, const Value& value) {
+/// The same into bfloat16 or float16: a chunk of a row at a time in floats,
+/// then rounded in one pass (StoreRounded: 8 or 16 values per instruction).
+template <typename Half, typename Value>
+void StoreChannelElements(const ChannelBlocks& t, Half* y, const Value& value) {
   constexpr int64_t kChunk = 1024;  // a multiple of every channel block
   const int64_t block = t.block, row_size = t.row_size();
   ForEachChannelRow(t, [&](int64_t at, int64_t first) {
@@ -85,7 +86,7 @@ void StoreChannelElements(const ChannelBlocks& t, bfloat16* y, const Value& valu
           for (int64_t l = 0; l < block; ++l) chunk[i + l] = value(start + i + l, first + l);
         }
       }
-      RoundToBfloat16(n, chunk, y + start);
+      StoreRounded(n, chunk, y + start);
     }
   });
 }
@@ -114,9 +115,9 @@ void ChannelSums(const ChannelBlocks& t, double* sums, const Term& term) {
   });
 }
 
-/// ChannelSums for terms read from bfloat16: each row's sum in float (its
-/// terms carry 8 significant bits; float's 24 hold a row's sum to ~1e-4 of
-/// its magnitude), the rows' sums in double, in a fixed order. Four float
+/// ChannelSums for terms read from 16-bit types: each row's sum in float
+/// (its terms carry 8 or 11 significant bits; float's 24 hold a row's sum to
+/// ~1e-4 of its magnitude), the rows' sums in double, in a fixed order. Four float
 /// lanes per SSE instruction where double gives two: these loops are
 /// compute-bound on a CPU without AVX.
 template <typename Term>
@@ -151,10 +152,10 @@ void ChannelSumsByRow(const ChannelBlocks& t, double* sums, const Term& term) {
 }
 
 /// ChannelSums for terms read from blobs stored as float, ChannelSumsByRow
-/// from bfloat16.
+/// from 16-bit types.
 template <typename T, typename Term>
 void SumChannels(const ChannelBlocks& t, double* sums, const Term& term) {
-  if constexpr (std::is_same_v<T, bfloat16>) {
+  if constexpr (!std::is_same_v<T, float>) {
     ChannelSumsByRow(t, sums, term);
   } else {
     ChannelSums(t, sums, term);

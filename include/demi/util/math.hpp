@@ -6,6 +6,7 @@
 
 #include "demi/common.hpp"
 #include "demi/util/bfloat16.hpp"
+#include "demi/util/float16.hpp"
 
 namespace demi {
 
@@ -38,6 +39,7 @@ void Scal(int64_t n, float alpha, float* x);  ///< x *= a
 bool ScalAllFinite(int64_t n, float alpha, float* x);
 void Copy(int64_t n, const float* x, float* y);
 void Copy(int64_t n, const bfloat16* x, bfloat16* y);
+void Copy(int64_t n, const float16* x, float16* y);
 void Set(int64_t n, float value, float* y);
 void AddScalar(int64_t n, float alpha, float* y);  ///< y += a
 void Add(int64_t n, const float* a, const float* b, float* y);

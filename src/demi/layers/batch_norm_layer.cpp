@@ -161,11 +161,8 @@ void BatchNormLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector
 }
 
 void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  if (top[0]->storage_type() == BFLOAT16) {
-    ForwardStored<bfloat16>(*bottom[0], top[0]);
-  } else {
-    ForwardStored<float>(*bottom[0], top[0]);
-  }
+  VisitStorageType(top[0]->storage_type(),
+                   [&](auto tag) { ForwardStored<decltype(tag)>(*bottom[0], top[0]); });
 }
 
 template <typename T>
@@ -288,11 +285,9 @@ void BatchNormLayer::AffineBackward_cpu(Blob* top, bool propagate_down) {
 void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
                                   const std::vector<bool>& propagate_down,
                                   const std::vector<Blob*>& bottom) {
-  if (top[0]->storage_type() == BFLOAT16) {
-    BackwardStored<bfloat16>(top[0], propagate_down[0], bottom[0]);
-  } else {
-    BackwardStored<float>(top[0], propagate_down[0], bottom[0]);
-  }
+  VisitStorageType(top[0]->storage_type(), [&](auto tag) {
+    BackwardStored<decltype(tag)>(top[0], propagate_down[0], bottom[0]);
+  });
 }
 
 template <typename T>

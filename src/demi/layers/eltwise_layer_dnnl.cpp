@@ -20,8 +20,10 @@ void ScaleInto(int64_t count, float coeff, const float* dy, float* dx) {
   });
 }
 
-/// The same over bfloat16, in FLOAT, a chunk at a time; coeff 1 copies.
-void ScaleInto(int64_t count, float coeff, const bfloat16* dy, bfloat16* dx) {
+/// The same over bfloat16 or float16, in FLOAT, a chunk at a time; coeff 1
+/// copies.
+template <typename Half>
+void ScaleInto(int64_t count, float coeff, const Half* dy, Half* dx) {
   if (coeff == 1.0f) {
     Copy(count, dy, dx);
     return;
@@ -33,7 +35,7 @@ void ScaleInto(int64_t count, float coeff, const bfloat16* dy, bfloat16* dx) {
       const int64_t n = std::min(kChunk, end - at);
 #pragma omp simd
       for (int64_t i = 0; i < n; ++i) scaled[i] = coeff * dy[at + i];
-      RoundToBfloat16(n, scaled, dx + at);
+      StoreRounded(n, scaled, dx + at);
     }
   });
 }
@@ -96,12 +98,10 @@ void EltwiseLayer::DnnlBackward(const Blob& top, const std::vector<bool>& propag
   // type the blobs share.
   for (size_t k = 0; k < bottom.size(); ++k) {
     if (!propagate_down[k]) continue;
-    if (top.storage_type() == BFLOAT16) {
-      ScaleInto(top.count(), coeffs_[k], top.cpu_diff_as<bfloat16>(),
-                bottom[k]->mutable_cpu_diff_as<bfloat16>());
-    } else {
-      ScaleInto(top.count(), coeffs_[k], top.cpu_diff(), bottom[k]->mutable_cpu_diff());
-    }
+    VisitStorageType(top.storage_type(), [&](auto tag) {
+      using T = decltype(tag);
+      ScaleInto(top.count(), coeffs_[k], top.cpu_diff_as<T>(), bottom[k]->mutable_cpu_diff_as<T>());
+    });
   }
 }
 

@@ -9,7 +9,7 @@ namespace demi {
 namespace {
 
 /// The data or diff of `blob` as elements of T: floats on either device, or
-/// bfloat16 on the CPU.
+/// a 16-bit type on the CPU.
 template <typename T>
 const T* Values(const Blob& blob, BlobField field, Device device) {
   if constexpr (std::is_same_v<T, float>) {
@@ -88,20 +88,16 @@ void ScatterPartsOf(Device device, int axis, BlobField field, const Blob& whole,
 
 void GatherParts(Device device, int axis, BlobField field, const std::vector<Blob*>& parts,
                  Blob* whole) {
-  if (whole->storage_type() == BFLOAT16) {
-    GatherPartsOf<bfloat16>(device, axis, field, parts, whole);
-  } else {
-    GatherPartsOf<float>(device, axis, field, parts, whole);
-  }
+  VisitStorageType(whole->storage_type(), [&](auto tag) {
+    GatherPartsOf<decltype(tag)>(device, axis, field, parts, whole);
+  });
 }
 
 void ScatterParts(Device device, int axis, BlobField field, const Blob& whole,
                   const std::vector<Blob*>& parts, const std::vector<bool>& wanted) {
-  if (whole.storage_type() == BFLOAT16) {
-    ScatterPartsOf<bfloat16>(device, axis, field, whole, parts, wanted);
-  } else {
-    ScatterPartsOf<float>(device, axis, field, whole, parts, wanted);
-  }
+  VisitStorageType(whole.storage_type(), [&](auto tag) {
+    ScatterPartsOf<decltype(tag)>(device, axis, field, whole, parts, wanted);
+  });
 }
 
 }  // namespace demi

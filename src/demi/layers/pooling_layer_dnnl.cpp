@@ -7,16 +7,17 @@ namespace demi {
 using dnnl::memory;
 
 struct PoolingLayer::DnnlState : DnnlForwardBackward {
-  memory src, diff_src;
-  // The top in the layout oneDNN pools into: the bottom's.
-  DnnlTensor dst, diff_dst;
-  Blob dst_buffer;
+  // The bottom in the type oneDNN pools in; the top in its layout: the
+  // bottom's.
+  DnnlTensor src, diff_src, dst, diff_dst;
+  Blob src_buffer, dst_buffer;
   DnnlScratch workspace;  ///< MAX: where each window's max was, saved for backward
 };
 
 void PoolingLayer::DnnlSetUp(const std::vector<Blob*>& top) {
   if (engine_.engine != EngineKind::kDnnl) return;
   dnnl_ = std::make_shared<DnnlState>();
+  RegisterBuffer("dnnl_src", &dnnl_->src_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_dst", &dnnl_->dst_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_workspace", &dnnl_->workspace.blob, BufferLifetime::kSavedForBackward);
   RegisterBuffer("dnnl_scratchpad", &dnnl_->scratchpad.blob, BufferLifetime::kScratch);
@@ -26,7 +27,7 @@ bool PoolingLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
 void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
-  s.Reset({&s.workspace.blob, &s.dst_buffer});
+  s.Reset({&s.workspace.blob, &s.src_buffer, &s.dst_buffer});
   if (bottom.count() == 0) return;
   // Caffe's windows in oneDNN's terms: the right padding that gives Caffe's
   // output size. A window wholly outside the image (Caffe: 0) has no oneDNN
@@ -51,10 +52,13 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
                                          "differently from Caffe"));
     return;
   }
-  // oneDNN pools in the bottom's storage type; a top of another type is
+  // oneDNN pools in the bottom's storage type, but FLOAT16 (which it pools
+  // only on AVX512_FP16 cores) in FLOAT; a blob of another type is
   // reordered.
-  const memory::desc src = BlobDesc(bottom);
-  const memory::desc dst(top.shape(), DnnlStorageType(bottom), memory::format_tag::any);
+  const memory::desc user_src = BlobDesc(bottom);
+  memory::desc src = user_src;
+  if (bottom.storage_type() == FLOAT16) src.data.data_type = dnnl_f32;
+  const memory::desc dst(top.shape(), src.data_type(), memory::format_tag::any);
   const memory::dims strides{stride_h_, stride_w_}, kernel{kernel_h_, kernel_w_};
   const memory::dims pad_l{pad_h_, pad_w_}, pad_r{pad_r_h, pad_r_w};
   const dnnl::primitive_attr attr = UserScratchpadAttr();
@@ -68,8 +72,8 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
                                      pad_r),
         attr, DnnlEngine(), forward);
     s.Set(forward, backward);
-    s.src = UnboundMemory(src);
-    s.diff_src = UnboundMemory(src);
+    s.src.Reshape(src, user_src, &s.src_buffer);
+    s.diff_src.Reshape(src, user_src, &s.src_buffer);
     s.dst.Reshape(forward.dst_desc(), BlobDesc(top), &s.dst_buffer);
     s.diff_dst.Reshape(backward.diff_dst_desc(), BlobDesc(top), &s.dst_buffer);
     s.workspace.Reshape({forward.workspace_desc()});
@@ -82,9 +86,9 @@ void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) {
   DnnlState& s = *dnnl_;
   // The blobs' bytes, in their storage types.
   void* y = top->data()->mutable_cpu_data();
-  Bind(s.src, bottom.data()->cpu_data());
+  const memory& src = s.src.In(bottom.data()->cpu_data());
   const memory& dst = s.dst.Out(y);
-  s.Execute(s.forward, {{DNNL_ARG_SRC, s.src.get()},
+  s.Execute(s.forward, {{DNNL_ARG_SRC, src.get()},
                         {DNNL_ARG_DST, dst.get()},
                         {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
   s.dst.Finish(y);
@@ -92,11 +96,13 @@ void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) {
 
 void PoolingLayer::DnnlBackward(const Blob& top, Blob* bottom) {
   DnnlState& s = *dnnl_;
+  void* dx = bottom->diff()->mutable_cpu_data();
   const memory& diff_dst = s.diff_dst.In(top.diff()->cpu_data());
-  Bind(s.diff_src, bottom->diff()->mutable_cpu_data());
+  const memory& diff_src = s.diff_src.Out(dx);
   s.Execute(s.backward, {{DNNL_ARG_DIFF_DST, diff_dst.get()},
-                         {DNNL_ARG_DIFF_SRC, s.diff_src.get()},
+                         {DNNL_ARG_DIFF_SRC, diff_src.get()},
                          {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
+  s.diff_src.Finish(dx);
 }
 
 }  // namespace demi

@@ -81,11 +81,8 @@ bool ScaleLayer::ShareSavedInput(Blob* saved) {
 }
 
 void ScaleLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  if (top[0]->storage_type() == BFLOAT16) {
-    ForwardStored<bfloat16>(bottom, top);
-  } else {
-    ForwardStored<float>(bottom, top);
-  }
+  VisitStorageType(top[0]->storage_type(),
+                   [&](auto tag) { ForwardStored<decltype(tag)>(bottom, top); });
 }
 
 template <typename T>
@@ -110,11 +107,8 @@ void ScaleLayer::ForwardStored(const std::vector<Blob*>& bottom, const std::vect
 void ScaleLayer::Backward_cpu(const std::vector<Blob*>& top,
                               const std::vector<bool>& propagate_down,
                               const std::vector<Blob*>& bottom) {
-  if (top[0]->storage_type() == BFLOAT16) {
-    BackwardStored<bfloat16>(top, propagate_down, bottom);
-  } else {
-    BackwardStored<float>(top, propagate_down, bottom);
-  }
+  VisitStorageType(top[0]->storage_type(),
+                   [&](auto tag) { BackwardStored<decltype(tag)>(top, propagate_down, bottom); });
 }
 
 template <typename T>

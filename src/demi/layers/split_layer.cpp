@@ -8,27 +8,28 @@
 
 namespace demi {
 
-/// dx = the sum of the tops' BFLOAT16 gradients, added in FLOAT and rounded
+/// dx = the sum of the tops' 16-bit gradients, added in FLOAT and rounded
 /// once; a chunk of every top is read before dx's chunk is written.
-void SplitLayer::SumBfloat16Diffs(const std::vector<Blob*>& top, Blob* bottom) {
-  std::vector<const bfloat16*>& dys = top_diffs_;
+template <typename Half>
+void SplitLayer::SumHalfDiffs(const std::vector<Blob*>& top, Blob* bottom) {
+  std::vector<const void*>& dys = top_diffs_;
   dys.clear();
-  for (const Blob* blob : top) dys.push_back(blob->cpu_diff_as<bfloat16>());
-  bfloat16* dx = bottom->mutable_cpu_diff_as<bfloat16>();
+  for (const Blob* blob : top) dys.push_back(blob->cpu_diff_as<Half>());
+  Half* dx = bottom->mutable_cpu_diff_as<Half>();
   constexpr int64_t kChunk = 1024;
   ParallelFor(bottom->count(), [&](int64_t begin, int64_t end) {
     float sum[kChunk];
     for (int64_t at = begin; at < end; at += kChunk) {
       const int64_t n = std::min(kChunk, end - at);
-      const bfloat16* first = dys[0] + at;
+      const Half* first = static_cast<const Half*>(dys[0]) + at;
 #pragma omp simd
       for (int64_t i = 0; i < n; ++i) sum[i] = first[i];
       for (size_t t = 1; t < dys.size(); ++t) {
-        const bfloat16* dy = dys[t] + at;
+        const Half* dy = static_cast<const Half*>(dys[t]) + at;
 #pragma omp simd
         for (int64_t i = 0; i < n; ++i) sum[i] += dy[i];
       }
-      RoundToBfloat16(n, sum, dx + at);
+      StoreRounded(n, sum, dx + at);
     }
   });
 }
@@ -54,10 +55,8 @@ void SplitLayer::BackwardOnDevice(const std::vector<Blob*>& top,
                                   const std::vector<bool>& propagate_down,
                                   const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
-  if (bottom[0]->storage_type() == BFLOAT16) {
-    SumBfloat16Diffs(top, bottom[0]);
-    return;
-  }
+  if (bottom[0]->storage_type() == BFLOAT16) return SumHalfDiffs<bfloat16>(top, bottom[0]);
+  if (bottom[0]->storage_type() == FLOAT16) return SumHalfDiffs<float16>(top, bottom[0]);
   const Device device = context_.device;
   const int64_t count = bottom[0]->count();
   float* dx = bottom[0]->mutable_diff_on(device);

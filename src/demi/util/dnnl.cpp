@@ -52,7 +52,14 @@ int DnnlChannelBlock() {
 }
 
 dnnl::memory::data_type DnnlStorageType(const Blob& blob) {
-  return DnnlMathType(blob.storage_type());
+  switch (blob.storage_type()) {
+    case BFLOAT16:
+      return dnnl::memory::data_type::bf16;
+    case FLOAT16:
+      return dnnl::memory::data_type::f16;
+    default:
+      return dnnl::memory::data_type::f32;
+  }
 }
 
 dnnl::memory::desc BlobDesc(const Blob& blob) {

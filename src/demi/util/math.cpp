@@ -249,12 +249,23 @@ void Copy(int64_t n, const float* x, float* y) {
   });
 }
 
-void Copy(int64_t n, const bfloat16* x, bfloat16* y) {
+namespace {
+
+/// Copies n two-byte elements (bfloat16 or float16: a copy moves bits).
+void CopyHalves(int64_t n, const void* x, void* y) {
   if (x == y || n <= 0) return;
+  const auto* from = static_cast<const uint16_t*>(x);
+  auto* to = static_cast<uint16_t*>(y);
   ParallelFor(n, [&](int64_t b, int64_t e) {
-    std::memcpy(y + b, x + b, sizeof(bfloat16) * static_cast<size_t>(e - b));
+    std::memcpy(to + b, from + b, sizeof(uint16_t) * static_cast<size_t>(e - b));
   });
 }
+
+}  // namespace
+
+void Copy(int64_t n, const bfloat16* x, bfloat16* y) { CopyHalves(n, x, y); }
+
+void Copy(int64_t n, const float16* x, float16* y) { CopyHalves(n, x, y); }
 
 void Set(int64_t n, float value, float* y) {
   if (value == 0.0f) {

@@ -1,0 +1,285 @@
+#ifndef DEMI_TESTS_STORAGE_COMPARE_UTIL_HPP_
+#define DEMI_TESTS_STORAGE_COMPARE_UTIL_HPP_
+// A layer whose blobs are stored in a 16-bit type (Blob::storage_type():
+// BFLOAT16 or FLOAT16) against the same layer in FLOAT on the same 16-bit
+// numbers, and a ResNet block net that stores the blobs between such layers
+// in 16 bits.
+//
+// Tolerance: a 16-bit layer rounds what it stores (bfloat16: 2^-9 relative,
+// float16: 2^-12) and sums in FLOAT in its own order, so every value must
+// lie within 1 % of the largest magnitude of the FLOAT layer's tensor.
+// Reading 16-bit bytes as floats, or the wrong formula, misses that by
+// orders of magnitude.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "demi/net.hpp"
+#include "demi/util/dnnl.hpp"
+#include "layer_compare_util.hpp"
+#include "solver_test_util.hpp"
+
+namespace demi {
+namespace {
+
+constexpr float kStorageTolerance = 0.01f;
+
+/// " forward_type: T backward_type: T": a layer storing `type` both ways.
+std::string StorageFields(Type type) {
+  return StrCat(" forward_type: ", Type_Name(type), " backward_type: ", Type_Name(type));
+}
+
+/// `blob`'s data (or diff) as floats in Caffe's layout, whatever its
+/// storage type and channel block.
+std::vector<float> ValuesOf(const Blob& blob, bool diff) {
+  std::vector<float> stored(blob.count());
+  VisitStorageType(blob.storage_type(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* values = diff ? blob.cpu_diff_as<T>() : blob.cpu_data_as<T>();
+    std::transform(values, values + blob.count(), stored.begin(),
+                   [](T value) { return static_cast<float>(value); });
+  });
+  if (blob.channel_block() == 1) return stored;
+  std::vector<float> caffe(stored.size());
+  CopyChannels(blob, stored.data(), blob.channel_block(), caffe.data(), 1);
+  return caffe;
+}
+
+/// Writes `caffe` (values in Caffe's layout) into `blob`'s data or diff in
+/// its layout and storage type.
+void StoreValues(Blob* blob, const std::vector<float>& caffe, bool diff) {
+  std::vector<float> stored = caffe;
+  if (blob->channel_block() > 1) {
+    CopyChannels(*blob, caffe.data(), 1, stored.data(), blob->channel_block());
+  }
+  VisitStorageType(blob->storage_type(), [&](auto tag) {
+    using T = decltype(tag);
+    T* values = diff ? blob->mutable_cpu_diff_as<T>() : blob->mutable_cpu_data_as<T>();
+    std::transform(stored.begin(), stored.end(), values, [](float value) { return T(value); });
+  });
+}
+
+/// Gaussian values already rounded to `type`, so both layers read the same
+/// numbers.
+std::vector<float> RoundedGaussian(int64_t count, uint32_t seed, Type type) {
+  Blob blob(std::vector<int64_t>{count});
+  FillGaussian(&blob, seed);
+  std::vector<float> values = DataOf(blob);
+  VisitStorageType(type, [&](auto tag) {
+    using T = decltype(tag);
+    for (float& value : values) value = static_cast<float>(T(value));
+  });
+  return values;
+}
+
+void ExpectWithinTolerance(const std::vector<float>& actual, const std::vector<float>& expected,
+                           const std::string& what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  float largest = 0;
+  for (float value : expected) largest = std::max(largest, std::abs(value));
+  ASSERT_GT(largest, 0.0f) << what << ": the FLOAT layer's tensor is all zeros";
+  int reported = 0;
+  for (size_t i = 0; i < actual.size() && reported < 5; ++i) {
+    if (!(std::abs(actual[i] - expected[i]) <= kStorageTolerance * largest)) {
+      ADD_FAILURE() << what << "[" << i << "]: " << actual[i] << " vs FLOAT " << expected[i]
+                    << " (largest " << largest << ")";
+      ++reported;
+    }
+  }
+}
+
+struct StorageCase {
+  std::string layer;
+  int bottoms = 1;
+  int tops = 1;
+  std::vector<int64_t> shape = {2, 16, 5, 3};
+};
+
+/// The layer with blobs stored in `type` (in channel blocks of `block`)
+/// against the FLOAT layer in Caffe's layout: tops, bottom gradients, param
+/// gradients.
+void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block) {
+  std::vector<std::unique_ptr<Blob>> owned;
+  auto add = [&owned](std::vector<Blob*>* blobs, Type blob_type, int blob_block,
+                      const std::vector<int64_t>& shape) {
+    owned.push_back(std::make_unique<Blob>());
+    Blob* blob = owned.back().get();
+    blob->set_storage_type(blob_type);
+    blob->set_channel_block(blob_block);
+    blob->Reshape(shape);
+    blobs->push_back(blob);
+  };
+  std::vector<Blob*> ref_bottom, ref_top, narrow_bottom, narrow_top;
+  for (int i = 0; i < c.bottoms; ++i) {
+    add(&ref_bottom, FLOAT, 1, c.shape);
+    add(&narrow_bottom, type, block, c.shape);
+  }
+  for (int i = 0; i < c.tops; ++i) {
+    add(&ref_top, FLOAT, 1, {});
+    add(&narrow_top, type, block, {});
+  }
+  // Named bottoms and tops, none in place.
+  std::string wiring;
+  for (int i = 0; i < c.bottoms; ++i) wiring += StrCat(" bottom: 'x", i, "'");
+  for (int i = 0; i < c.tops; ++i) wiring += StrCat(" top: 'y", i, "'");
+  auto reference = MakeDnnlLayer(c.layer + wiring);
+  auto narrow = MakeDnnlLayer(c.layer + wiring + StorageFields(type));
+  reference->SetUp(ref_bottom, ref_top);
+  narrow->SetUp(narrow_bottom, narrow_top);
+  if (narrow->running_engine() != EngineKind::kDnnl &&
+      reference->running_engine() == EngineKind::kDnnl &&
+      narrow->engine().engine != EngineKind::kCaffe) {
+    GTEST_SKIP() << "oneDNN has no " << Type_Name(type) << " kernel for this layer on this CPU";
+  }
+  ASSERT_NE(narrow->narrow_blobs(), BlobFormats::kNone) << c.layer;
+  for (size_t p = 0; p < reference->blobs().size(); ++p) {
+    narrow->blobs()[p]->CopyFrom(*reference->blobs()[p]);
+  }
+  for (int i = 0; i < c.bottoms; ++i) {
+    const std::vector<float> x = RoundedGaussian(ref_bottom[i]->count(), 11 + i, type);
+    StoreValues(ref_bottom[i], x, false);
+    StoreValues(narrow_bottom[i], x, false);
+  }
+  reference->Forward(ref_bottom, ref_top);
+  narrow->Forward(narrow_bottom, narrow_top);
+  for (int i = 0; i < c.tops; ++i) {
+    ExpectWithinTolerance(ValuesOf(*narrow_top[i], false), ValuesOf(*ref_top[i], false),
+                          StrCat(c.layer, " top ", i));
+    const std::vector<float> dy = RoundedGaussian(ref_top[i]->count(), 31 + i, type);
+    StoreValues(ref_top[i], dy, true);
+    StoreValues(narrow_top[i], dy, true);
+  }
+  const std::vector<bool> propagate_down(c.bottoms, true);
+  reference->Backward(ref_top, propagate_down, ref_bottom);
+  narrow->Backward(narrow_top, propagate_down, narrow_bottom);
+  for (int i = 0; i < c.bottoms; ++i) {
+    ExpectWithinTolerance(ValuesOf(*narrow_bottom[i], true), ValuesOf(*ref_bottom[i], true),
+                          StrCat(c.layer, " bottom gradient ", i));
+  }
+  for (size_t p = 0; p < reference->blobs().size(); ++p) {
+    if (!reference->param_propagate_down(static_cast<int>(p))) continue;
+    ExpectWithinTolerance(DiffOf(*narrow->blobs()[p]), DiffOf(*reference->blobs()[p]),
+                          StrCat(c.layer, " param gradient ", p));
+  }
+}
+
+/// In Caffe's layout, and in oneDNN's channel blocks where the CPU has them.
+void ExpectStoresLikeFloat(const StorageCase& c, Type type) {
+  {
+    SCOPED_TRACE("Caffe's layout");
+    ExpectStoresLikeFloat(c, type, 1);
+  }
+  const int block = DnnlChannelBlock();
+  if (block > 1 && c.shape.size() == 4 && c.shape[1] % block == 0) {
+    SCOPED_TRACE(StrCat("channels in blocks of ", block));
+    ExpectStoresLikeFloat(c, type, block);
+  }
+}
+
+constexpr char kStorageFillers[] =
+    " weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' std: 0.3 }";
+
+// A ResNet basic block: convolutions, in-place BatchNorm + Scale + ReLU, a
+// branch (Split), a sum, pooling, then FLOAT layers.
+constexpr char kBlockNet[] = R"(
+  name: 'block'
+  layer { name: 'data' type: 'Input' top: 'data' top: 'label'
+          input_param { shape { dim: 4 dim: 3 dim: 12 dim: 12 } shape { dim: 4 } } }
+  layer { name: 'conv1' type: 'Convolution' bottom: 'data' top: 'conv1'
+          convolution_param { num_output: 16 kernel_size: 3 pad: 1 bias_term: false
+                              weight_filler { type: 'msra' } } }
+  layer { name: 'bn1' type: 'BatchNorm' bottom: 'conv1' top: 'conv1' }
+  layer { name: 'scale1' type: 'Scale' bottom: 'conv1' top: 'conv1'
+          scale_param { bias_term: true } }
+  layer { name: 'relu1' type: 'ReLU' bottom: 'conv1' top: 'conv1' }
+  layer { name: 'conv2a' type: 'Convolution' bottom: 'conv1' top: 'conv2a'
+          convolution_param { num_output: 16 kernel_size: 3 pad: 1 bias_term: false
+                              weight_filler { type: 'msra' } } }
+  layer { name: 'bn2a' type: 'BatchNorm' bottom: 'conv2a' top: 'conv2a' }
+  layer { name: 'scale2a' type: 'Scale' bottom: 'conv2a' top: 'conv2a'
+          scale_param { bias_term: true } }
+  layer { name: 'relu2a' type: 'ReLU' bottom: 'conv2a' top: 'conv2a' }
+  layer { name: 'conv2b' type: 'Convolution' bottom: 'conv2a' top: 'conv2b'
+          convolution_param { num_output: 16 kernel_size: 3 pad: 1 bias_term: false
+                              weight_filler { type: 'msra' } } }
+  layer { name: 'bn2b' type: 'BatchNorm' bottom: 'conv2b' top: 'conv2b' }
+  layer { name: 'scale2b' type: 'Scale' bottom: 'conv2b' top: 'conv2b'
+          scale_param { bias_term: true } }
+  layer { name: 'sum' type: 'Eltwise' bottom: 'conv1' bottom: 'conv2b' top: 'sum' }
+  layer { name: 'relu_sum' type: 'ReLU' bottom: 'sum' top: 'sum' }
+  layer { name: 'pool' type: 'Pooling' bottom: 'sum' top: 'pool'
+          pooling_param { pool: AVE kernel_size: 3 stride: 2 } }
+  layer { name: 'ip' type: 'InnerProduct' bottom: 'pool' top: 'ip'
+          inner_product_param { num_output: 3 weight_filler { type: 'xavier' } } }
+  layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }
+)";
+
+/// The block net at a --precision.
+std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory) {
+  NetParameter param = ParseText<NetParameter>(kBlockNet);
+  param.mutable_state()->set_phase(TRAIN);
+  param.set_memory_optimization(memory);
+  ApplyPrecision(precision, &param);
+  return std::make_unique<Net>(param, Context());
+}
+
+/// One forward and backward of `net` on fixed inputs, from `weights`.
+float RunOnce(Net* net, const NetParameter& weights) {
+  net->CopyTrainedLayersFrom(weights);
+  Blob& data = *net->input_blobs()[0];
+  StoreValues(&data, RoundedGaussian(data.count(), 5, BFLOAT16), false);
+  FillValues(net->input_blobs()[1], {0, 1, 2, 1});
+  net->ClearParamDiffs();
+  const float loss = net->Forward();
+  net->Backward();
+  return loss;
+}
+
+/// The block net in `type` against FLOAT from the same weights: the loss
+/// within `loss_tolerance` of FLOAT's (relative), and every learned gradient
+/// within `gradient_tolerance` of FLOAT's in L2 norm (relative; a gradient
+/// of zeros, BatchNorm's statistics, must stay zeros).
+void ExpectBlockNetNearFloat(Type type, float loss_tolerance, double gradient_tolerance) {
+  auto narrow = BlockNet(type, ARENA);
+  auto wide = BlockNet(FLOAT, ARENA);
+  NetParameter weights;
+  wide->ToProto(&weights);
+  const float loss_float = RunOnce(wide.get(), weights);
+  EXPECT_NEAR(RunOnce(narrow.get(), weights), loss_float, loss_tolerance * loss_float);
+  for (size_t p = 0; p < wide->learnable_params().size(); ++p) {
+    const std::vector<float> want = DiffOf(*wide->learnable_params()[p]);
+    const std::vector<float> got = DiffOf(*narrow->learnable_params()[p]);
+    double error = 0, norm = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      error += (got[i] - want[i]) * (got[i] - want[i]);
+      norm += static_cast<double>(want[i]) * want[i];
+    }
+    EXPECT_LE(std::sqrt(error), gradient_tolerance * std::sqrt(norm))
+        << wide->param_display_names()[p] << ": " << std::sqrt(error / norm) << " relative";
+  }
+}
+
+/// Two steps of `planned` and `unplanned` (the same net, ARENA and NONE)
+/// from the same weights: the same losses and gradients, bit for bit (the
+/// second step reads what the first left in the arena).
+void ExpectPlannedMatchesUnplanned(Net* planned, Net* unplanned) {
+  NetParameter weights;
+  planned->ToProto(&weights);
+  for (int step = 0; step < 2; ++step) {
+    EXPECT_EQ(RunOnce(planned, weights), RunOnce(unplanned, weights));
+    for (size_t p = 0; p < planned->learnable_params().size(); ++p) {
+      EXPECT_EQ(DiffOf(*planned->learnable_params()[p]), DiffOf(*unplanned->learnable_params()[p]))
+          << planned->param_display_names()[p];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace demi
+
+#endif  // DEMI_TESTS_STORAGE_COMPARE_UTIL_HPP_
