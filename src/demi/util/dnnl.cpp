@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 
+#include "demi/util/float16.hpp"
+#include "demi/util/threads.hpp"
+
 namespace demi {
 
 const dnnl::engine& DnnlEngine() {
@@ -199,6 +202,11 @@ void DnnlTensor::Reshape(const dnnl::memory::desc& layout, const dnnl::memory::d
   if (!reorder_) return;
   ReserveBytes(buffer, layout.get_size());
   buffer_memory_ = UnboundMemory(layout);
+  dnnl::memory::desc user_as_float = user;
+  user_as_float.data.data_type = dnnl_f32;
+  widen_float16_ = user.data_type() == dnnl::memory::data_type::f16 && user_as_float == layout;
+  elements_ = static_cast<int64_t>(layout.get_size() / sizeof(float));
+  if (widen_float16_) return;
   const dnnl::engine& engine = DnnlEngine();
   to_layout_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, user, engine, layout));
   to_user_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, layout, engine, user));
@@ -219,6 +227,14 @@ const dnnl::memory& DnnlTensor::In(const void* user) {
   Bind(user_memory_, user);
   if (!reorder_) return user_memory_;
   const dnnl::memory& buffer = Buffer();
+  if (widen_float16_) {
+    const auto* from = static_cast<const float16*>(user);
+    float* to = buffer_->mutable_cpu_data();
+    ParallelFor(elements_, [=](int64_t begin, int64_t end) {
+      WidenFloat16(end - begin, from + begin, to + begin);
+    });
+    return buffer;
+  }
   DnnlExecute(to_layout_, {{DNNL_ARG_FROM, user_memory_.get()}, {DNNL_ARG_TO, buffer.get()}});
   return buffer;
 }
@@ -230,6 +246,25 @@ const dnnl::memory& DnnlTensor::Out(void* user) {
 
 void DnnlTensor::Finish(void* user, bool accumulate) {
   if (!reorder_) return;
+  if (widen_float16_) {
+    const float* from = buffer_->cpu_data();
+    auto* to = static_cast<float16*>(user);
+    ParallelFor(elements_, [=](int64_t begin, int64_t end) {
+      constexpr int64_t kChunk = 1024;
+      float sum[kChunk];
+      for (int64_t at = begin; at < end; at += kChunk) {
+        const int64_t n = std::min(kChunk, end - at);
+        const float* values = from + at;
+        if (accumulate) {
+          WidenFloat16(n, to + at, sum);
+          for (int64_t i = 0; i < n; ++i) sum[i] += from[at + i];
+          values = sum;
+        }
+        RoundToFloat16(n, values, to + at);
+      }
+    });
+    return;
+  }
   Bind(user_memory_, user);
   DnnlExecute(accumulate ? add_to_user_ : to_user_,
               {{DNNL_ARG_FROM, buffer_memory_.get()}, {DNNL_ARG_TO, user_memory_.get()}});

@@ -18,12 +18,29 @@ __attribute__((target("avx,f16c"))) void RoundF16c(int64_t n, const float* x, fl
   for (; i < n; ++i) y[i] = x[i];
 }
 
+__attribute__((target("avx,f16c"))) void WidenF16c(int64_t n, const float16* x, float* y) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(bits));
+  }
+  for (; i < n; ++i) y[i] = x[i];
+}
+
 bool HasF16c() {
   static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
   return has;
 }
 
 }  // namespace
+
+void WidenFloat16(int64_t n, const float16* x, float* y) {
+  if (HasF16c()) {
+    WidenF16c(n, x, y);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+}
 
 void RoundToFloat16(int64_t n, const float* x, float16* y) {
   if (HasF16c()) {
