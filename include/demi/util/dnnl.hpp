@@ -34,6 +34,9 @@ int DnnlChannelBlock();
 /// The oneDNN type of `blob`'s elements (Blob::storage_type()).
 dnnl::memory::data_type DnnlStorageType(const Blob& blob);
 
+/// `desc`'s layout with elements of `type`.
+dnnl::memory::desc WithDataType(const dnnl::memory::desc& desc, dnnl::memory::data_type type);
+
 /// The layout `blob` holds, in its storage type: DenseDesc of its shape, or
 /// the channel-blocked layout of Blob::channel_block().
 dnnl::memory::desc BlobDesc(const Blob& blob);

@@ -56,8 +56,8 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   // only on AVX512_FP16 cores) in FLOAT; a blob of another type is
   // reordered.
   const memory::desc user_src = BlobDesc(bottom);
-  memory::desc src = user_src;
-  if (bottom.storage_type() == FLOAT16) src.data.data_type = dnnl_f32;
+  const memory::desc src =
+      bottom.storage_type() == FLOAT16 ? WithDataType(user_src, memory::data_type::f32) : user_src;
   const memory::desc dst(top.shape(), src.data_type(), memory::format_tag::any);
   const memory::dims strides{stride_h_, stride_w_}, kernel{kernel_h_, kernel_w_};
   const memory::dims pad_l{pad_h_, pad_w_}, pad_r{pad_r_h, pad_r_w};

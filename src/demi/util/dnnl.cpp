@@ -65,6 +65,12 @@ dnnl::memory::data_type DnnlStorageType(const Blob& blob) {
   }
 }
 
+dnnl::memory::desc WithDataType(const dnnl::memory::desc& desc, dnnl::memory::data_type type) {
+  dnnl::memory::desc typed = desc;
+  typed.data.data_type = static_cast<dnnl_data_type_t>(type);
+  return typed;
+}
+
 dnnl::memory::desc BlobDesc(const Blob& blob) {
   const int block = blob.channel_block();
   if (block == 1) return DenseDesc(blob.shape(), DnnlStorageType(blob));
@@ -202,9 +208,8 @@ void DnnlTensor::Reshape(const dnnl::memory::desc& layout, const dnnl::memory::d
   if (!reorder_) return;
   ReserveBytes(buffer, layout.get_size());
   buffer_memory_ = UnboundMemory(layout);
-  dnnl::memory::desc user_as_float = user;
-  user_as_float.data.data_type = dnnl_f32;
-  widen_float16_ = user.data_type() == dnnl::memory::data_type::f16 && user_as_float == layout;
+  widen_float16_ = user.data_type() == dnnl::memory::data_type::f16 &&
+                   WithDataType(user, dnnl::memory::data_type::f32) == layout;
   elements_ = static_cast<int64_t>(layout.get_size() / sizeof(float));
   if (widen_float16_) return;
   const dnnl::engine& engine = DnnlEngine();
