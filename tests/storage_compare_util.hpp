@@ -181,6 +181,44 @@ void ExpectStoresLikeFloat(const StorageCase& c, Type type) {
   }
 }
 
+/// The cases of a layer type that stores both 16-bit types, as both test
+/// files run them: "BatchNorm", "Scale", "Eltwise", "Pooling", "Concat"
+/// (along channels, in whole channel blocks) or "Split".
+std::vector<StorageCase> StorageCasesOf(const std::string& type) {
+  if (type == "BatchNorm") {
+    return {{"type: 'BatchNorm'"},
+            {"type: 'BatchNorm' batch_norm_param { use_global_stats: false scale_bias: true "
+             "scale_filler { type: 'gaussian' std: 1 } bias_filler { type: 'gaussian' std: 1 } }"}};
+  }
+  if (type == "Scale") {
+    return {
+        {"type: 'Scale' scale_param { bias_term: true filler { type: 'gaussian' std: 1 } "
+         "bias_filler { type: 'gaussian' std: 1 } }"}};
+  }
+  if (type == "Eltwise") {
+    return {{"type: 'Eltwise' eltwise_param { operation: SUM coeff: 1 coeff: -0.5 }", 2}};
+  }
+  if (type == "Pooling") {
+    return {{"type: 'Pooling' pooling_param { pool: MAX kernel_size: 3 stride: 2 }",
+             1,
+             1,
+             {2, 16, 7, 7}},
+            {"type: 'Pooling' pooling_param { pool: AVE kernel_size: 2 stride: 2 }",
+             1,
+             1,
+             {2, 16, 6, 6}}};
+  }
+  if (type == "Concat") return {{"type: 'Concat'", 3, 1}};
+  if (type == "Split") return {{"type: 'Split'", 1, 3}};
+  ADD_FAILURE() << "no storage cases for " << type;
+  return {};
+}
+
+/// Every case of StorageCasesOf(layer_type) stored in `type` against FLOAT.
+void ExpectCasesStoreLikeFloat(const std::string& layer_type, Type type) {
+  for (const StorageCase& c : StorageCasesOf(layer_type)) ExpectStoresLikeFloat(c, type);
+}
+
 constexpr char kStorageFillers[] =
     " weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' std: 0.3 }";
 

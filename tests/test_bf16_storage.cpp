@@ -40,51 +40,25 @@ TEST(Bf16StorageTest, ConvolutionStoringBfloat16InFloatMath) {
               kStorageFillers, " }")});
 }
 
-TEST(Bf16StorageTest, BatchNorm) {
-  ExpectStoresBfloat16LikeFloat({"type: 'BatchNorm'"});
-  ExpectStoresBfloat16LikeFloat(
-      {"type: 'BatchNorm' batch_norm_param { use_global_stats: false scale_bias: true "
-       "scale_filler { type: 'gaussian' std: 1 } bias_filler { type: 'gaussian' std: 1 } }"});
-}
+TEST(Bf16StorageTest, BatchNorm) { ExpectCasesStoreLikeFloat("BatchNorm", BFLOAT16); }
 
-TEST(Bf16StorageTest, Scale) {
-  ExpectStoresBfloat16LikeFloat(
-      {"type: 'Scale' scale_param { bias_term: true filler { type: 'gaussian' std: 1 } "
-       "bias_filler { type: 'gaussian' std: 1 } }"});
-}
+TEST(Bf16StorageTest, Scale) { ExpectCasesStoreLikeFloat("Scale", BFLOAT16); }
 
 TEST(Bf16StorageTest, ReLU) { ExpectStoresBfloat16LikeFloat({"type: 'ReLU'"}); }
 
-TEST(Bf16StorageTest, EltwiseSum) {
-  ExpectStoresBfloat16LikeFloat(
-      {"type: 'Eltwise' eltwise_param { operation: SUM coeff: 1 coeff: -0.5 }", 2});
-}
+TEST(Bf16StorageTest, EltwiseSum) { ExpectCasesStoreLikeFloat("Eltwise", BFLOAT16); }
 
-TEST(Bf16StorageTest, Pooling) {
-  ExpectStoresBfloat16LikeFloat(
-      {"type: 'Pooling' pooling_param { pool: MAX kernel_size: 3 stride: 2 }",
-       1,
-       1,
-       {2, 16, 7, 7}});
-  ExpectStoresBfloat16LikeFloat(
-      {"type: 'Pooling' pooling_param { pool: AVE kernel_size: 2 stride: 2 }",
-       1,
-       1,
-       {2, 16, 6, 6}});
-}
+TEST(Bf16StorageTest, Pooling) { ExpectCasesStoreLikeFloat("Pooling", BFLOAT16); }
 
 TEST(Bf16StorageTest, LRN) {
   ExpectStoresBfloat16LikeFloat({"type: 'LRN' lrn_param { local_size: 5 alpha: 0.1 beta: 0.75 }"});
 }
 
-TEST(Bf16StorageTest, Concat) {
-  // Along channels, in whole channel blocks.
-  ExpectStoresBfloat16LikeFloat({"type: 'Concat'", 3, 1});
-}
+TEST(Bf16StorageTest, Concat) { ExpectCasesStoreLikeFloat("Concat", BFLOAT16); }
 
 TEST(Bf16StorageTest, Split) {
   // Split runs the CAFFE engine, whose CPU code stores BFLOAT16 too.
-  ExpectStoresBfloat16LikeFloat({"type: 'Split'", 1, 3});
+  ExpectCasesStoreLikeFloat("Split", BFLOAT16);
 }
 
 TEST(Bf16StorageTest, FloatAccessorsRefuseABfloat16Blob) {

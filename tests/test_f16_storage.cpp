@@ -28,18 +28,9 @@ TEST(F16StorageTest, ConvolutionReordersAroundAFloatPrimitive) {
               kStorageFillers, " }")});
 }
 
-TEST(F16StorageTest, BatchNorm) {
-  ExpectStoresFloat16LikeFloat({"type: 'BatchNorm'"});
-  ExpectStoresFloat16LikeFloat(
-      {"type: 'BatchNorm' batch_norm_param { use_global_stats: false scale_bias: true "
-       "scale_filler { type: 'gaussian' std: 1 } bias_filler { type: 'gaussian' std: 1 } }"});
-}
+TEST(F16StorageTest, BatchNorm) { ExpectCasesStoreLikeFloat("BatchNorm", FLOAT16); }
 
-TEST(F16StorageTest, Scale) {
-  ExpectStoresFloat16LikeFloat(
-      {"type: 'Scale' scale_param { bias_term: true filler { type: 'gaussian' std: 1 } "
-       "bias_filler { type: 'gaussian' std: 1 } }"});
-}
+TEST(F16StorageTest, Scale) { ExpectCasesStoreLikeFloat("Scale", FLOAT16); }
 
 TEST(F16StorageTest, ReLURunsTheCaffeLoop) {
   // oneDNN's eltwise has no FLOAT16 here: the CAFFE engine's loop stores it.
@@ -50,26 +41,14 @@ TEST(F16StorageTest, ReLURunsTheCaffeLoop) {
 }
 
 TEST(F16StorageTest, PoolingInFloatBetweenReorders) {
-  ExpectStoresFloat16LikeFloat(
-      {"type: 'Pooling' pooling_param { pool: MAX kernel_size: 3 stride: 2 }",
-       1,
-       1,
-       {2, 16, 7, 7}});
-  ExpectStoresFloat16LikeFloat(
-      {"type: 'Pooling' pooling_param { pool: AVE kernel_size: 2 stride: 2 }",
-       1,
-       1,
-       {2, 16, 6, 6}});
+  ExpectCasesStoreLikeFloat("Pooling", FLOAT16);
 }
 
-TEST(F16StorageTest, EltwiseSum) {
-  ExpectStoresFloat16LikeFloat(
-      {"type: 'Eltwise' eltwise_param { operation: SUM coeff: 1 coeff: -0.5 }", 2});
-}
+TEST(F16StorageTest, EltwiseSum) { ExpectCasesStoreLikeFloat("Eltwise", FLOAT16); }
 
-TEST(F16StorageTest, Concat) { ExpectStoresFloat16LikeFloat({"type: 'Concat'", 3, 1}); }
+TEST(F16StorageTest, Concat) { ExpectCasesStoreLikeFloat("Concat", FLOAT16); }
 
-TEST(F16StorageTest, Split) { ExpectStoresFloat16LikeFloat({"type: 'Split'", 1, 3}); }
+TEST(F16StorageTest, Split) { ExpectCasesStoreLikeFloat("Split", FLOAT16); }
 
 TEST(F16StorageTest, RoundsAsIeeeHalfPrecision) {
   EXPECT_EQ(float16(1.0f).bits, 0x3c00);

@@ -340,26 +340,36 @@ bool NarrowerThanFloat(const LayerTypes& types) {
 
 }  // namespace
 
-LayerTypes AskedTypes(const LayerParameter& param, const EngineDefaults& defaults) {
+namespace {
+
+/// Whether the net's `precision` decides the layer's types: it gives none.
+bool PrecisionApplies(const LayerParameter& param, const EngineDefaults& defaults) {
+  return defaults.precision != FLOAT && !GivesOwnTypes(param);
+}
+
+/// What the net asks of the layer: its precision's types, or its default_*
+/// fields.
+LayerTypes NetTypesFor(const LayerParameter& param, const EngineDefaults& defaults) {
   const Type p = defaults.precision;
-  if (p != FLOAT && !GivesOwnTypes(param)) return {p, p, p, p};
-  return RequestedTypes(param, defaults.types);
+  return PrecisionApplies(param, defaults) ? LayerTypes{p, p, p, p} : defaults.types;
+}
+
+}  // namespace
+
+LayerTypes AskedTypes(const LayerParameter& param, const EngineDefaults& defaults) {
+  return RequestedTypes(param, NetTypesFor(param, defaults));
 }
 
 EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& defaults,
                             Device device) {
   const EngineKind own = LayerOwnEngine(param);
   const EngineKind requested = own != EngineKind::kDefault ? own : defaults.engine;
-  const bool preference = defaults.precision != FLOAT && !GivesOwnTypes(param);
-  std::vector<LayerTypes> candidates = {AskedTypes(param, defaults)};
-  if (preference) {
-    candidates = NarrowestFirst(candidates[0]);
-  } else if (NarrowerThanFloat(defaults.types)) {
-    // The net's 16-bit defaults narrow; the layer's own fields stay as given.
-    candidates.clear();
-    for (const LayerTypes& net : NarrowestFirst(defaults.types)) {
-      candidates.push_back(RequestedTypes(param, net));
-    }
+  const bool preference = PrecisionApplies(param, defaults);
+  // The net's 16-bit types narrow; the layer's own fields stay as given.
+  const LayerTypes net = NetTypesFor(param, defaults);
+  std::vector<LayerTypes> candidates;
+  for (const LayerTypes& types : NarrowerThanFloat(net) ? NarrowestFirst(net) : std::vector{net}) {
+    candidates.push_back(RequestedTypes(param, types));
   }
   std::string refusal;
   for (const LayerTypes& types : candidates) {

@@ -15,6 +15,7 @@
 #include "demi/blob.hpp"
 #include "demi/layers/neuron_layer.hpp"
 #include "demi/util/host_device.hpp"
+#include "demi/util/rounded_chunks.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
@@ -41,18 +42,11 @@ void MapOnHost(int64_t n, const float* a, const float* b, float* y, F f) {
 }
 
 /// y[i] = f(x[i]) (or f(a[i], b[i])) over n host values stored in a 16-bit
-/// type: in floats a chunk at a time, each chunk rounded in one pass
-/// (StoreRounded), in place too.
+/// type, in floats a chunk at a time (rounded_chunks.hpp), in place too.
 template <typename Half, typename F, typename... Inputs>
 void MapStoredOnHost(int64_t n, Half* y, F f, const Inputs*... inputs) {
-  constexpr int64_t kChunk = 1024;
-  ParallelFor(n, [=](int64_t begin, int64_t end) {
-    float chunk[kChunk];
-    for (int64_t at = begin; at < end; at += kChunk) {
-      const int64_t m = std::min(kChunk, end - at);
-      for (int64_t i = 0; i < m; ++i) chunk[i] = f(static_cast<float>(inputs[at + i])...);
-      StoreRounded(m, chunk, y + at);
-    }
+  ParallelStoreRounded(n, y, [&](int64_t at, int64_t m, float* chunk) {
+    for (int64_t i = 0; i < m; ++i) chunk[i] = f(static_cast<float>(inputs[at + i])...);
   });
 }
 

@@ -6,8 +6,7 @@
 #include <type_traits>
 
 #include "demi/blob.hpp"
-#include "demi/util/bfloat16.hpp"
-#include "demi/util/float16.hpp"
+#include "demi/util/rounded_chunks.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
@@ -67,27 +66,23 @@ void StoreChannelElements(const ChannelBlocks& t, float* y, const Value& value) 
   ForEachChannelElement(t, [&](int64_t k, int64_t c) { y[k] = value(k, c); });
 }
 
-/// The same into bfloat16 or float16: a chunk of a row at a time in floats,
-/// then rounded in one pass (StoreRounded: 8 or 16 values per instruction).
+/// The same into bfloat16 or float16, a chunk of a row at a time
+/// (rounded_chunks.hpp; a chunk holds whole channel blocks).
 template <typename Half, typename Value>
 void StoreChannelElements(const ChannelBlocks& t, Half* y, const Value& value) {
-  constexpr int64_t kChunk = 1024;  // a multiple of every channel block
   const int64_t block = t.block, row_size = t.row_size();
   ForEachChannelRow(t, [&](int64_t at, int64_t first) {
-    float chunk[kChunk];
-    for (int64_t start = at; start < at + row_size; start += kChunk) {
-      const int64_t n = std::min(kChunk, at + row_size - start);
+    StoreRoundedChunks(at, at + row_size, y, [&](int64_t start, int64_t n, float* chunk) {
       if (block == 1) {  // Caffe's layout: a row is one channel
 #pragma omp simd
         for (int64_t j = 0; j < n; ++j) chunk[j] = value(start + j, first);
-      } else {
-        for (int64_t i = 0; i < n; i += block) {
-#pragma omp simd
-          for (int64_t l = 0; l < block; ++l) chunk[i + l] = value(start + i + l, first + l);
-        }
+        return;
       }
-      StoreRounded(n, chunk, y + start);
-    }
+      for (int64_t i = 0; i < n; i += block) {
+#pragma omp simd
+        for (int64_t l = 0; l < block; ++l) chunk[i + l] = value(start + i + l, first + l);
+      }
+    });
   });
 }
 

@@ -4,6 +4,7 @@
 #include "demi/layers/eltwise_layer.hpp"
 #include "demi/util/dnnl.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/rounded_chunks.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
@@ -28,15 +29,9 @@ void ScaleInto(int64_t count, float coeff, const Half* dy, Half* dx) {
     Copy(count, dy, dx);
     return;
   }
-  constexpr int64_t kChunk = 1024;
-  ParallelFor(count, [=](int64_t begin, int64_t end) {
-    float scaled[kChunk];
-    for (int64_t at = begin; at < end; at += kChunk) {
-      const int64_t n = std::min(kChunk, end - at);
+  ParallelStoreRounded(count, dx, [=](int64_t at, int64_t n, float* scaled) {
 #pragma omp simd
-      for (int64_t i = 0; i < n; ++i) scaled[i] = coeff * dy[at + i];
-      StoreRounded(n, scaled, dx + at);
-    }
+    for (int64_t i = 0; i < n; ++i) scaled[i] = coeff * dy[at + i];
   });
 }
 
@@ -44,19 +39,14 @@ void ScaleInto(int64_t count, float coeff, const Half* dy, Half* dx) {
 /// oneDNN has only its reference sum for FLOAT16 (measured 100x slower).
 void SumFloat16(int64_t count, const std::vector<float>& coeffs,
                 const std::vector<const float16*>& xs, float16* y) {
-  ParallelFor(count, [&](int64_t begin, int64_t end) {
-    constexpr int64_t kChunk = 1024;
-    float sum[kChunk], term[kChunk];
-    for (int64_t at = begin; at < end; at += kChunk) {
-      const int64_t n = std::min(kChunk, end - at);
-      std::fill_n(sum, n, 0.0f);
-      for (size_t k = 0; k < xs.size(); ++k) {
-        WidenFloat16(n, xs[k] + at, term);
-        const float c = coeffs[k];
+  ParallelStoreRounded(count, y, [&](int64_t at, int64_t n, float* sum) {
+    float term[kRoundedChunk];
+    std::fill_n(sum, n, 0.0f);
+    for (size_t k = 0; k < xs.size(); ++k) {
+      WidenFloat16(n, xs[k] + at, term);
+      const float c = coeffs[k];
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) sum[i] += c * term[i];
-      }
-      RoundToFloat16(n, sum, y + at);
+      for (int64_t i = 0; i < n; ++i) sum[i] += c * term[i];
     }
   });
 }

@@ -4,7 +4,7 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/util/device_math.hpp"
-#include "demi/util/threads.hpp"
+#include "demi/util/rounded_chunks.hpp"
 
 namespace demi {
 
@@ -16,20 +16,14 @@ void SplitLayer::SumHalfDiffs(const std::vector<Blob*>& top, Blob* bottom) {
   dys.clear();
   for (const Blob* blob : top) dys.push_back(blob->cpu_diff_as<Half>());
   Half* dx = bottom->mutable_cpu_diff_as<Half>();
-  constexpr int64_t kChunk = 1024;
-  ParallelFor(bottom->count(), [&](int64_t begin, int64_t end) {
-    float sum[kChunk];
-    for (int64_t at = begin; at < end; at += kChunk) {
-      const int64_t n = std::min(kChunk, end - at);
-      const Half* first = static_cast<const Half*>(dys[0]) + at;
+  ParallelStoreRounded(bottom->count(), dx, [&](int64_t at, int64_t n, float* sum) {
+    const Half* first = static_cast<const Half*>(dys[0]) + at;
 #pragma omp simd
-      for (int64_t i = 0; i < n; ++i) sum[i] = first[i];
-      for (size_t t = 1; t < dys.size(); ++t) {
-        const Half* dy = static_cast<const Half*>(dys[t]) + at;
+    for (int64_t i = 0; i < n; ++i) sum[i] = first[i];
+    for (size_t t = 1; t < dys.size(); ++t) {
+      const Half* dy = static_cast<const Half*>(dys[t]) + at;
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) sum[i] += dy[i];
-      }
-      StoreRounded(n, sum, dx + at);
+      for (int64_t i = 0; i < n; ++i) sum[i] += dy[i];
     }
   });
 }

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "demi/util/float16.hpp"
-#include "demi/util/threads.hpp"
+#include "demi/util/rounded_chunks.hpp"
 
 namespace demi {
 
@@ -254,19 +253,16 @@ void DnnlTensor::Finish(void* user, bool accumulate) {
   if (widen_float16_) {
     const float* from = buffer_->cpu_data();
     auto* to = static_cast<float16*>(user);
-    ParallelFor(elements_, [=](int64_t begin, int64_t end) {
-      constexpr int64_t kChunk = 1024;
-      float sum[kChunk];
-      for (int64_t at = begin; at < end; at += kChunk) {
-        const int64_t n = std::min(kChunk, end - at);
-        const float* values = from + at;
-        if (accumulate) {
-          WidenFloat16(n, to + at, sum);
-          for (int64_t i = 0; i < n; ++i) sum[i] += from[at + i];
-          values = sum;
-        }
-        RoundToFloat16(n, values, to + at);
-      }
+    if (!accumulate) {
+      ParallelFor(elements_, [=](int64_t begin, int64_t end) {
+        RoundToFloat16(end - begin, from + begin, to + begin);
+      });
+      return;
+    }
+    ParallelStoreRounded(elements_, to, [=](int64_t at, int64_t n, float* sum) {
+      WidenFloat16(n, to + at, sum);
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) sum[i] += from[at + i];
     });
     return;
   }
