@@ -266,6 +266,20 @@ std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory) {
   return std::make_unique<Net>(param, Context());
 }
 
+/// The block net `net` stores its blobs between 16-bit layers in `type`
+/// (two bytes each), and its input and what InnerProduct reads and writes
+/// in FLOAT.
+void ExpectBlockNetStores(const Net& net, Type type) {
+  for (const char* name : {"conv1", "conv2a", "conv2b", "sum"}) {
+    const Blob& blob = *net.blob_by_name(name);
+    EXPECT_EQ(blob.storage_type(), type) << name;
+    EXPECT_EQ(blob.data()->size(), static_cast<size_t>(blob.count()) * 2) << name;
+  }
+  for (const char* name : {"data", "pool", "ip"}) {
+    EXPECT_EQ(net.blob_by_name(name)->storage_type(), FLOAT) << name;
+  }
+}
+
 /// One forward and backward of `net` on fixed inputs, from `weights`.
 float RunOnce(Net* net, const NetParameter& weights) {
   net->CopyTrainedLayersFrom(weights);

@@ -113,14 +113,7 @@ TEST(Bf16StorageTest, ANetStoresTheBlobsBetweenSixteenBitLayersInBfloat16) {
   if (!StoresBfloat16(*narrow)) GTEST_SKIP() << "oneDNN has no bfloat16 kernels on this CPU";
   // Between convolutions, BatchNorm, Scale, ReLU, Split, Eltwise, Pooling:
   // 16 bits. The input, and what InnerProduct (FLOAT) reads, stay FLOAT.
-  for (const char* name : {"conv1", "conv2a", "conv2b", "sum"}) {
-    const Blob& blob = *narrow->blob_by_name(name);
-    EXPECT_EQ(blob.storage_type(), BFLOAT16) << name;
-    EXPECT_EQ(blob.data()->size(), static_cast<size_t>(blob.count()) * 2) << name;
-  }
-  for (const char* name : {"data", "pool", "ip"}) {
-    EXPECT_EQ(narrow->blob_by_name(name)->storage_type(), FLOAT) << name;
-  }
+  ExpectBlockNetStores(*narrow, BFLOAT16);
   // The planner places the smaller blobs: a smaller arena.
   auto wide = BlockNet(FLOAT, ARENA);
   EXPECT_EQ(wide->blob_by_name("conv2a")->storage_type(), FLOAT);

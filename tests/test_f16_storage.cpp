@@ -100,14 +100,7 @@ TEST(F16StorageTest, ANetStoresTheBlobsBetweenFloat16LayersInFloat16) {
   // Between convolutions, BatchNorm, Scale, ReLU, Split, Eltwise and
   // Pooling: 16 bits. The input, and what InnerProduct (FLOAT) reads and
   // writes, stay FLOAT.
-  for (const char* name : {"conv1", "conv2a", "conv2b", "sum"}) {
-    const Blob& blob = *narrow->blob_by_name(name);
-    EXPECT_EQ(blob.storage_type(), FLOAT16) << name;
-    EXPECT_EQ(blob.data()->size(), static_cast<size_t>(blob.count()) * 2) << name;
-  }
-  for (const char* name : {"data", "pool", "ip"}) {
-    EXPECT_EQ(narrow->blob_by_name(name)->storage_type(), FLOAT) << name;
-  }
+  ExpectBlockNetStores(*narrow, FLOAT16);
   // Convolutions store FLOAT16 and compute in FLOAT; ReLU runs CAFFE.
   const LayerTypes conv = narrow->layer_by_name("conv2a")->engine().types;
   EXPECT_EQ(conv.forward_storage, FLOAT16);
