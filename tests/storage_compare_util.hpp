@@ -30,13 +30,13 @@ namespace {
 constexpr float kStorageTolerance = 0.01f;
 
 /// " forward_type: T backward_type: T": a layer storing `type` both ways.
-std::string StorageFields(Type type) {
+inline std::string StorageFields(Type type) {
   return StrCat(" forward_type: ", Type_Name(type), " backward_type: ", Type_Name(type));
 }
 
 /// `blob`'s data (or diff) as floats in Caffe's layout, whatever its
 /// storage type and channel block.
-std::vector<float> ValuesOf(const Blob& blob, bool diff) {
+inline std::vector<float> ValuesOf(const Blob& blob, bool diff) {
   std::vector<float> stored(blob.count());
   VisitStorageType(blob.storage_type(), [&](auto tag) {
     using T = decltype(tag);
@@ -52,7 +52,7 @@ std::vector<float> ValuesOf(const Blob& blob, bool diff) {
 
 /// Writes `caffe` (values in Caffe's layout) into `blob`'s data or diff in
 /// its layout and storage type.
-void StoreValues(Blob* blob, const std::vector<float>& caffe, bool diff) {
+inline void StoreValues(Blob* blob, const std::vector<float>& caffe, bool diff) {
   std::vector<float> stored = caffe;
   if (blob->channel_block() > 1) {
     CopyChannels(*blob, caffe.data(), 1, stored.data(), blob->channel_block());
@@ -66,7 +66,7 @@ void StoreValues(Blob* blob, const std::vector<float>& caffe, bool diff) {
 
 /// Gaussian values already rounded to `type`, so both layers read the same
 /// numbers.
-std::vector<float> RoundedGaussian(int64_t count, uint32_t seed, Type type) {
+inline std::vector<float> RoundedGaussian(int64_t count, uint32_t seed, Type type) {
   Blob blob(std::vector<int64_t>{count});
   FillGaussian(&blob, seed);
   std::vector<float> values = DataOf(blob);
@@ -77,8 +77,8 @@ std::vector<float> RoundedGaussian(int64_t count, uint32_t seed, Type type) {
   return values;
 }
 
-void ExpectWithinTolerance(const std::vector<float>& actual, const std::vector<float>& expected,
-                           const std::string& what) {
+inline void ExpectWithinTolerance(const std::vector<float>& actual,
+                                  const std::vector<float>& expected, const std::string& what) {
   ASSERT_EQ(actual.size(), expected.size()) << what;
   float largest = 0;
   for (float value : expected) largest = std::max(largest, std::abs(value));
@@ -103,7 +103,7 @@ struct StorageCase {
 /// The layer with blobs stored in `type` (in channel blocks of `block`)
 /// against the FLOAT layer in Caffe's layout: tops, bottom gradients, param
 /// gradients.
-void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block) {
+inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block) {
   std::vector<std::unique_ptr<Blob>> owned;
   auto add = [&owned](std::vector<Blob*>* blobs, Type blob_type, int blob_block,
                       const std::vector<int64_t>& shape) {
@@ -131,9 +131,10 @@ void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block) {
   auto narrow = MakeDnnlLayer(c.layer + wiring + StorageFields(type));
   reference->SetUp(ref_bottom, ref_top);
   narrow->SetUp(narrow_bottom, narrow_top);
+  // oneDNN may run neither layer here (no AVX-512: its convolutions then
+  // refuse Caffe's layout) or only the FLOAT one.
   if (narrow->running_engine() != EngineKind::kDnnl &&
-      reference->running_engine() == EngineKind::kDnnl &&
-      narrow->engine().engine != EngineKind::kCaffe) {
+      narrow->engine().engine == EngineKind::kDnnl) {
     GTEST_SKIP() << "oneDNN has no " << Type_Name(type) << " kernel for this layer on this CPU";
   }
   ASSERT_NE(narrow->narrow_blobs(), BlobFormats::kNone) << c.layer;
@@ -169,7 +170,7 @@ void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block) {
 }
 
 /// In Caffe's layout, and in oneDNN's channel blocks where the CPU has them.
-void ExpectStoresLikeFloat(const StorageCase& c, Type type) {
+inline void ExpectStoresLikeFloat(const StorageCase& c, Type type) {
   {
     SCOPED_TRACE("Caffe's layout");
     ExpectStoresLikeFloat(c, type, 1);
@@ -184,7 +185,7 @@ void ExpectStoresLikeFloat(const StorageCase& c, Type type) {
 /// The cases of a layer type that stores both 16-bit types, as both test
 /// files run them: "BatchNorm", "Scale", "Eltwise", "Pooling", "Concat"
 /// (along channels, in whole channel blocks) or "Split".
-std::vector<StorageCase> StorageCasesOf(const std::string& type) {
+inline std::vector<StorageCase> StorageCasesOf(const std::string& type) {
   if (type == "BatchNorm") {
     return {{"type: 'BatchNorm'"},
             {"type: 'BatchNorm' batch_norm_param { use_global_stats: false scale_bias: true "
@@ -215,7 +216,7 @@ std::vector<StorageCase> StorageCasesOf(const std::string& type) {
 }
 
 /// Every case of StorageCasesOf(layer_type) stored in `type` against FLOAT.
-void ExpectCasesStoreLikeFloat(const std::string& layer_type, Type type) {
+inline void ExpectCasesStoreLikeFloat(const std::string& layer_type, Type type) {
   for (const StorageCase& c : StorageCasesOf(layer_type)) ExpectStoresLikeFloat(c, type);
 }
 
@@ -258,7 +259,7 @@ constexpr char kBlockNet[] = R"(
 )";
 
 /// The block net at a --precision.
-std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory) {
+inline std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory) {
   NetParameter param = ParseText<NetParameter>(kBlockNet);
   param.mutable_state()->set_phase(TRAIN);
   param.set_memory_optimization(memory);
@@ -269,7 +270,7 @@ std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory) {
 /// The block net `net` stores its blobs between 16-bit layers in `type`
 /// (two bytes each), and its input and what InnerProduct reads and writes
 /// in FLOAT.
-void ExpectBlockNetStores(const Net& net, Type type) {
+inline void ExpectBlockNetStores(const Net& net, Type type) {
   for (const char* name : {"conv1", "conv2a", "conv2b", "sum"}) {
     const Blob& blob = *net.blob_by_name(name);
     EXPECT_EQ(blob.storage_type(), type) << name;
@@ -281,7 +282,7 @@ void ExpectBlockNetStores(const Net& net, Type type) {
 }
 
 /// One forward and backward of `net` on fixed inputs, from `weights`.
-float RunOnce(Net* net, const NetParameter& weights) {
+inline float RunOnce(Net* net, const NetParameter& weights) {
   net->CopyTrainedLayersFrom(weights);
   Blob& data = *net->input_blobs()[0];
   StoreValues(&data, RoundedGaussian(data.count(), 5, BFLOAT16), false);
@@ -296,7 +297,7 @@ float RunOnce(Net* net, const NetParameter& weights) {
 /// within `loss_tolerance` of FLOAT's (relative), and every learned gradient
 /// within `gradient_tolerance` of FLOAT's in L2 norm (relative; a gradient
 /// of zeros, BatchNorm's statistics, must stay zeros).
-void ExpectBlockNetNearFloat(Type type, float loss_tolerance, double gradient_tolerance) {
+inline void ExpectBlockNetNearFloat(Type type, float loss_tolerance, double gradient_tolerance) {
   auto narrow = BlockNet(type, ARENA);
   auto wide = BlockNet(FLOAT, ARENA);
   NetParameter weights;
@@ -319,7 +320,7 @@ void ExpectBlockNetNearFloat(Type type, float loss_tolerance, double gradient_to
 /// Two steps of `planned` and `unplanned` (the same net, ARENA and NONE)
 /// from the same weights: the same losses and gradients, bit for bit (the
 /// second step reads what the first left in the arena).
-void ExpectPlannedMatchesUnplanned(Net* planned, Net* unplanned) {
+inline void ExpectPlannedMatchesUnplanned(Net* planned, Net* unplanned) {
   NetParameter weights;
   planned->ToProto(&weights);
   for (int step = 0; step < 2; ++step) {
