@@ -3,7 +3,8 @@
 # (make bundle; see bench/README.md) or from a source tree with a CUDA build in BUILD_DIR
 # (default build/). In at most ~8 minutes it writes bench/results/gpu_<gpu name>.md, under
 # $OUT when set (the device machine's output folder), else under the bundle or tree:
-#   1. the GPU (nvidia-smi: name, driver, memory) and the build (device_query);
+#   1. the GPU (nvidia-smi: name, driver, memory), the build (device_query) and the roofline:
+#      cuBLAS's 8192^3 product in FP32, TF32, FLOAT16 and BFLOAT16 (device_query --gemm);
 #   2. the Gpu* tests of test_all (pass, fail and skip counts; failures named);
 #   3. training throughput of ResNet-50, GoogLeNet and AlexNet (the zoo's train_val with
 #      --stage=dummy: DummyData inputs) at batch 64 and 128, from `time`'s forward+backward
@@ -12,13 +13,17 @@
 #      cuDNN algorithms), then FLOAT16 and BFLOAT16 (--precision) and TF32 (time's default
 #      GPU math) rows, which read "not supported yet" where the tool refuses or has no switch;
 #      then, for the first model and batch, the 10 layers with the most time per precision;
+#      PyTorch beside it where python3 has torch with CUDA (bench/torch_runner.py: ResNet-50 at
+#      the first batch in FP32, TF32 and autocast FLOAT16 and BFLOAT16, channels-last, its peak
+#      device memory);
 #   4. device memory: `memory --gpu=0` for ResNet-50 at batch 64, and nvidia-smi's;
 #   5. with 2 or more GPUs: the two-GPU replica tests and `train` 1 vs N GPUs on ResNet-50.
 # Each step runs under its own timeout, and a step that would start past the overall budget
 # (GPU_SH_BUDGET seconds, default 450) is skipped with a line saying so; progress lines go to
 # stderr. --dry (implied where no GPU is found) runs every step on the CPU on tiny batches and
 # one iteration, to prove the script, and writes gpu_<name>_dry.md. GPU_SH_PRECISIONS picks the
-# throughput rows (default "FP32 FLOAT16 BFLOAT16 TF32"); with $OUT set (a lent device machine)
+# throughput rows (default "FP32 FLOAT16 BFLOAT16 TF32"), GPU_SH_MODELS and GPU_SH_BATCHES the
+# nets and batches (defaults above); with $OUT set (a lent device machine)
 # every step's log is packed into $OUT/gpu_sh_logs.tar.gz.
 #   bench/gpu.sh [--dry]
 set -uo pipefail
@@ -36,6 +41,13 @@ cd "$root"
 if [ -x tools/time ]; then bin=.; else bin=${BUILD_DIR:-build}; fi
 for tool in tools/time tools/memory tools/train tools/device_query test/test_all; do
   [ -x "$bin/$tool" ] || { echo "gpu.sh: $root/$bin/$tool is missing (make all, or unpack the bundle)" >&2; exit 1; }
+done
+# A lent machine may keep cuBLAS, cuDNN and NCCL in a Python environment rather than on the
+# loader's path: add the folders holding whichever the tools cannot find.
+missing=$(ldd "$bin/tools/time" 2>/dev/null | sed -n 's/^[[:space:]]*\(lib[^ ]*\) => not found.*/\1/p')
+for library in $missing; do
+  found=$(find /usr/local /opt /usr/lib -name "$library" 2>/dev/null | head -1)
+  [ -n "$found" ] && export LD_LIBRARY_PATH="$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 done
 budget=${GPU_SH_BUDGET:-450}
 start=$SECONDS
@@ -58,7 +70,8 @@ if [ "$dry" -eq 1 ]; then
   slug=${slug}_dry
   batches="1"; iterations=1; step_timeout=120; models="resnet50 googlenet alexnet"
 else
-  batches="64 128"; iterations=10; step_timeout=90; models="resnet50 googlenet alexnet"
+  batches=${GPU_SH_BATCHES:-64 128}; iterations=10; step_timeout=90
+  models=${GPU_SH_MODELS:-resnet50 googlenet alexnet}
 fi
 results=${OUT:-$root}/bench/results
 mkdir -p "$results"
@@ -115,12 +128,23 @@ if [ "$gpus" -gt 0 ]; then
 else
   say "No GPU found (nvidia-smi missing or lists none): every step runs on the CPU, tiny."
 fi
-run_step 30 "$log_dir/query" "$bin/tools/device_query"
+if [ "$gpus" -gt 0 ]; then query_flags=(--gpu=0 --gemm); else query_flags=(); fi
+run_step 60 "$log_dir/query" "$bin/tools/device_query" "${query_flags[@]}"
 say ""
 say '```'
-grep -vE '^(W|E)[0-9]{4}' "$log_dir/query" | strip_glog |
+grep -vE '^(W|E)[0-9]{4}' "$log_dir/query" | strip_glog | grep -v '^GEMM ' |
   head -20 >>"$report"
 say '```'
+if grep -q 'GEMM ' "$log_dir/query"; then
+  say ""
+  say "Roofline: cuBLAS's own square product (device_query --gemm; fp32 sums, random data)"
+  say ""
+  say "| precision | n | ms | TFLOP/s |"
+  say "|---|---|---|---|"
+  strip_glog <"$log_dir/query" |
+    sed -n 's/^GEMM \([0-9]*\)^3 \([A-Z0-9]*\): \([0-9.e+-]*\) ms, \([0-9.e+-]*\) TFLOP\/s$/| \2 | \1 | \3 | \4 |/p' \
+      >>"$report"
+fi
 
 # ---- 2. the Gpu* tests ----
 progress "2/5 Gpu* tests"
@@ -192,6 +216,36 @@ for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32}; do
     done
   done
 done
+
+# PyTorch beside us: the same prototxt through bench/torch_runner.py, ResNet-50 at the first
+# batch, each step timed between two torch.cuda.synchronize() calls.
+runner=$root/bench/torch_runner.py
+if [ "$dry" -eq 0 ] && [ -f "$runner" ] &&
+  python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  peer_batch=${batches%% *}
+  say ""
+  say "PyTorch $(python3 -c 'import torch; print(torch.__version__)') beside it (bench/torch_runner.py, resnet50, batch $peer_batch; cuDNN benchmark mode; 10 steps after 3):"
+  say ""
+  say "| precision | img/s (min step) | img/s (mean step) | peak device MiB |"
+  say "|---|---|---|---|"
+  for setting in "FP32:--math fp32" "TF32:--math tf32" "FLOAT16 autocast, channels-last:--math tf32 --autocast fp16 --channels_last" \
+    "BFLOAT16 autocast, channels-last:--math tf32 --autocast bf16 --channels_last"; do
+    label=${setting%%:*}
+    progress "3/5 PyTorch resnet50 $label"
+    log="$log_dir/torch_${label%%[ ,]*}"
+    # shellcheck disable=SC2086 # the flags split on purpose
+    run_step "$step_timeout" "$log" python3 "$runner" "$root/models/resnet50/train_val.prototxt" \
+      --stage dummy --batch "$peer_batch" --device cuda --iters 10 --warmup 3 ${setting#*:}
+    status=$?
+    result=$(grep '^RESULT' "$log" | tail -1)
+    if [ "$status" -ne 0 ] || [ -z "$result" ]; then
+      say "| $label | $(failure "$status" "$log") | | |"
+      continue
+    fi
+    field() { echo "$result" | sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
+    say "| $label | $(awk -v b="$peer_batch" -v ms="$(field min_ms)" 'BEGIN { printf "%.1f", b * 1000 / ms }') | $(awk -v b="$peer_batch" -v ms="$(field mean_ms)" 'BEGIN { printf "%.1f", b * 1000 / ms }') | $(field peak_gpu_mib) |"
+  done
+fi
 
 # Where a step's time goes: the layers of the first model's first batch with the most
 # forward + backward time (time's per-layer averages), and the fallbacks logged, per precision.

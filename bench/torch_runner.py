@@ -8,7 +8,13 @@ by a Scale on the same blob becomes one affine BatchNorm2d, as a PyTorch user wo
 
 Usage (Debian's python3 with python3-torch: scripts/install_deps.sh --bench):
   /usr/bin/python3 bench/torch_runner.py MODEL.prototxt [--stage dummy] [--batch N]
-      [--threads T] [--iters 3] [--warmup 1] [--autocast bf16]
+      [--threads T] [--iters 3] [--warmup 1] [--autocast bf16|fp16]
+      [--device cuda [--math fp32|tf32] [--channels_last]]
+On a GPU (`--device cuda`, the peer of bench/gpu.sh) each step is timed between two
+torch.cuda.synchronize() calls, `--math` picks strict FP32 or TF32 for FLOAT (PyTorch's
+allow_tf32 switches; cuDNN's benchmark mode chooses the algorithms), `--autocast` runs the
+forward under torch.autocast('cuda', ...), with a GradScaler for fp16 as a PyTorch user would,
+and the RESULT line adds the peak device memory PyTorch's allocator held (peak_gpu_mib).
 Prints the param count, the training GFLOP (3 x the forward multiply-adds x 2 of Convolution and
 InnerProduct layers) and one line:
   RESULT min_ms=... mean_ms=... peak_rss_mib=... gflop=... params=...
@@ -263,25 +269,46 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--iters", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--autocast", choices=["bf16"], default=None,
-                        help="forward under torch.autocast('cpu', dtype=torch.bfloat16)")
+    parser.add_argument("--autocast", choices=["bf16", "fp16"], default=None,
+                        help="forward under torch.autocast(device, dtype=bfloat16 or float16)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--math", choices=["fp32", "tf32"], default="fp32",
+                        help="FLOAT math on a GPU: strict FP32 or TF32 tensor cores")
+    parser.add_argument("--channels_last", action="store_true",
+                        help="NHWC tensors on a GPU, as NVIDIA's examples train")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(1701)
+    gpu = args.device == "cuda"
+    if gpu:
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = args.math == "tf32"
+        torch.backends.cudnn.allow_tf32 = args.math == "tf32"
 
     net = parse_prototxt(args.model)
     layers = [l for l in net.get("layer", []) if layer_included(l, "TRAIN", set(args.stage))]
     graph = Graph(layers, args.batch)
+    if gpu:
+        memory_format = torch.channels_last if args.channels_last else torch.contiguous_format
+        graph.to("cuda", memory_format=memory_format)
+        graph.inputs = {name: (t.to("cuda", memory_format=memory_format) if t.dim() == 4
+                               else t.to("cuda")) for name, t in graph.inputs.items()}
     params = sum(p.numel() for p in graph.parameters())
     gflop = 3 * graph.flops / 1e9
     print(f"PARAMS {params}")
     print(f"GFLOP {gflop:.2f} (training: 3 x forward multiply-adds x 2 of conv and inner product)")
+    dtype = torch.float16 if args.autocast == "fp16" else torch.bfloat16
+    # fp16 gradients need a loss scale; GradScaler is what a PyTorch user runs.
+    scaler = torch.amp.GradScaler("cuda") if gpu and args.autocast == "fp16" else None
+
     def step():
-        # PyTorch's mixed precision on a CPU: autocast runs the forward in
-        # bfloat16 where it has kernels; backward follows the same types.
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bf16"):
+        # Autocast runs the forward in 16 bits where it has kernels; backward
+        # follows the same types.
+        with torch.autocast(args.device, dtype=dtype, enabled=args.autocast is not None):
             loss = graph()
-        loss.backward()
+        (scaler.scale(loss) if scaler else loss).backward()
+        if gpu:
+            torch.cuda.synchronize()
 
     for _ in range(args.warmup):
         graph.zero_grad(set_to_none=True)
@@ -293,8 +320,9 @@ def main():
         step()
         times.append((time.perf_counter() - start) * 1000)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    device_peak = f" peak_gpu_mib={torch.cuda.max_memory_allocated() / 2**20:.0f}" if gpu else ""
     print(f"RESULT min_ms={min(times):.1f} mean_ms={sum(times) / len(times):.1f} "
-          f"peak_rss_mib={rss:.0f} gflop={gflop:.2f} params={params}")
+          f"peak_rss_mib={rss:.0f}{device_peak} gflop={gflop:.2f} params={params}")
 
 
 if __name__ == "__main__":

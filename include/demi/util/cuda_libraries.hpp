@@ -27,11 +27,14 @@
 /// expanded before it is spelled. Hidden: a shared library of ours (libdemi.so,
 /// the Python module) must not export these names, or the vendor library it
 /// loads could bind its own internal calls to them and call itself forever.
-#define DEMI_LAZY_FUNCTION(library, ret, name, params, args)                    \
-  extern "C" __attribute__((visibility("hidden"))) ret name params {            \
-    static const auto function =                                                \
-        ::demi::LazyFunction<decltype(&name)>(library, DEMI_LAZY_STRING(name)); \
-    return function args;                                                       \
+/// The pointer's type is spelled from `ret` and `params`, not decltype(&name):
+/// a vendor header may overload the name (cublasGemmEx has an inline C++
+/// wrapper beside the C function).
+#define DEMI_LAZY_FUNCTION(library, ret, name, params, args)                  \
+  extern "C" __attribute__((visibility("hidden"))) ret name params {          \
+    static const auto function =                                              \
+        ::demi::LazyFunction<ret(*) params>(library, DEMI_LAZY_STRING(name)); \
+    return function args;                                                     \
   }
 
 #endif  // CPU_ONLY

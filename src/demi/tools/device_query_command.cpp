@@ -2,6 +2,9 @@
 // build can use:
 //   device_query            (every device)
 //   device_query --gpu=0    (one device; fails if it does not exist)
+//   device_query --gemm     (also cuBLAS's matrix-multiply rate on each device)
+#include <gflags/gflags.h>
+
 #include <string>
 #include <vector>
 
@@ -9,6 +12,11 @@
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
+#include "demi/util/gemm_rate.hpp"
+
+DEFINE_bool(gemm, false,
+            "Also time cuBLAS's 8192^3 matrix product on each device in FP32, TF32, FLOAT16 and "
+            "BFLOAT16 (fp32 sums): the roofline a net's throughput is read against.");
 
 namespace demi {
 
@@ -23,6 +31,12 @@ void QueryDevice(int id) {
   LOG(INFO) << "Total memory:              " << info.total_bytes / kMiB << " MiB";
   LOG(INFO) << "Free memory:               " << info.free_bytes / kMiB << " MiB";
   LOG(INFO) << "Number of multiprocessors: " << info.multiprocessors;
+  if (!FLAGS_gemm) return;
+  SetCurrentDevice(id);
+  for (const GemmRate& rate : MeasureGemmRates(8192, 3, 10)) {
+    LOG(INFO) << "GEMM " << rate.n << "^3 " << rate.precision << ": " << rate.ms << " ms, "
+              << rate.tflops << " TFLOP/s";
+  }
 }
 
 int DeviceQuery() {
@@ -45,8 +59,8 @@ int DeviceQuery() {
 }  // namespace
 
 Command DeviceQueryCommand() {
-  return MakeCommand("device_query", "show GPU diagnostic information", "[--gpu=0,1|all]", {"gpu"},
-                     WithoutArgs(DeviceQuery));
+  return MakeCommand("device_query", "show GPU diagnostic information", "[--gpu=0,1|all] [--gemm]",
+                     {"gpu", "gemm"}, WithoutArgs(DeviceQuery));
 }
 
 }  // namespace demi
