@@ -466,29 +466,47 @@ TEST(GpuBatchNormLayerTest, RunningSums) {
 }
 
 // In place with batch statistics: y is kept in the saved copy, and Backward
-// (dx over dy) reads that copy.
-TEST(GpuBatchNormLayerTest, InPlace) {
+// (dx over dy) reads that copy. The large odd shape cuts each channel's sums
+// among several blocks, mid-row (GpuChannelReduce); its second backward must
+// give the same bits.
+class GpuBatchNormInPlaceTest : public ::testing::TestWithParam<std::vector<int64_t>> {};
+
+TEST_P(GpuBatchNormInPlaceTest, MatchesTheCpuAndRepeatsExactly) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<int64_t> shape = GetParam();
   Blob cpu_x, gpu_x, cpu_y, gpu_y;
   std::unique_ptr<Layer> cpu, gpu;
-  MakeBatchNormPair("type: 'BatchNorm'", {4, 3, 3, 2}, &cpu_x, &gpu_x, &cpu_y, &gpu_y, true, &cpu,
-                    &gpu);
+  MakeBatchNormPair("type: 'BatchNorm'", shape, &cpu_x, &gpu_x, &cpu_y, &gpu_y, true, &cpu, &gpu);
   ASSERT_NE(gpu->SavedOutputCopy(), nullptr);
   cpu->Forward({&cpu_x}, {&cpu_x});
   gpu->Forward({&gpu_x}, {&gpu_x});
   ExpectClose(gpu_x, cpu_x, 1e-4f, "top");
   ExpectClose(*gpu->SavedOutputCopy(), cpu_x, 1e-4f, "saved copy");
-  Blob dy({4, 3, 3, 2});
+  Blob dy(shape);
   FillGaussian(&dy, 45);
-  Copy(dy.count(), dy.cpu_data(), cpu_x.mutable_cpu_diff());
-  Copy(dy.count(), dy.cpu_data(), gpu_x.mutable_cpu_diff());
-  // A later in-place layer may overwrite y; Backward must not read it.
-  Set(gpu_x.count(), kNaN, gpu_x.mutable_cpu_data());
-  Set(cpu_x.count(), kNaN, cpu_x.mutable_cpu_data());
-  cpu->Backward({&cpu_x}, {true}, {&cpu_x});
-  gpu->Backward({&gpu_x}, {true}, {&gpu_x});
-  ExpectCloseDiff(gpu_x, cpu_x, 1e-4f, "bottom diff");
+  Blob first_dx(shape);
+  for (int pass = 0; pass < 2; ++pass) {
+    Copy(dy.count(), dy.cpu_data(), cpu_x.mutable_cpu_diff());
+    Copy(dy.count(), dy.cpu_data(), gpu_x.mutable_cpu_diff());
+    // A later in-place layer may overwrite y; Backward must not read it.
+    Set(gpu_x.count(), kNaN, gpu_x.mutable_cpu_data());
+    Set(cpu_x.count(), kNaN, cpu_x.mutable_cpu_data());
+    cpu->Backward({&cpu_x}, {true}, {&cpu_x});
+    gpu->Backward({&gpu_x}, {true}, {&gpu_x});
+    ExpectCloseDiff(gpu_x, cpu_x, 1e-4f, "bottom diff");
+    if (pass == 0) {
+      Copy(gpu_x.count(), gpu_x.cpu_diff(), first_dx.mutable_cpu_data());
+    } else {
+      for (int64_t i = 0; i < gpu_x.count(); ++i) {
+        ASSERT_EQ(gpu_x.cpu_diff()[i], first_dx.cpu_data()[i]) << "element " << i;
+      }
+    }
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuBatchNormInPlaceTest,
+                         ::testing::Values(std::vector<int64_t>{4, 3, 3, 2},
+                                           std::vector<int64_t>{16, 5, 37, 41}));
 
 }  // namespace
 }  // namespace demi

@@ -10,11 +10,13 @@
 namespace demi {
 namespace {
 
-/// A DummyData layer of `count` values with `filler` on GPU 0 (or the CPU).
-std::unique_ptr<Layer> DummyData(const std::string& filler, int64_t count,
-                                 Device device = Device::kGPU) {
-  return MakeLayerOn(StrCat("name: 'd' type: 'DummyData' dummy_data_param { shape { dim: ", count,
-                            " } data_filler { ", filler, " } }"),
+/// A DummyData layer of `rows` x `columns` values (one axis where `columns`
+/// is 0) with `filler` on GPU 0 (or the CPU).
+std::unique_ptr<Layer> DummyData(const std::string& filler, int64_t rows,
+                                 Device device = Device::kGPU, int64_t columns = 0) {
+  const std::string second = columns > 0 ? StrCat(" dim: ", columns) : std::string();
+  return MakeLayerOn(StrCat("name: 'd' type: 'DummyData' dummy_data_param { shape { dim: ", rows,
+                            second, " } data_filler { ", filler, " } }"),
                      device);
 }
 
@@ -89,8 +91,9 @@ TEST(GpuDummyDataTest, ConstantsAndHostFillersGiveTheCpusValues) {
   for (const char* filler :
        {"type: 'constant' value: 0.75", "type: 'xavier'", "type: 'gaussian' std: 1 sparse: 3"}) {
     SCOPED_TRACE(filler);
-    auto gpu = DummyData(filler, 3000);
-    auto cpu = DummyData(filler, 3000, Device::kCPU);
+    // Two axes: xavier's fan-in and fan-out need them.
+    auto gpu = DummyData(filler, 30, Device::kGPU, 100);
+    auto cpu = DummyData(filler, 30, Device::kCPU, 100);
     Blob on_gpu, on_cpu;
     gpu->SetUp({}, {&on_gpu});
     cpu->SetUp({}, {&on_cpu});

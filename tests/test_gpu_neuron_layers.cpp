@@ -332,6 +332,15 @@ std::string ScalePrototxt(const std::string& options) {
   return "type: 'Scale' scale_param { " + options + kScaleFillers + " }";
 }
 
+// Large enough that each channel's gradient sums are cut among several
+// blocks, mid-row (GpuChannelReduce).
+TEST(GpuScaleLayerTest, LargeOddShapeSplitsTheChannelSums) {
+  GpuCase c = NewCase(ScalePrototxt("bias_term: true"), {{16, 5, 37, 41}});
+  c.check_gradient = false;
+  c.tolerance = 1e-3f;
+  ExpectGpuMatchesCpu(c);
+}
+
 TEST(GpuScaleLayerTest, LearnedScale) {
   ExpectGpuMatchesCpu(NewCase(ScalePrototxt(""), {{2, 3, 1, 13}}));
   ExpectGpuMatchesCpu(NewCase(ScalePrototxt("bias_term: true"), {{2, 3, 1, 13}}));

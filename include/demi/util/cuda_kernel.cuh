@@ -8,6 +8,8 @@
 #include <cstdint>
 
 #include "demi/util/cuda.hpp"
+#include "demi/util/cuda_scratch.hpp"
+#include "demi/util/fast_divider.hpp"
 
 namespace demi {
 
@@ -17,6 +19,40 @@ __device__ inline int64_t GridStart() {
 }
 /// The distance between a thread's elements.
 __device__ inline int64_t GridStride() { return static_cast<int64_t>(blockDim.x) * gridDim.x; }
+
+/// The elements per thread and round of ElementwiseLoop.
+constexpr int kElementsInFlight = 4;
+
+/// Blocks for ElementwiseLoop over `n` elements: a thread per four.
+inline unsigned int ElementwiseBlocks(int64_t n) {
+  return CudaBlocks((n + kElementsInFlight - 1) / kElementsInFlight);
+}
+
+/// Grid-strides over [0, n), value(i) for four elements (i, i + stride, ...)
+/// before store(i, value) of any of them. An elementwise kernel is bound by
+/// the loads in flight, and one per thread reaches about half of an H100's
+/// bandwidth; four overlap. In place is fine: a thread reads its elements
+/// before it writes them. Launch with ElementwiseBlocks(n).
+template <typename Value, typename Store>
+__device__ inline void ElementwiseLoop(int64_t n, Value value, Store store) {
+  const int64_t stride = GridStride();
+  int64_t i = GridStart();
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const auto v0 = value(i), v1 = value(i + stride), v2 = value(i + 2 * stride),
+               v3 = value(i + 3 * stride);
+    store(i, v0);
+    store(i + stride, v1);
+    store(i + 2 * stride, v2);
+    store(i + 3 * stride, v3);
+  }
+  for (; i < n; i += stride) store(i, value(i));
+}
+
+/// ElementwiseLoop writing y[i] = value(i).
+template <typename Value>
+__device__ inline void ElementwiseInto(int64_t n, float* y, Value value) {
+  ElementwiseLoop(n, value, [y](int64_t i, float v) { y[i] = v; });
+}
 
 /// The sum of every thread's `value` in a block of kCudaThreads threads, in
 /// a fixed tree order (deterministic, unlike atomics); every thread gets it.
@@ -57,51 +93,150 @@ struct GradientTerm {
   }
 };
 
+/// Two sums taken in one pass over the data (BatchNorm's backward needs the
+/// sums of dy and of dy y).
+struct DoublePair {
+  double a = 0, b = 0;
+  __device__ DoublePair& operator+=(const DoublePair& other) {
+    a += other.a;
+    b += other.b;
+    return *this;
+  }
+};
+
+__device__ inline DoublePair BlockSum(DoublePair value, double* shared) {
+  return {BlockSum(value.a, shared), BlockSum(value.b, shared)};
+}
+
+/// How GpuChannelReduce cuts each channel's outer x inner elements among blocks:
+/// `splits` runs of `run` consecutive elements (k = o * inner + j), so that
+/// even a net's 64-channel layers fill a GPU. It depends on the shape alone,
+/// so every device and run sums in the same order.
+struct ChannelSplit {
+  int64_t splits = 1, run = 0;
+};
+
+inline ChannelSplit SplitChannels(int64_t outer, int64_t channels, int64_t inner) {
+  // About 2048 blocks in all (a dozen per multiprocessor on the largest GPUs),
+  // none with fewer than 8192 elements.
+  const int64_t per_channel = outer * inner;
+  const int64_t wanted = (2048 + channels - 1) / channels;
+  const int64_t most = per_channel / 8192;
+  ChannelSplit split;
+  split.splits = wanted < most ? wanted : (most > 1 ? most : 1);
+  split.run = (per_channel + split.splits - 1) / split.splits;
+  return split;
+}
+
 // kernels
 
-/// out[c] (+)= the sum of term(i) over the elements i = (o * channels + c) *
-/// inner + j of channel c of an outer x channels x inner blob: one block per
-/// channel, its threads striding over the (o, j) pairs in double, summed in
-/// a fixed tree (the same result every run). `accumulate` adds to out (a
-/// param gradient) instead of writing it.
-template <typename Term>
-__global__ void ChannelSumKernel(int64_t outer, int64_t channels, int64_t inner, bool accumulate,
-                                 Term term, float* out) {
+/// Block (c, s) of GpuChannelReduce: the sum of term(i) over run s of channel c's
+/// elements i = (o * channels + c) * inner + j, into partial[c * splits + s].
+/// Each thread strides over the run with (o, j) advanced by one carry, not a
+/// 64-bit division per element, four elements loaded before they are added
+/// (in order) so that loads overlap; the block adds its threads in a fixed
+/// tree.
+template <typename Term, typename Sum>
+__global__ void ChannelPartialSumKernel(int64_t outer, int64_t channels, int64_t inner,
+                                        ChannelSplit split, Term term, Sum* partial) {
   __shared__ double shared[kCudaThreads];
   const int64_t per_channel = outer * inner;
-  // Thread t sums k = t, t + blockDim.x, ... of the channel's o * inner + j;
-  // (o, j) advance by (blockDim.x / inner, blockDim.x % inner) with one carry,
-  // sparing a 64-bit division and remainder per element (dozens of
-  // instructions each on a GPU), in the same order as dividing k would.
-  const int64_t o_step = inner > 0 ? blockDim.x / inner : 0;
-  const int64_t j_step = inner > 0 ? blockDim.x % inner : 0;
-  for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {
-    double sum = 0;
-    int64_t o = inner > 0 ? threadIdx.x / inner : 0, j = inner > 0 ? threadIdx.x % inner : 0;
-    for (int64_t k = threadIdx.x; k < per_channel; k += blockDim.x) {
-      sum += term((o * channels + c) * inner + j);
+  const int64_t o_step = blockDim.x / inner, j_step = blockDim.x % inner;
+  for (int64_t b = blockIdx.x; b < channels * split.splits; b += gridDim.x) {
+    const int64_t c = b / split.splits;
+    const int64_t begin = b % split.splits * split.run;
+    const int64_t end = begin + split.run < per_channel ? begin + split.run : per_channel;
+    int64_t k = begin + threadIdx.x;
+    int64_t o = k / inner, j = k % inner;
+    auto next = [&] {
+      const int64_t i = (o * channels + c) * inner + j;
       o += o_step;
       j += j_step;
       if (j >= inner) {
         j -= inner;
         ++o;
       }
+      return i;
+    };
+    Sum sum{};
+    const int64_t stride = blockDim.x;
+    for (; k + 3 * stride < end; k += 4 * stride) {
+      const int64_t i0 = next(), i1 = next(), i2 = next(), i3 = next();
+      const Sum t0 = term(i0), t1 = term(i1), t2 = term(i2), t3 = term(i3);
+      sum += t0;
+      sum += t1;
+      sum += t2;
+      sum += t3;
     }
+    for (; k < end; k += stride) sum += term(next());
     sum = BlockSum(sum, shared);
-    if (threadIdx.x == 0) out[c] = static_cast<float>(sum) + (accumulate ? out[c] : 0.0f);
+    if (threadIdx.x == 0) partial[b] = sum;
   }
 }
 
+/// One thread per channel: totals[c] = the sum of channel c's partials in
+/// order, then finish(c, totals[c]).
+template <typename Sum, typename Finish>
+__global__ void ChannelTotalKernel(int64_t channels, int64_t splits, const Sum* partial,
+                                   Sum* totals, Finish finish) {
+  for (int64_t c = GridStart(); c < channels; c += GridStride()) {
+    Sum total{};
+    for (int64_t s = 0; s < splits; ++s) total += partial[c * splits + s];
+    totals[c] = total;
+    finish(c, total);
+  }
+}
+
+/// out[c] = total, or out[c] += total where `accumulate` (a param gradient).
+struct StoreChannelSum {
+  float* out;
+  bool accumulate;
+  __device__ void operator()(int64_t c, double total) const {
+    out[c] = static_cast<float>(total) + (accumulate ? out[c] : 0.0f);
+  }
+};
+
+/// For a caller that reads the totals array itself.
+struct KeepChannelTotals {
+  template <typename Sum>
+  __device__ void operator()(int64_t, const Sum&) const {}
+};
+
 // launchers
 
-/// Queues ChannelSumKernel (above) on this thread's stream: the device
-/// counterpart of util/channel_blocks.hpp's ChannelSums, on plain layouts.
+/// Queues the sum of term(i) over each channel c of an outer x channels x
+/// inner blob: partial sums in double over runs of the channel
+/// (ChannelPartialSumKernel), then their totals in a fixed order, so the
+/// result is the same every run; each total goes to finish(c, total) on the
+/// device. `Sum` is double or DoublePair. Returns the totals, one per channel,
+/// in this thread's CudaScratch (read them before the next user of it). The
+/// device counterpart of util/channel_blocks.hpp's ChannelSums, on plain
+/// layouts.
+template <typename Sum, typename Term, typename Finish = KeepChannelTotals>
+const Sum* GpuChannelReduce(int64_t outer, int64_t channels, int64_t inner, Term term,
+                            Finish finish = Finish{}) {
+  if (channels == 0) return nullptr;
+  const ChannelSplit split = SplitChannels(outer, channels, inner);
+  const int64_t blocks = channels * split.splits;
+  auto* partial = static_cast<Sum*>(CudaScratch((blocks + channels) * sizeof(Sum)));
+  Sum* totals = partial + blocks;
+  if (outer * inner > 0) {
+    Launch("ChannelPartialSumKernel", BlockPerItem(blocks), ChannelPartialSumKernel<Term, Sum>,
+           outer, channels, inner, split, term, partial);
+  } else {
+    DEMI_CUDA_CHECK(cudaMemsetAsync(partial, 0, blocks * sizeof(Sum), CudaStream()));
+  }
+  Launch("ChannelTotalKernel", CudaBlocks(channels), ChannelTotalKernel<Sum, Finish>, channels,
+         split.splits, partial, totals, finish);
+  return totals;
+}
+
+/// out[c] (+)= the sum of term(i) over channel c (GpuChannelReduce).
+/// `accumulate` adds to out (a param gradient) instead of writing it.
 template <typename Term>
 void GpuChannelSums(int64_t outer, int64_t channels, int64_t inner, bool accumulate, Term term,
                     float* out) {
-  if (channels == 0) return;
-  Launch("ChannelSumKernel", BlockPerItem(channels), ChannelSumKernel<Term>, outer, channels, inner,
-         accumulate, term, out);
+  GpuChannelReduce<double>(outer, channels, inner, term, StoreChannelSum{out, accumulate});
 }
 
 }  // namespace demi

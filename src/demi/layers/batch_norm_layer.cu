@@ -8,14 +8,19 @@ namespace {
 
 // kernels
 
-/// Element j of channel c's m = num * spatial values.
-__device__ inline int64_t At(int64_t j, int64_t c, int64_t channels, int64_t spatial) {
-  return (j / spatial * channels + c) * spatial + j % spatial;
-}
-
 struct BnShape {
   int64_t num, channels, spatial;
+  FastDivider by_spatial;  ///< spatial
+  ChannelOf channel_of;    ///< the channel of an element
+  BnShape(int64_t n, int64_t c, int64_t s)
+      : num(n), channels(c), spatial(s), by_spatial(s), channel_of(s, c) {}
 };
+
+/// Element j of channel c's m = num * spatial values.
+__device__ inline int64_t At(int64_t j, int64_t c, const BnShape& s) {
+  const int64_t o = s.by_spatial.Divide(j);
+  return (o * s.channels + c) * s.spatial + (j - o * s.spatial);
+}
 
 /// One block per channel: the batch mean and biased variance (two passes in
 /// double, as the CPU), the running sums, and inv_std = 1 / sqrt(var + eps).
@@ -26,11 +31,11 @@ __global__ void BatchStatsKernel(const float* x, BnShape s, float fraction, floa
   const int64_t m = s.num * s.spatial;
   for (int64_t c = blockIdx.x; c < s.channels; c += gridDim.x) {
     double sum = 0;
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) sum += x[At(j, c, s.channels, s.spatial)];
+    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) sum += x[At(j, c, s)];
     const double mu = m > 0 ? BlockSum(sum, shared) / static_cast<double>(m) : 0.0;
     double sumsq = 0;
     for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-      const double d = x[At(j, c, s.channels, s.spatial)] - mu;
+      const double d = x[At(j, c, s)] - mu;
       sumsq += d * d;
     }
     const double total = BlockSum(sumsq, shared);
@@ -59,48 +64,46 @@ __global__ void GlobalStatsKernel(int64_t channels, const float* mean_sum, const
 /// y = (x - mean[c]) inv_std[c]; in place allowed.
 __global__ void NormalizeKernel(int64_t n, const float* x, const float* mean, const float* inv_std,
                                 BnShape s, float* y) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) {
-    const int64_t c = i / s.spatial % s.channels;
-    y[i] = (x[i] - mean[c]) * inv_std[c];
-  }
+  ElementwiseInto(n, y, [=](int64_t i) {
+    const int64_t c = s.channel_of(i);
+    return (x[i] - mean[c]) * inv_std[c];
+  });
 }
 
 /// dx = dy inv_std[c] (global statistics); in place allowed.
 __global__ void ScaleDiffKernel(int64_t n, const float* dy, const float* inv_std, BnShape s,
                                 float* dx) {
-  for (int64_t i = GridStart(); i < n; i += GridStride())
-    dx[i] = dy[i] * inv_std[i / s.spatial % s.channels];
+  ElementwiseInto(n, dx, [=](int64_t i) { return dy[i] * inv_std[s.channel_of(i)]; });
 }
 
-/// One block per channel: dx = inv_std (dy - mean(dy) - y mean(dy y)). The
-/// block reads all of its channel's dy before writing dx, so dx may alias dy.
-__global__ void BatchDiffKernel(const float* y, const float* dy, const float* inv_std, BnShape s,
-                                float* dx) {
-  __shared__ double shared[kCudaThreads];
-  const int64_t m = s.num * s.spatial;
-  for (int64_t c = blockIdx.x; c < s.channels; c += gridDim.x) {
-    double sum_dy = 0, sum_dy_y = 0;
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-      const int64_t at = At(j, c, s.channels, s.spatial);
-      sum_dy += dy[at];
-      sum_dy_y += static_cast<double>(dy[at]) * y[at];
-    }
-    const float mean_dy = static_cast<float>(BlockSum(sum_dy, shared) / static_cast<double>(m));
-    const float mean_dy_y = static_cast<float>(BlockSum(sum_dy_y, shared) / static_cast<double>(m));
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-      const int64_t at = At(j, c, s.channels, s.spatial);
-      dx[at] = inv_std[c] * (dy[at] - mean_dy - y[at] * mean_dy_y);
-    }
+/// The terms of BatchNorm's backward sums: dy and dy y.
+struct DiffTerms {
+  const float* y;
+  const float* dy;
+  __device__ DoublePair operator()(int64_t i) const {
+    return {static_cast<double>(dy[i]), static_cast<double>(dy[i]) * y[i]};
   }
+};
+
+/// dx = inv_std (dy - mean(dy) - y mean(dy y)) from the channels' sums of dy
+/// and dy y (`sums`, over m values each); dx may alias dy.
+__global__ void BatchDiffKernel(int64_t n, const float* y, const float* dy, const float* inv_std,
+                                const DoublePair* sums, int64_t m, BnShape s, float* dx) {
+  ElementwiseInto(n, dx, [=](int64_t i) {
+    const int64_t c = s.channel_of(i);
+    const float mean_dy = static_cast<float>(sums[c].a / static_cast<double>(m));
+    const float mean_dy_y = static_cast<float>(sums[c].b / static_cast<double>(m));
+    return inv_std[c] * (dy[i] - mean_dy - y[i] * mean_dy_y);
+  });
 }
 
 /// scale_bias: y = gamma[c] y + beta[c] (beta null: y = gamma[c] y), in place.
 __global__ void ChannelAffineKernel(int64_t n, const float* gamma, const float* beta, BnShape s,
                                     float* y) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) {
-    const int64_t c = i / s.spatial % s.channels;
-    y[i] = beta ? gamma[c] * y[i] + beta[c] : gamma[c] * y[i];
-  }
+  ElementwiseInto(n, y, [=](int64_t i) {
+    const int64_t c = s.channel_of(i);
+    return beta ? gamma[c] * y[i] + beta[c] : gamma[c] * y[i];
+  });
 }
 
 }  // namespace
@@ -110,7 +113,7 @@ __global__ void ChannelAffineKernel(int64_t n, const float* gamma, const float* 
 void BatchNormLayer::AffineForward_gpu(Blob* top) {
   const int64_t n = top->count();
   if (n == 0) return;
-  Launch("ChannelAffineKernel", CudaBlocks(n), ChannelAffineKernel, n, blobs_[3]->gpu_data(),
+  Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel, n, blobs_[3]->gpu_data(),
          blobs_[4]->gpu_data(), BnShape{num_, channels_, spatial_}, top->mutable_gpu_data());
 }
 
@@ -127,7 +130,7 @@ void BatchNormLayer::AffineBackward_gpu(Blob* top, bool propagate_down) {
   }
   const int64_t n = top->count();
   if (!propagate_down || n == 0) return;
-  Launch("ChannelAffineKernel", CudaBlocks(n), ChannelAffineKernel, n, blobs_[3]->gpu_data(),
+  Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel, n, blobs_[3]->gpu_data(),
          nullptr, BnShape{num_, channels_, spatial_}, top->mutable_gpu_diff());
 }
 
@@ -155,8 +158,8 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
   const int64_t n = top[0]->count();
   if (n == 0) return;
   float* y = top[0]->mutable_gpu_data();
-  Launch("NormalizeKernel", CudaBlocks(n), NormalizeKernel, n, bottom[0]->gpu_data(), mean, inv_std,
-         s, y);
+  Launch("NormalizeKernel", ElementwiseBlocks(n), NormalizeKernel, n, bottom[0]->gpu_data(), mean,
+         inv_std, s, y);
   if (keeps_x_norm() && runs_backward()) GpuCopy(n, y, x_norm_.mutable_gpu_data());
   if (scale_bias_) AffineForward_gpu(top[0]);
 }
@@ -173,7 +176,7 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
   float* dx = bottom[0]->mutable_gpu_diff();  // may be dy (in place)
   const float* inv_std = inv_std_.gpu_data();
   if (use_global_stats_) {
-    Launch("ScaleDiffKernel", CudaBlocks(n), ScaleDiffKernel, n, dy, inv_std, s, dx);
+    Launch("ScaleDiffKernel", ElementwiseBlocks(n), ScaleDiffKernel, n, dy, inv_std, s, dx);
     return;
   }
 #ifdef USE_CUDNN
@@ -183,7 +186,11 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
   }
 #endif
   const float* y = keeps_x_norm() ? x_norm_.gpu_data() : top[0]->gpu_data();
-  Launch("BatchDiffKernel", BlockPerItem(channels_), BatchDiffKernel, y, dy, inv_std, s, dx);
+  // The sums are taken before dx overwrites dy (in place): the stream orders them.
+  const DoublePair* sums =
+      GpuChannelReduce<DoublePair>(num_, channels_, spatial_, DiffTerms{y, dy});
+  Launch("BatchDiffKernel", ElementwiseBlocks(n), BatchDiffKernel, n, y, dy, inv_std, sums,
+         num_ * spatial_, s, dx);
 }
 
 }  // namespace demi

@@ -8,9 +8,9 @@ namespace {
 // kernels
 
 /// y[o, d, j] = x[o, d, j] + b[d]; in place works.
-__global__ void BiasForwardKernel(int64_t n, int64_t bias_dim, int64_t inner, const float* x,
-                                  const float* b, float* y) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] = x[i] + b[(i / inner) % bias_dim];
+__global__ void BiasForwardKernel(int64_t n, ChannelOf channel_of, const float* x, const float* b,
+                                  float* y) {
+  ElementwiseInto(n, y, [=](int64_t i) { return x[i] + b[channel_of(i)]; });
 }
 
 }  // namespace
@@ -21,8 +21,8 @@ void BiasLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<
   const int64_t n = top[0]->count();
   if (n == 0) return;
   const float* b = (bottom.size() == 2 ? bottom[1] : blobs_[0].get())->gpu_data();
-  Launch("BiasForwardKernel", CudaBlocks(n), BiasForwardKernel, n, bias_dim_, inner_,
-         bottom[0]->gpu_data(), b, top[0]->mutable_gpu_data());
+  Launch("BiasForwardKernel", ElementwiseBlocks(n), BiasForwardKernel, n,
+         ChannelOf(inner_, bias_dim_), bottom[0]->gpu_data(), b, top[0]->mutable_gpu_data());
 }
 
 void BiasLayer::SumPerBiasGpu(const float* dy, bool accumulate, float* db) const {

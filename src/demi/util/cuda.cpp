@@ -5,6 +5,7 @@
 #include <map>
 
 #include "demi/common.hpp"
+#include "demi/util/cuda_scratch.hpp"
 
 namespace demi {
 
@@ -15,6 +16,8 @@ namespace {
 struct DeviceHandles {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
+  void* scratch = nullptr;  ///< CudaScratch's
+  size_t scratch_bytes = 0;
 };
 
 class ThreadHandles {
@@ -25,6 +28,7 @@ class ThreadHandles {
       if (cudaSetDevice(device) != cudaSuccess) continue;
       if (handles.cublas) cublasDestroy(handles.cublas);
       if (handles.stream) cudaStreamDestroy(handles.stream);
+      if (handles.scratch) cudaFree(handles.scratch);
     }
   }
 
@@ -63,6 +67,20 @@ void CheckLaunch(const char* kernel) {
 cudaStream_t CudaStream() { return Handles().Current().stream; }
 
 cublasHandle_t CublasHandle() { return Handles().Current().cublas; }
+
+void* CudaScratch(size_t bytes) {
+  DeviceHandles& handles = Handles().Current();
+  if (bytes > handles.scratch_bytes) {
+    // cudaFree waits for the device, so no queued kernel still reads the old one.
+    if (handles.scratch) DEMI_CUDA_CHECK(cudaFree(handles.scratch));
+    handles.scratch = nullptr;
+    handles.scratch_bytes = 0;
+    const size_t rounded = (bytes + 4095) / 4096 * 4096;
+    DEMI_CUDA_CHECK(cudaMalloc(&handles.scratch, rounded));
+    handles.scratch_bytes = rounded;
+  }
+  return handles.scratch;
+}
 
 void SetDevice(int device) { DEMI_CUDA_CHECK(cudaSetDevice(device)); }
 

@@ -65,13 +65,13 @@ __global__ void SumRowsKernel(int64_t rows, int64_t width, const float* x, float
 /// y[i] = op(a[i], b[i]) for the binary elementwise functions.
 template <typename Op>
 __global__ void BinaryKernel(int64_t n, const float* a, const float* b, float* y, Op op) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] = op(a[i], b[i]);
+  ElementwiseInto(n, y, [=](int64_t i) { return op(a[i], b[i]); });
 }
 
 /// y[i] = op(a[i]) for the unary elementwise functions.
 template <typename Op>
 __global__ void UnaryKernel(int64_t n, const float* a, float* y, Op op) {
-  for (int64_t i = GridStart(); i < n; i += GridStride()) y[i] = op(a[i]);
+  ElementwiseInto(n, y, [=](int64_t i) { return op(a[i]); });
 }
 
 struct AddOp {
@@ -114,14 +114,14 @@ struct TanhOp {
 template <typename Op>
 void LaunchBinary(int64_t n, const float* a, const float* b, float* y, Op op, const char* name) {
   if (n <= 0) return;
-  BinaryKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, a, b, y, op);
+  BinaryKernel<<<ElementwiseBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, a, b, y, op);
   CheckLaunch(name);
 }
 
 template <typename Op>
 void LaunchUnary(int64_t n, const float* a, float* y, Op op, const char* name) {
   if (n <= 0) return;
-  UnaryKernel<<<CudaBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, a, y, op);
+  UnaryKernel<<<ElementwiseBlocks(n), kCudaThreads, 0, CudaStream()>>>(n, a, y, op);
   CheckLaunch(name);
 }
 
