@@ -323,7 +323,7 @@ TEST(NetTest, CudnnWorkspaceBudgetReachesEveryLayer) {
     layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 2 } } }
     layer { name: "relu" type: "ReLU" bottom: "x" top: "y" })";
   Net by_default(ParseText<NetParameter>(layers));
-  EXPECT_EQ(by_default.layers()[1]->context().cudnn_workspace_bytes, size_t{64} << 20);
+  EXPECT_EQ(by_default.layers()[1]->context().cudnn_workspace_bytes, size_t{256} << 20);
   Net small(ParseText<NetParameter>(std::string("cudnn_workspace_mb: 8") + layers));
   for (const auto& layer : small.layers()) {
     EXPECT_EQ(layer->context().cudnn_workspace_bytes, size_t{8} << 20);

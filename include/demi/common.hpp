@@ -65,7 +65,7 @@ struct Context {
   int num_replicas = 1;
   /// The most workspace one layer's cuDNN algorithms may use
   /// (NetParameter.cudnn_workspace_mb).
-  size_t cudnn_workspace_bytes = size_t{64} << 20;
+  size_t cudnn_workspace_bytes = size_t{256} << 20;
   /// The engine of layers whose own engine is DEFAULT (NetParameter.engine).
   EngineKind engine = EngineKind::kDefault;
   /// FLOAT math on a GPU (see GpuMath); a CPU ignores it.

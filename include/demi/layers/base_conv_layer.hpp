@@ -51,7 +51,7 @@ void CheckConvWindowFits(const LayerParameter& param, const ConvGeometry& g, con
 /// kTensorOps, cudnnFind times every algorithm in tensor-op math (TF32 on
 /// Ampere and newer) once per problem and process, and the fastest is taken.
 /// Either way an algorithm needs at most context().cudnn_workspace_bytes
-/// (the net's cudnn_workspace_mb, 64 by default) of workspace; the workspace
+/// (the net's cudnn_workspace_mb, 256 by default) of workspace; the workspace
 /// is a scratch buffer sized in Reshape to the largest of the three chosen
 /// algorithms, so the memory planner places it. A shape for which no such
 /// algorithm exists runs the CAFFE engine.
