@@ -16,6 +16,7 @@
 #      PyTorch beside it where python3 has torch with CUDA (bench/torch_runner.py: ResNet-50 at
 #      the first batch in FP32, TF32 and autocast FLOAT16 and BFLOAT16, channels-last, its peak
 #      device memory);
+#      and the host's floor: ResNet-50 at batch 8, where the device waits for the host;
 #   4. device memory: `memory --gpu=0` for ResNet-50 at batch 64, and nvidia-smi's;
 #   5. with 2 or more GPUs: the two-GPU replica tests and `train` 1 vs N GPUs on ResNet-50.
 # Each step runs under its own timeout, and a step that would start past the overall budget
@@ -275,6 +276,18 @@ say "## Where the time goes: ${models%% *}, batch ${batches%% *}"
 for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32}; do
   hot_layers "$log_dir/time_${models%% *}_${batches%% *}_$precision"
 done
+# The host's floor: at batch 8 the device waits for the host's launches, so the two clocks
+# agree and say how long the host takes per step (time's default GPU math).
+if [ "$dry" -eq 0 ]; then
+  progress "3/5 host floor ${models%% *} batch 8"
+  log="$log_dir/time_${models%% *}_8_host_floor"
+  run_step "$step_timeout" "$log" "$bin/tools/time" --model="models/${models%% *}/train_val.prototxt" \
+    --stage=dummy --batch=8 --iterations="$iterations" $gpu_flag
+  status=$?
+  line=$(grep 'Average Forward-Backward' "$log" | tail -1 | strip_glog)
+  say ""
+  say "Host floor (${models%% *}, batch 8, forward + backward): ${line:-$(failure "$status" "$log")}"
+fi
 
 # ---- 4. device memory ----
 progress "4/5 memory"

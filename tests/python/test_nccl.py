@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -211,7 +212,20 @@ def test_a_rank_that_never_joins_times_out(rows, tmp_path, rank_0_of_2):
 def test_ctrl_c_ends_the_wait_for_the_other_ranks(rows, tmp_path, rank_0_of_2):
     solver = caffe.SGDSolver(write_solver(tmp_path, "rank0", write_rows(tmp_path, "rows", *rows),
                                           BATCH))
-    threading.Timer(0.3, signal.raise_signal, (signal.SIGINT,)).start()
+
+    rendezvous = tmp_path / "rendezvous"
+
+    def interrupt_once_waiting():
+        # Ctrl-C once rank 0 has written its key and waits for rank 1 (a signal that
+        # came while the call was still setting up was once taken before the wait).
+        for _ in range(200):
+            if rendezvous.is_dir() and any(rendezvous.iterdir()):
+                break
+            time.sleep(0.05)
+        time.sleep(0.2)
+        signal.raise_signal(signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_waiting, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         caffe.NCCL(solver, uid_in(tmp_path), timeout=20)
 
