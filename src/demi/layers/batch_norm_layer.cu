@@ -10,15 +10,13 @@ namespace {
 
 struct BnShape {
   int64_t num, channels, spatial;
-  FastDivider by_spatial;  ///< spatial
-  ChannelOf channel_of;    ///< the channel of an element
-  BnShape(int64_t n, int64_t c, int64_t s)
-      : num(n), channels(c), spatial(s), by_spatial(s), channel_of(s, c) {}
+  ChannelOf channel_of;  ///< the channel of an element; its `inner` divides by spatial
+  BnShape(int64_t n, int64_t c, int64_t s) : num(n), channels(c), spatial(s), channel_of(s, c) {}
 };
 
 /// Element j of channel c's m = num * spatial values.
 __device__ inline int64_t At(int64_t j, int64_t c, const BnShape& s) {
-  const int64_t o = s.by_spatial.Divide(j);
+  const int64_t o = s.channel_of.inner.Divide(j);
   return (o * s.channels + c) * s.spatial + (j - o * s.spatial);
 }
 

@@ -6,6 +6,7 @@
 
 #include "demi/common.hpp"
 #include "demi/util/cuda_scratch.hpp"
+#include "demi/util/device.hpp"
 
 namespace demi {
 
@@ -72,11 +73,13 @@ void* CudaScratch(size_t bytes) {
   DeviceHandles& handles = Handles().Current();
   if (bytes > handles.scratch_bytes) {
     // cudaFree waits for the device, so no queued kernel still reads the old one.
-    if (handles.scratch) DEMI_CUDA_CHECK(cudaFree(handles.scratch));
+    // DeviceMalloc: counted with the rest of Demitasse's device memory, and out
+    // of memory is an error naming the device.
+    DeviceFree(handles.scratch);
     handles.scratch = nullptr;
     handles.scratch_bytes = 0;
     const size_t rounded = (bytes + 4095) / 4096 * 4096;
-    DEMI_CUDA_CHECK(cudaMalloc(&handles.scratch, rounded));
+    handles.scratch = DeviceMalloc(rounded);
     handles.scratch_bytes = rounded;
   }
   return handles.scratch;

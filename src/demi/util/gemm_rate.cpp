@@ -1,7 +1,7 @@
 #include "demi/util/gemm_rate.hpp"
 
-#include <cstring>
 #include <functional>
+#include <memory>
 
 #include "demi/common.hpp"
 
@@ -10,7 +10,9 @@
 
 #include "demi/util/bfloat16.hpp"
 #include "demi/util/cuda.hpp"
+#include "demi/util/device.hpp"
 #include "demi/util/float16.hpp"
+#include "demi/util/interval_timer.hpp"
 #endif
 
 namespace demi {
@@ -40,30 +42,22 @@ std::vector<float> RandomSquare(int64_t n) {
 /// `values` in the element type `T` (float, float16 or bfloat16) on the GPU.
 template <typename T>
 void* ToDevice(const std::vector<float>& values) {
-  std::vector<T> typed(values.begin(), values.end());
-  void* device = nullptr;
-  DEMI_CUDA_CHECK(cudaMalloc(&device, typed.size() * sizeof(T)));
-  DEMI_CUDA_CHECK(
-      cudaMemcpy(device, typed.data(), typed.size() * sizeof(T), cudaMemcpyHostToDevice));
+  const std::vector<T> typed(values.begin(), values.end());
+  void* device = DeviceMalloc(typed.size() * sizeof(T));
+  CopyHostToDevice(device, typed.data(), typed.size() * sizeof(T));
   return device;
 }
 
 /// The mean device milliseconds of `product` over `repeats` runs after
-/// `warmup`.
+/// `warmup`, on the device clock `time` uses.
 double TimeProduct(const std::function<void()>& product, int warmup, int repeats) {
   for (int i = 0; i < warmup; ++i) product();
-  cudaEvent_t begin, end;
-  DEMI_CUDA_CHECK(cudaEventCreate(&begin));
-  DEMI_CUDA_CHECK(cudaEventCreate(&end));
-  DEMI_CUDA_CHECK(cudaEventRecord(begin, CudaStream()));
+  const std::unique_ptr<IntervalTimer> timer = MakeDeviceTimer(1);
+  timer->Begin(0);
   for (int i = 0; i < repeats; ++i) product();
-  DEMI_CUDA_CHECK(cudaEventRecord(end, CudaStream()));
-  DEMI_CUDA_CHECK(cudaEventSynchronize(end));
-  float ms = 0;
-  DEMI_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-  DEMI_CUDA_CHECK(cudaEventDestroy(begin));
-  DEMI_CUDA_CHECK(cudaEventDestroy(end));
-  return ms / repeats;
+  timer->End(0);
+  timer->Collect();
+  return timer->total_ms(0) / repeats;
 }
 
 }  // namespace
@@ -81,8 +75,7 @@ std::vector<GemmRate> MeasureGemmRates(int64_t n, int warmup, int repeats) {
   };
   {
     void* a = ToDevice<float>(host);
-    void* c = nullptr;
-    DEMI_CUDA_CHECK(cudaMalloc(&c, n * n * sizeof(float)));
+    void* c = DeviceMalloc(n * n * sizeof(float));
     const auto* x = static_cast<const float*>(a);
     auto sgemm = [&] {
       DEMI_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, x, dim,
@@ -93,21 +86,20 @@ std::vector<GemmRate> MeasureGemmRates(int64_t n, int warmup, int repeats) {
     DEMI_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH));
     record("TF32", TimeProduct(sgemm, warmup, repeats));
     DEMI_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-    DEMI_CUDA_CHECK(cudaFree(a));
-    DEMI_CUDA_CHECK(cudaFree(c));
+    DeviceFree(a);
+    DeviceFree(c);
   }
   // 16-bit inputs and output, fp32 sums: what a 16-bit layer's product runs.
   auto half_rate = [&](const char* precision, void* a, cudaDataType_t type) {
-    void* c = nullptr;
-    DEMI_CUDA_CHECK(cudaMalloc(&c, n * n * 2));
+    void* c = DeviceMalloc(n * n * 2);
     auto gemm_ex = [&] {
       DEMI_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, a,
                                      type, dim, a, type, dim, &beta, c, type, dim,
                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     };
     record(precision, TimeProduct(gemm_ex, warmup, repeats));
-    DEMI_CUDA_CHECK(cudaFree(a));
-    DEMI_CUDA_CHECK(cudaFree(c));
+    DeviceFree(a);
+    DeviceFree(c);
   };
   half_rate("FLOAT16", ToDevice<float16>(host), CUDA_R_16F);
   half_rate("BFLOAT16", ToDevice<bfloat16>(host), CUDA_R_16BF);
