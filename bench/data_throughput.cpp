@@ -20,6 +20,7 @@
 
 #include "demi/data/convert.hpp"
 #include "demi/layer_registry.hpp"
+#include "demi/layers/base_data_layer.hpp"
 #include "demi/layers/data_layer.hpp"
 #include "demi/net.hpp"
 #include "demi/util/io.hpp"
@@ -35,6 +36,10 @@ DEFINE_string(source, "", "One row only: the Data layer on this LMDB (see --tran
 DEFINE_string(transform, "", "One row: the Data layer's transform_param { ... }.");
 DEFINE_int32(decode_threads, 1, "One row: decode threads.");
 DEFINE_int32(batch_size, 64, "One row: batch size.");
+DEFINE_string(train_net, "",
+              "With --source: train this net (a train_val prototxt) on the CPU, its TRAIN Data "
+              "layer reading --source, and report how long each step waited for data.");
+DEFINE_int32(steps, 0, "Training steps to time (0: --seconds).");
 
 namespace {
 
@@ -124,6 +129,75 @@ void JpegThroughput(const ScratchDir& scratch) {
   }
 }
 
+/// Trains `param` (its first layer a Data layer; phase set to TRAIN here)
+/// for --seconds or --steps and prints the step time and how long the Data
+/// layer's Forward took of it: waiting for a batch, then moving it into the
+/// top; and at how many steps no batch was ready.
+void TrainWithData(demi::NetParameter param, const std::string& name, int batch_size) {
+  param.mutable_state()->set_phase(demi::TRAIN);
+  demi::Net net(param);
+  const int last = static_cast<int>(net.layers().size()) - 1;
+  net.ForwardBackward();  // warm up
+  double data_seconds = 0, step_seconds = 0;
+  std::vector<double> data_ms;
+  const auto start = Clock::now();
+  while (FLAGS_steps > 0 ? static_cast<int>(data_ms.size()) < FLAGS_steps
+                         : SecondsSince(start) < FLAGS_seconds) {
+    const auto step = Clock::now();
+    net.ForwardFromTo(0, 0);
+    const double data = SecondsSince(step);
+    net.ForwardFromTo(1, last);
+    net.Backward();
+    step_seconds += SecondsSince(step);
+    data_seconds += data;
+    data_ms.push_back(1e3 * data);
+  }
+  const auto iterations = static_cast<double>(data_ms.size());
+  std::sort(data_ms.begin(), data_ms.end());
+  const auto& layer = static_cast<const demi::BaseDataLayer&>(*net.layers()[0]);
+  const demi::Prefetcher& prefetcher = layer.prefetcher();
+  std::printf(
+      "  %s CPU training step (batch %d, %s batches): %.2f ms (%.0f images/s consumed); the "
+      "Data layer's Forward takes %.3f ms of it on average (%.2f%%), median %.3f ms, max "
+      "%.3f ms;\n  no batch was ready at %lld of %lld steps (%.3f ms waited in all, %.3f ms a "
+      "step)\n",
+      name.c_str(), batch_size, layer.byte_batches() ? "byte" : "float",
+      1e3 * step_seconds / iterations, batch_size * iterations / step_seconds,
+      1e3 * data_seconds / iterations, 100 * data_seconds / step_seconds,
+      data_ms[data_ms.size() / 2], data_ms.back(), static_cast<long long>(prefetcher.waits()),
+      static_cast<long long>(prefetcher.next_calls()), 1e3 * prefetcher.waited_seconds(),
+      1e3 * prefetcher.waited_seconds() / std::max<double>(1, prefetcher.next_calls()));
+}
+
+/// --train_net: its TRAIN Data layer reads --source with --transform,
+/// --batch_size and --decode_threads.
+void TrainNetWithData() {
+  demi::NetParameter param;
+  demi::ReadNetParamsFromTextFile(FLAGS_train_net, &param);
+  demi::NetParameter kept = param;
+  kept.clear_layer();
+  bool found = false;
+  for (const demi::LayerParameter& layer : param.layer()) {
+    const bool test_only = layer.include_size() > 0 && layer.include(0).has_phase() &&
+                           layer.include(0).phase() == demi::TEST;
+    if (layer.type() == "Data" && (test_only || found)) continue;
+    demi::LayerParameter* copy = kept.add_layer();
+    *copy = layer;
+    if (layer.type() != "Data") continue;
+    found = true;
+    copy->clear_include();
+    copy->mutable_data_param()->set_source(FLAGS_source);
+    copy->mutable_data_param()->set_batch_size(FLAGS_batch_size);
+    copy->mutable_data_param()->set_threads(FLAGS_decode_threads);
+    demi::LayerParameter transform;
+    demi::ParseProtoText(FLAGS_transform, "--transform", &transform);
+    *copy->mutable_transform_param() = transform.transform_param();
+  }
+  CHECK(found && kept.layer(0).type() == "Data")
+      << FLAGS_train_net << ": the first layer must be its TRAIN Data layer";
+  TrainWithData(kept, kept.name(), FLAGS_batch_size);
+}
+
 void LeNetFeed(const ScratchDir& scratch) {
   const std::string images = FLAGS_fashion_mnist_dir + "/t10k-images-idx3-ubyte.gz";
   const std::string labels = FLAGS_fashion_mnist_dir + "/t10k-labels-idx1-ubyte.gz";
@@ -163,9 +237,7 @@ void LeNetFeed(const ScratchDir& scratch) {
       return;
     }
   }
-  // LeNet with its DummyData replaced by the Data layer: time spent in the
-  // data layer's Forward (waiting for a batch, then copying it) against the
-  // rest of the training step.
+  // LeNet with its DummyData replaced by the Data layer.
   demi::NetParameter param;
   demi::ReadNetParamsFromTextFile(FLAGS_lenet, &param);
   demi::LayerParameter* data = param.mutable_layer(0);
@@ -175,35 +247,7 @@ void LeNetFeed(const ScratchDir& scratch) {
   data->mutable_data_param()->set_backend(demi::DataParameter::LMDB);
   data->mutable_data_param()->set_batch_size(64);
   data->mutable_transform_param()->set_scale(0.00390625f);
-  param.mutable_state()->set_phase(demi::TRAIN);
-  demi::Net net(param);
-  const int last = static_cast<int>(net.layers().size()) - 1;
-  net.ForwardBackward();  // warm up
-  double data_seconds = 0, step_seconds = 0;
-  std::vector<double> data_ms;
-  const auto start = Clock::now();
-  while (SecondsSince(start) < FLAGS_seconds) {
-    const auto step = Clock::now();
-    net.ForwardFromTo(0, 0);
-    const double data = SecondsSince(step);
-    net.ForwardFromTo(1, last);
-    net.Backward();
-    step_seconds += SecondsSince(step);
-    data_seconds += data;
-    data_ms.push_back(1e3 * data);
-  }
-  const auto iterations = static_cast<double>(data_ms.size());
-  std::sort(data_ms.begin(), data_ms.end());
-  const demi::Prefetcher& prefetcher =
-      static_cast<const demi::DataLayer&>(*net.layers()[0]).prefetcher();
-  std::printf(
-      "  LeNet CPU training step (batch 64): %.2f ms (%.0f images/s consumed); the Data "
-      "layer's Forward takes %.3f ms of it on average (%.2f%%), median %.3f ms, max "
-      "%.3f ms;\n  no batch was ready at %lld of %lld steps (%.3f ms waited in all)\n",
-      1e3 * step_seconds / iterations, 64 * iterations / step_seconds,
-      1e3 * data_seconds / iterations, 100 * data_seconds / step_seconds,
-      data_ms[data_ms.size() / 2], data_ms.back(), static_cast<long long>(prefetcher.waits()),
-      static_cast<long long>(prefetcher.next_calls()), 1e3 * prefetcher.waited_seconds());
+  TrainWithData(param, "LeNet", 64);
 }
 
 }  // namespace
@@ -214,6 +258,15 @@ int main(int argc, char** argv) {
   FLAGS_minloglevel = google::WARNING;
   FLAGS_logtostderr = true;
   std::printf("data_throughput: %u hardware threads\n", std::thread::hardware_concurrency());
+  if (!FLAGS_train_net.empty()) {
+    try {
+      TrainNetWithData();
+    } catch (const demi::Error& error) {
+      LOG(ERROR) << error.what();
+      return 1;
+    }
+    return 0;
+  }
   if (!FLAGS_source.empty()) {
     try {
       const double rate =

@@ -86,6 +86,16 @@ TEST(WorkerPoolTest, RethrowsTheFirstChunksErrorWhateverTheTiming) {
   EXPECT_EQ(sum, 45);
 }
 
+TEST(DefaultDecodeThreadsTest, CpusKeepOneGpusTakeTheFreeCores) {
+  EXPECT_EQ(DefaultDecodeThreads(false, 16, 1, 64), 1);
+  EXPECT_EQ(DefaultDecodeThreads(true, 16, 1, 64), 15);
+  EXPECT_EQ(DefaultDecodeThreads(true, 16, 2, 64), 7);  // (16 - 2) / 2
+  EXPECT_EQ(DefaultDecodeThreads(true, 64, 8, 64), 7);
+  EXPECT_EQ(DefaultDecodeThreads(true, 2, 2, 64), 1);  // never none
+  EXPECT_EQ(DefaultDecodeThreads(true, 1, 1, 64), 1);
+  EXPECT_EQ(DefaultDecodeThreads(true, 128, 1, 32), 32);  // a thread a row at most
+}
+
 TEST(PrefetcherTest, DeliversBatchesInFillOrder) {
   int counter = 0;
   Prefetcher prefetcher(3, [&](Batch* batch, const std::atomic<bool>&) {

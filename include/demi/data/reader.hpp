@@ -16,6 +16,7 @@
 #include "demi/data/db.hpp"
 #include "demi/proto/demi.pb.h"
 #include "demi/util/device.hpp"
+#include "demi/util/stream_marker.hpp"
 
 namespace demi {
 
@@ -63,18 +64,37 @@ class DBReader {
   int64_t epoch_ = 0;
 };
 
-/// @brief A batch the prefetch thread prepares: `data` is N x C x H x W,
-/// `label` N values, and row i came from record `indices[i]` of epoch
-/// `epochs[i]`. A batch is a list of records, so replicas can shard it.
+/// @brief A batch the prefetch thread prepares: N x C x H x W examples in
+/// `data` (floats) or `bytes`, `label` N values, and row i came from record
+/// `indices[i]` of epoch `epochs[i]`. A batch is a list of records, so
+/// replicas can shard it.
 struct Batch {
+  Batch() = default;
+  /// Waits for copies out of the batch still in flight (`copied`).
+  ~Batch();
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
   /// Page-locked where a GPU exists, so copies to it run asynchronously.
+  /// A float layer's rows; in a byte layer, the rows float_rows marks (and
+  /// empty while there are none).
   std::vector<float, PinnedAllocator<float>> data;
+  /// A byte layer's rows (BaseDataLayer's byte batches).
+  std::vector<uint8_t, PinnedAllocator<uint8_t>> bytes;
+  /// Per row of a byte layer: 1 where the record gave floats, in `data`.
+  std::vector<uint8_t> float_rows;
   std::vector<float, PinnedAllocator<float>> label;
   std::vector<int64_t> indices;
   std::vector<int64_t> epochs;
   /// The read position just after this batch: the layer's position once
   /// Forward has consumed it.
   DataReadPosition next;
+  /// GPU: marks the end of Forward's copies out of the batch, which run
+  /// after Forward returns; the batch is refilled only once they are done.
+  std::unique_ptr<StreamMarker> copied;
+  /// Records `copied` after the work queued on this thread's stream so far
+  /// (a GPU Forward's copies), before the batch goes back to the prefetcher.
+  void MarkCopied();
 };
 
 /// @brief Runs a function over [0, n) split into contiguous chunks, one per
@@ -108,6 +128,13 @@ class WorkerPool {
   bool shutdown_ = false;
   std::vector<std::exception_ptr> errors_;
 };
+
+/// Decode threads for a data layer whose count nobody set: on a CPU one,
+/// since training takes the cores; on a GPU the `cores` of the process less
+/// one per GPU replica it drives (their host threads launch the kernels),
+/// split among those `replicas`, at least one and at most `batch_size` (a
+/// batch's rows are what the threads share).
+int DefaultDecodeThreads(bool gpu, int cores, int replicas, int64_t batch_size);
 
 /// @brief The prefetch thread: keeps up to `depth` batches filled ahead of
 /// the consumer, in a bounded ring of free and ready batches.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "demi/common.hpp"
+#include "demi/data/byte_pixels.hpp"
 #include "demi/proto/demi.pb.h"
 
 namespace demi {
@@ -87,6 +88,11 @@ void AdjustSaturation(float factor, int channels, int64_t spatial, float* image)
 /// where steps 2-4 would not. A random resized crop decoded at full scale is
 /// then resized as step 3 does; otherwise one bilinear warp does the
 /// resizes, crop and mirror of steps 2-4.
+///
+/// Where nothing after step 4 needs floats (DefersNormalization: no jitter,
+/// no mean_file), TransformBytes gives the bytes of steps 1-4 and step 6 can
+/// run later, where the batch is used (byte_pixels.hpp), with the same
+/// results.
 class Transformer {
  public:
   /// `owner` names the user of this transformer in error messages
@@ -119,10 +125,42 @@ class Transformer {
   /// would convert.
   bool TransformJpeg(std::string_view data, int channels, const std::vector<int64_t>& shape,
                      RandomEngine* engine, float* out) const;
+  /// The same as bytes, as TransformBytes gives them.
+  bool TransformJpeg(std::string_view data, int channels, const std::vector<int64_t>& shape,
+                     RandomEngine* engine, uint8_t* out) const;
+
+  /// Whether step 6 can wait: in this phase no colour jitter, and no
+  /// mean_file (whose mean follows each example's crop), so an example is
+  /// Normalization() of the bytes of steps 1-4.
+  bool DefersNormalization() const;
+  /// Step 6 for images of `channels` channels (mean_value: none, one, or one
+  /// per channel; an Error naming the owner otherwise).
+  PixelNormalization Normalization(int64_t channels) const;
+  /// Steps 1-4 into `out` (`shape` = {C, H, W} bytes), where
+  /// DefersNormalization(): Transform's output before its mean and scale.
+  /// Returns false, having drawn and written nothing, for a record whose
+  /// pixels are floats (a float_data Datum, a CV_32F image): Transform takes
+  /// those.
+  bool TransformBytes(const Datum& datum, const std::vector<int64_t>& shape, RandomEngine* engine,
+                      uint8_t* out) const;
+  bool TransformBytes(const cv::Mat& image, const std::vector<int64_t>& shape, RandomEngine* engine,
+                      uint8_t* out) const;
 
   const TransformationParameter& param() const { return param_; }
 
  private:
+  /// Where a transform writes: floats (every step) or bytes (steps 1-4);
+  /// one of the two is set.
+  struct Output {
+    float* floats = nullptr;
+    uint8_t* bytes = nullptr;
+  };
+  void TransformDatum(const Datum& datum, const std::vector<int64_t>& shape, RandomEngine* engine,
+                      const Output& out) const;
+  void TransformImage(const cv::Mat& image, const std::vector<int64_t>& shape, RandomEngine* engine,
+                      const Output& out) const;
+  bool TransformJpegTo(std::string_view data, int channels, const std::vector<int64_t>& shape,
+                       RandomEngine* engine, const Output& out) const;
   bool NeedsOpenCv(const Datum& datum) const;
   /// force_color / force_gray, resize_shorter_side, and (with an engine, in
   /// TRAIN) the random resized crop.
@@ -135,11 +173,12 @@ class Transformer {
   cv::Mat RandomResize(const cv::Mat& image, RandomEngine* engine) const;
   std::vector<int64_t> CroppedShape(int64_t channels, int64_t height, int64_t width) const;
   void CheckShape(const std::vector<int64_t>& got, const std::vector<int64_t>& expected) const;
-  /// Steps 4 to 6 on a C x H x W view of pixels (strides in elements).
+  /// Steps 4 to 6 (4 alone into bytes) on a C x H x W view of pixels
+  /// (strides in elements).
   template <typename Pixel>
   void Finish(const Pixel* pixels, int64_t channels, int64_t height, int64_t width,
               int64_t channel_stride, int64_t row_stride, int64_t column_stride,
-              const std::vector<int64_t>& shape, RandomEngine* engine, float* out) const;
+              const std::vector<int64_t>& shape, RandomEngine* engine, const Output& out) const;
   /// The part of an image the output takes: its crop offsets (random in
   /// TRAIN, centred in TEST) and size, and whether it is mirrored.
   struct Window {

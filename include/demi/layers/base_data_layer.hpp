@@ -18,8 +18,17 @@ namespace demi {
 /// Tops: data (N x C x H x W) and, optionally, label (N). A prefetch thread
 /// keeps up to data_param.prefetch batches ready (default 4); Forward copies
 /// the next one into the tops. Within a batch, examples are decoded and
-/// augmented by a pool of decode threads (1 unless set_decode_threads says
-/// otherwise).
+/// augmented by a pool of decode threads (data_param.threads or
+/// set_decode_threads, else DefaultDecodeThreads: 1 on a CPU, on a GPU the
+/// cores its training leaves free).
+///
+/// Byte batches: where the transform's last step can wait
+/// (Transformer::DefersNormalization: no colour jitter, no mean_file), the
+/// decode threads write bytes, a quarter of the floats, and Forward applies
+/// the mean and scale on the compute device as it moves the batch into the
+/// top: one pass on the CPU, a kernel after a copy of the bytes on a GPU.
+/// The top's values are those of the float path, bit for bit. A record whose
+/// pixels are floats (float_data) takes a float row of its own.
 ///
 /// Every example is augmented by an engine seeded from (context().seed,
 /// epoch, record index) (RecordEngine), so the batches do not depend on
@@ -60,6 +69,9 @@ class BaseDataLayer : public Layer {
   bool BackwardReadsBottomData(int) const override { return false; }
   bool ForwardDraws() const override { return true; }
 
+  /// Whether batches travel as bytes (see above); known after SetUp.
+  bool byte_batches() const { return byte_batches_; }
+
   /// Threads that decode and augment each batch; call before SetUp.
   void set_decode_threads(int threads);
   /// Bad records skipped so far (with skip_bad_records).
@@ -88,10 +100,20 @@ class BaseDataLayer : public Layer {
   virtual void ReadExample(int64_t row, int64_t* index, int64_t* epoch) = 0;
   /// Passes over the next record of the stream (another replica's).
   virtual void SkipExample() = 0;
-  /// Decodes and transforms row `row` into `out` (example_shape() floats)
-  /// and `*label`; called concurrently for distinct rows. Throws
+  /// Where LoadExample writes an example of example_shape(): floats (the
+  /// whole transform, Transformer::Transform) or bytes (its steps 1-4,
+  /// Transformer::TransformBytes). One of the two is set.
+  struct ExampleOut {
+    float* floats = nullptr;
+    uint8_t* bytes = nullptr;
+  };
+  /// Decodes and transforms row `row` into `out` and `*label`; called
+  /// concurrently for distinct rows. Returns false, having written nothing,
+  /// where `out` takes bytes and the record's pixels are floats: the row is
+  /// then loaded again into floats, with a fresh engine. Throws
   /// BadRecordError for a bad record.
-  virtual void LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) = 0;
+  virtual bool LoadExample(int64_t row, RandomEngine* engine, const ExampleOut& out,
+                           float* label) = 0;
   /// Names row `row`'s record in messages ("record '00000003' of db").
   virtual std::string DescribeExample(int64_t row) const = 0;
   /// How to skip bad records, appended to the error for one.
@@ -113,8 +135,8 @@ class BaseDataLayer : public Layer {
   void Backward_cpu(const std::vector<Blob*>&, const std::vector<bool>&,
                     const std::vector<Blob*>&) override {}
 #ifndef CPU_ONLY
-  /// Copies the next batch into the tops' device memory (defined in the .cpp:
-  /// it launches no kernel).
+  /// Copies the next batch into the tops' device memory, normalising byte
+  /// batches there (byte_pixels.hpp's kernel): no wait for the device.
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_gpu(const std::vector<Blob*>&, const std::vector<bool>&,
                     const std::vector<Blob*>&) override {}
@@ -129,6 +151,11 @@ class BaseDataLayer : public Layer {
 
  private:
   void FillBatch(Batch* batch, const std::atomic<bool>& stop);
+  /// LoadExample for one row, into bytes or floats; a bad record's reason
+  /// goes to errors_[row].
+  void LoadRow(Batch* batch, int64_t row, bool as_bytes);
+  /// Moves row `from`'s example, label and record to row `to`.
+  void MoveRow(Batch* batch, int64_t from, int64_t to) const;
   /// ReadExample for this replica's next record, skipping the others'.
   void ReadOwnExample(int64_t row, int64_t* index, int64_t* epoch);
   /// The prefetch side's position now (the stream's next record).
@@ -137,7 +164,13 @@ class BaseDataLayer : public Layer {
   std::string owner_;  ///< Owner(), kept for the destructor
   std::vector<int64_t> example_shape_;
   int64_t example_size_ = 0;
-  int decode_threads_ = 1;
+  bool byte_batches_ = false;
+  PixelNormalization normalization_;  ///< a byte batch's last step
+  /// GPU: a byte batch on the device (a planned scratch buffer of
+  /// ceil(bytes / 4) floats), and the channels' means.
+  Blob device_bytes_;
+  Blob device_mean_;
+  int decode_threads_ = 0;  ///< 0: DefaultDecodeThreads
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::atomic<int64_t> skipped_{0};

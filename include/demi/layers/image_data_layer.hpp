@@ -33,7 +33,7 @@ class ImageDataLayer : public BaseDataLayer {
   int64_t SourceSize() const override { return static_cast<int64_t>(lines_.size()); }
   void ReadExample(int64_t row, int64_t* index, int64_t* epoch) override;
   void SkipExample() override;
-  void LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) override;
+  bool LoadExample(int64_t row, RandomEngine* engine, const ExampleOut& out, float* label) override;
   std::string DescribeExample(int64_t row) const override;
   std::string SkipHint() const override;
   void SaveSourcePosition(DataReadPosition* position) const override;

@@ -18,6 +18,10 @@ class StreamMarker {
   void Record();
   /// Returns once the work queued before the latest Record has run.
   void Wait() const;
+  /// Wait for a destructor: where CUDA has already shut down (at process
+  /// exit, after its runtime unloaded) there is nothing left to wait for,
+  /// and this returns instead of aborting.
+  void WaitUnlessShutDown() const noexcept;
 
  private:
   void* event_ = nullptr;  ///< a cudaEvent_t

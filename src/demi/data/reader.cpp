@@ -1,5 +1,6 @@
 #include "demi/data/reader.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -68,6 +69,22 @@ namespace {
 int64_t ChunkBegin(int64_t n, int chunk, int chunks) { return n * chunk / chunks; }
 
 }  // namespace
+
+int DefaultDecodeThreads(bool gpu, int cores, int replicas, int64_t batch_size) {
+  if (!gpu) return 1;
+  replicas = std::max(1, replicas);
+  const int64_t free_cores = std::max(1, cores - replicas) / replicas;
+  return static_cast<int>(std::clamp<int64_t>(free_cores, 1, std::max<int64_t>(1, batch_size)));
+}
+
+Batch::~Batch() {
+  if (copied) copied->WaitUnlessShutDown();
+}
+
+void Batch::MarkCopied() {
+  if (!copied) copied = std::make_unique<StreamMarker>();
+  copied->Record();
+}
 
 WorkerPool::WorkerPool(int num_threads) {
   CHECK_GE(num_threads, 1);
@@ -189,6 +206,7 @@ void Prefetcher::Loop() {
       free_.pop_front();
     }
     try {
+      if (batch->copied) batch->copied->Wait();
       fill_(batch, stop_);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#include <type_traits>
 
 #include "demi/blob.hpp"
 #include "demi/data/image_file.hpp"
@@ -359,14 +360,61 @@ void Transformer::CheckShape(const std::vector<int64_t>& got,
 
 void Transformer::Transform(const Datum& datum, const std::vector<int64_t>& shape,
                             RandomEngine* engine, float* out) const {
+  TransformDatum(datum, shape, engine, Output{out, nullptr});
+}
+
+void Transformer::Transform(const cv::Mat& image, const std::vector<int64_t>& shape,
+                            RandomEngine* engine, float* out) const {
+  TransformImage(image, shape, engine, Output{out, nullptr});
+}
+
+bool Transformer::DefersNormalization() const {
+  const bool jitter = phase_ == TRAIN &&
+                      (param_.brightness() > 0 || param_.contrast() > 0 || param_.saturation() > 0);
+  return !jitter && mean_.empty();
+}
+
+PixelNormalization Transformer::Normalization(int64_t channels) const {
+  const int num_values = param_.mean_value_size();
+  DEMI_CHECK(num_values <= 1 || num_values == channels, owner_, ": transform_param has ",
+             num_values, " mean_value entries for an image of ", channels,
+             " channels; give 1 or one per channel");
+  PixelNormalization normalization;
+  normalization.scale = param_.scale();
+  for (int64_t c = 0; c < channels; ++c) {
+    normalization.mean.push_back(
+        num_values == 0 ? 0.0f : param_.mean_value(num_values == 1 ? 0 : static_cast<int>(c)));
+  }
+  return normalization;
+}
+
+bool Transformer::TransformBytes(const Datum& datum, const std::vector<int64_t>& shape,
+                                 RandomEngine* engine, uint8_t* out) const {
+  CHECK(DefersNormalization()) << owner_ << ": TransformBytes with jitter or a mean_file";
+  // Encoded images decode to bytes; raw Datums hold bytes or float_data.
+  if (!datum.encoded() && !CheckRawDatum(datum)) return false;
+  TransformDatum(datum, shape, engine, Output{nullptr, out});
+  return true;
+}
+
+bool Transformer::TransformBytes(const cv::Mat& image, const std::vector<int64_t>& shape,
+                                 RandomEngine* engine, uint8_t* out) const {
+  CHECK(DefersNormalization()) << owner_ << ": TransformBytes with jitter or a mean_file";
+  if (image.depth() != CV_8U) return false;
+  TransformImage(image, shape, engine, Output{nullptr, out});
+  return true;
+}
+
+void Transformer::TransformDatum(const Datum& datum, const std::vector<int64_t>& shape,
+                                 RandomEngine* engine, const Output& out) const {
   // Truncated data fails here as DatumToImage would fail it.
   if (datum.encoded() && param_.fast_jpeg_decode() && !datum.data().empty() &&
       ImageTruncation(datum.data(), datum.data()).empty() &&
-      TransformJpeg(datum.data(), 0, shape, engine, out)) {
+      TransformJpegTo(datum.data(), 0, shape, engine, out)) {
     return;
   }
   if (NeedsOpenCv(datum)) {
-    Transform(DatumToImage(datum), shape, engine, out);
+    TransformImage(DatumToImage(datum), shape, engine, out);
     return;
   }
   const int64_t c = datum.channels(), h = datum.height(), w = datum.width();
@@ -378,8 +426,8 @@ void Transformer::Transform(const Datum& datum, const std::vector<int64_t>& shap
   }
 }
 
-void Transformer::Transform(const cv::Mat& image, const std::vector<int64_t>& shape,
-                            RandomEngine* engine, float* out) const {
+void Transformer::TransformImage(const cv::Mat& image, const std::vector<int64_t>& shape,
+                                 RandomEngine* engine, const Output& out) const {
   const cv::Mat prepared = Prepare(image, engine);
   const int64_t c = prepared.channels();
   const auto row_stride = static_cast<int64_t>(prepared.step1());
@@ -412,30 +460,52 @@ Transformer::Window Transformer::ChooseWindow(int64_t height, int64_t width,
   return window;
 }
 
-template <typename Pixel>
-void Transformer::Finish(const Pixel* pixels, int64_t channels, int64_t height, int64_t width,
-                         int64_t channel_stride, int64_t row_stride, int64_t column_stride,
-                         const std::vector<int64_t>& shape, RandomEngine* engine,
-                         float* out) const {
-  CHECK(engine != nullptr);
-  CheckShape(CroppedShape(channels, height, width), shape);
-  const Window window = ChooseWindow(height, width, shape, engine);
-  // Pixels of the window, mirrored if drawn so.
-  const int64_t out_h = window.height, out_w = window.width;
+namespace {
+
+/// Step 4's copy: the window's pixels, mirrored if drawn so, C x H x W.
+template <typename Pixel, typename Out>
+void CopyWindow(const Pixel* pixels, int64_t channels, int64_t channel_stride, int64_t row_stride,
+                int64_t column_stride, int64_t top, int64_t left, int64_t out_h, int64_t out_w,
+                bool mirror, Out* out) {
   for (int64_t c = 0; c < channels; ++c) {
     for (int64_t h = 0; h < out_h; ++h) {
       const Pixel* row =
-          pixels + c * channel_stride + (window.top + h) * row_stride + window.left * column_stride;
-      float* out_row = out + (c * out_h + h) * out_w;
-      if (window.mirror) {
+          pixels + c * channel_stride + (top + h) * row_stride + left * column_stride;
+      Out* out_row = out + (c * out_h + h) * out_w;
+      if (mirror) {
         for (int64_t w = 0; w < out_w; ++w) out_row[out_w - 1 - w] = row[w * column_stride];
       } else {
         for (int64_t w = 0; w < out_w; ++w) out_row[w] = row[w * column_stride];
       }
     }
   }
-  if (phase_ == TRAIN) JitterColours(static_cast<int>(channels), out_h * out_w, engine, out);
-  SubtractMeanAndScale(channels, height, width, window, out);
+}
+
+}  // namespace
+
+template <typename Pixel>
+void Transformer::Finish(const Pixel* pixels, int64_t channels, int64_t height, int64_t width,
+                         int64_t channel_stride, int64_t row_stride, int64_t column_stride,
+                         const std::vector<int64_t>& shape, RandomEngine* engine,
+                         const Output& out) const {
+  CHECK(engine != nullptr);
+  CheckShape(CroppedShape(channels, height, width), shape);
+  const Window window = ChooseWindow(height, width, shape, engine);
+  if (out.bytes != nullptr) {
+    // TransformBytes hands over byte pixels only.
+    if constexpr (std::is_same_v<Pixel, uint8_t>) {
+      CopyWindow(pixels, channels, channel_stride, row_stride, column_stride, window.top,
+                 window.left, window.height, window.width, window.mirror, out.bytes);
+      return;
+    }
+    LOG(FATAL) << owner_ << ": float pixels cannot be written as bytes";
+  }
+  CopyWindow(pixels, channels, channel_stride, row_stride, column_stride, window.top, window.left,
+             window.height, window.width, window.mirror, out.floats);
+  if (phase_ == TRAIN) {
+    JitterColours(static_cast<int>(channels), window.height * window.width, engine, out.floats);
+  }
+  SubtractMeanAndScale(channels, height, width, window, out.floats);
 }
 
 void Transformer::JitterColours(int channels, int64_t spatial, RandomEngine* engine,
@@ -475,18 +545,14 @@ void Transformer::SubtractMeanAndScale(int64_t channels, int64_t height, int64_t
         }
       }
     }
-  } else if (param_.mean_value_size() > 0) {
-    const int num_values = param_.mean_value_size();
-    DEMI_CHECK(num_values == 1 || num_values == channels, owner_, ": transform_param has ",
-               num_values, " mean_value entries for an image of ", channels,
-               " channels; give 1 or one per channel");
+  } else if (param_.mean_value_size() > 0 || scale != 1.0f) {
+    // NormalizeExample's arithmetic, in place (x - 0 is x: no mean, no change).
+    const PixelNormalization normalization = Normalization(channels);
     for (int64_t c = 0; c < channels; ++c) {
-      const float mean = param_.mean_value(num_values == 1 ? 0 : static_cast<int>(c));
+      const float mean = normalization.mean[c];
       float* plane = out + c * spatial;
       for (int64_t i = 0; i < spatial; ++i) plane[i] = (plane[i] - mean) * scale;
     }
-  } else if (scale != 1.0f) {
-    for (int64_t i = 0; i < channels * spatial; ++i) out[i] *= scale;
   }
 }
 

@@ -91,6 +91,19 @@ cv::Mat Warp(const JpegRegion& region, const Axis& y_axis, const Axis& x_axis, b
 bool Transformer::TransformJpeg(std::string_view data, int channels,
                                 const std::vector<int64_t>& shape, RandomEngine* engine,
                                 float* out) const {
+  return TransformJpegTo(data, channels, shape, engine, Output{out, nullptr});
+}
+
+bool Transformer::TransformJpeg(std::string_view data, int channels,
+                                const std::vector<int64_t>& shape, RandomEngine* engine,
+                                uint8_t* out) const {
+  CHECK(DefersNormalization()) << owner_ << ": TransformJpeg into bytes with jitter or a mean_file";
+  return TransformJpegTo(data, channels, shape, engine, Output{nullptr, out});
+}
+
+bool Transformer::TransformJpegTo(std::string_view data, int channels,
+                                  const std::vector<int64_t>& shape, RandomEngine* engine,
+                                  const Output& out) const {
   DEMI_CHECK(engine != nullptr, owner_, ": TransformJpeg needs a random engine (one per example)");
   if (!param_.fast_jpeg_decode() || RandomResizes()) return false;
   JpegHeader header;
@@ -162,28 +175,32 @@ bool Transformer::TransformJpeg(std::string_view data, int channels,
     sampled = Warp(region, y_axis, x_axis, window.mirror, out_h, out_w);
   }
 
-  // H x W x C bytes to C x H x W floats, then steps 5 and 6 as Finish does;
-  // without jitter or mean_file, (x - mean) * scale in the same pass.
+  // H x W x C bytes to C x H x W: into the output where it takes bytes;
+  // else through bytes to floats (NormalizeExample, Finish's arithmetic)
+  // where step 6 can wait, or to floats for steps 5 and 6 as Finish does.
   const int64_t spatial = static_cast<int64_t>(out_h) * out_w;
-  const bool jitter = phase_ == TRAIN &&
-                      (param_.brightness() > 0 || param_.contrast() > 0 || param_.saturation() > 0);
-  const int num_means = param_.mean_value_size();
-  const bool fused = !jitter && mean_.empty() && (num_means <= 1 || num_means == channels);
+  const bool through_bytes = out.bytes == nullptr && DefersNormalization();
+  // Per decode thread: a buffer of an example's bytes, reused.
+  thread_local std::vector<uint8_t> staging;
+  if (through_bytes) staging.resize(static_cast<size_t>(channels * spatial));
+  uint8_t* bytes = out.bytes != nullptr ? out.bytes : staging.data();
+  if (out.bytes != nullptr || through_bytes) {
+    // split writes into these planes: create() keeps memory of the right size.
+    std::vector<cv::Mat> planes;
+    for (int c = 0; c < channels; ++c)
+      planes.emplace_back(out_h, out_w, CV_8U, bytes + c * spatial);
+    cv::split(sampled, planes);
+    if (through_bytes) NormalizeExample(Normalization(channels), spatial, bytes, out.floats);
+    return true;
+  }
   std::vector<cv::Mat> planes(channels);
   cv::split(sampled, planes);
   for (int c = 0; c < channels; ++c) {
-    cv::Mat plane(out_h, out_w, CV_32F, out + c * spatial);
-    if (fused) {
-      const float mean = num_means == 0 ? 0.0f : param_.mean_value(num_means == 1 ? 0 : c);
-      planes[c].convertTo(plane, CV_32F, param_.scale(), -mean * param_.scale());
-    } else {
-      planes[c].convertTo(plane, CV_32F);
-    }
+    cv::Mat plane(out_h, out_w, CV_32F, out.floats + c * spatial);
+    planes[c].convertTo(plane, CV_32F);
   }
-  if (!fused) {
-    if (phase_ == TRAIN) JitterColours(channels, spatial, engine, out);
-    SubtractMeanAndScale(channels, prepared_h, prepared_w, window, out);
-  }
+  if (phase_ == TRAIN) JitterColours(channels, spatial, engine, out.floats);
+  SubtractMeanAndScale(channels, prepared_h, prepared_w, window, out.floats);
   return true;
 }
 

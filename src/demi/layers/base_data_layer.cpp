@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <opencv2/core.hpp>
 
+#include "demi/data/byte_pixels.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -39,6 +41,14 @@ void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
   CHECK_EQ(example_shape_.size(), 3u);
   DEMI_CHECK(batch_size_ > 0, Owner(), ": batch_size must be positive, got ", batch_size_);
   example_size_ = example_shape_[0] * example_shape_[1] * example_shape_[2];
+  byte_batches_ = transformer_->DefersNormalization();
+  if (byte_batches_) {
+    normalization_ = transformer_->Normalization(example_shape_[0]);
+    device_mean_.Reshape({example_shape_[0]});
+    std::copy(normalization_.mean.begin(), normalization_.mean.end(),
+              device_mean_.mutable_cpu_data());
+    RegisterBuffer("byte_batch", &device_bytes_, BufferLifetime::kScratch);
+  }
   if (phase_ == TRAIN && context().num_replicas > 1) {
     shard_ = context().replica;
     num_shards_ = context().num_replicas;
@@ -51,6 +61,11 @@ void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
   errors_.resize(batch_size_);
   if (layer_param_.data_param().has_threads()) {
     set_decode_threads(static_cast<int>(layer_param_.data_param().threads()));
+  } else if (decode_threads_ == 0) {
+    // The GPUs this process drives: its replicas, as far as it has devices.
+    const bool gpu = context().device == Device::kGPU;
+    const int replicas = gpu ? std::min(context().num_replicas, std::max(1, DeviceCount())) : 1;
+    decode_threads_ = DefaultDecodeThreads(gpu, DefaultThreads(), replicas, batch_size_);
   }
   pool_ = std::make_unique<WorkerPool>(decode_threads_);
   consumed_ = StreamPosition();
@@ -58,12 +73,17 @@ void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
       depth, [this](Batch* batch, const std::atomic<bool>& stop) { FillBatch(batch, stop); });
   prefetcher_->Start();
   LOG(INFO) << Owner() << ": batches of " << batch_size_ << " x " << ShapeString(example_shape_)
-            << ", " << depth << " prefetched, " << decode_threads_ << " decode thread(s)";
+            << (byte_batches_ ? " bytes" : " floats") << ", " << depth << " prefetched, "
+            << decode_threads_ << " decode thread(s)";
 }
 
 void BaseDataLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   top[0]->Reshape({batch_size_, example_shape_[0], example_shape_[1], example_shape_[2]});
   if (top.size() > 1) top[1]->Reshape({batch_size_});
+  // Bytes reach a GPU through this buffer; the CPU reads them from the batch.
+  const bool on_gpu = byte_batches_ && context().device == Device::kGPU;
+  const int64_t bytes = batch_size_ * example_size_;
+  device_bytes_.Reshape({on_gpu ? (bytes + 3) / 4 : 0});
 }
 
 void BaseDataLayer::StopPrefetch() {
@@ -105,11 +125,15 @@ void BaseDataLayer::RestoreReadPosition(const DataReadPosition& position) {
 void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
   // On the prefetch thread: pin the batch for this layer's GPU (device.hpp).
   if (context().device == Device::kGPU) SetCurrentDevice(context().device_id);
-  batch->data.resize(batch_size_ * example_size_);
+  if (byte_batches_) {
+    batch->bytes.resize(batch_size_ * example_size_);
+    batch->float_rows.assign(batch_size_, 0);
+  } else {
+    batch->data.resize(batch_size_ * example_size_);
+  }
   batch->label.resize(batch_size_);
   batch->indices.resize(batch_size_);
   batch->epochs.resize(batch_size_);
-  const uint32_t seed = context().seed;
   // Rows [0, filled) hold good examples. Each round reads the next records
   // into the other rows, loads them in parallel, and moves the good ones up,
   // so a batch is the next batch_size good records in stream order.
@@ -122,18 +146,17 @@ void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
     pool_->Run(batch_size_ - filled, [&](int64_t begin, int64_t end) {
       for (int64_t row = filled + begin; row < filled + end; ++row) {
         if (stop) return;
-        errors_[row].clear();
-        RandomEngine engine = RecordEngine(seed, batch->epochs[row], batch->indices[row]);
-        try {
-          LoadExample(row, &engine, batch->data.data() + row * example_size_, &batch->label[row]);
-        } catch (const BadRecordError& error) {
-          errors_[row] = error.what();
-        } catch (const cv::Exception& error) {
-          errors_[row] = StrCat("failed in OpenCV: ", error.what());
-        }
+        LoadRow(batch, row, byte_batches_);
       }
     });
     if (stop) return;
+    // A byte batch's records of floats, again into float rows (rare: a
+    // float_data record in a database of bytes).
+    for (int64_t row = filled; byte_batches_ && row < batch_size_; ++row) {
+      if (!batch->float_rows[row] || !errors_[row].empty()) continue;
+      batch->data.resize(batch_size_ * example_size_);
+      LoadRow(batch, row, false);
+    }
     const int64_t first = filled;
     for (int64_t row = first; row < batch_size_; ++row) {
       if (!errors_[row].empty()) {
@@ -151,17 +174,45 @@ void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
         continue;
       }
       consecutive_bad_ = 0;
-      if (row != filled) {
-        std::copy_n(batch->data.data() + row * example_size_, example_size_,
-                    batch->data.data() + filled * example_size_);
-        batch->label[filled] = batch->label[row];
-        batch->indices[filled] = batch->indices[row];
-        batch->epochs[filled] = batch->epochs[row];
-      }
+      if (row != filled) MoveRow(batch, row, filled);
       ++filled;
     }
   }
   batch->next = StreamPosition();
+}
+
+void BaseDataLayer::LoadRow(Batch* batch, int64_t row, bool as_bytes) {
+  errors_[row].clear();
+  RandomEngine engine = RecordEngine(context().seed, batch->epochs[row], batch->indices[row]);
+  ExampleOut out;
+  if (as_bytes) {
+    out.bytes = batch->bytes.data() + row * example_size_;
+  } else {
+    out.floats = batch->data.data() + row * example_size_;
+  }
+  try {
+    const bool wrote = LoadExample(row, &engine, out, &batch->label[row]);
+    if (byte_batches_) batch->float_rows[row] = as_bytes && wrote ? 0 : 1;
+  } catch (const BadRecordError& error) {
+    errors_[row] = error.what();
+  } catch (const cv::Exception& error) {
+    errors_[row] = StrCat("failed in OpenCV: ", error.what());
+  }
+}
+
+void BaseDataLayer::MoveRow(Batch* batch, int64_t from, int64_t to) const {
+  const bool floats = !byte_batches_ || batch->float_rows[from];
+  if (floats) {
+    std::copy_n(batch->data.data() + from * example_size_, example_size_,
+                batch->data.data() + to * example_size_);
+  } else {
+    std::copy_n(batch->bytes.data() + from * example_size_, example_size_,
+                batch->bytes.data() + to * example_size_);
+  }
+  if (byte_batches_) batch->float_rows[to] = batch->float_rows[from];
+  batch->label[to] = batch->label[from];
+  batch->indices[to] = batch->indices[from];
+  batch->epochs[to] = batch->epochs[from];
 }
 
 void BaseDataLayer::ReadOwnExample(int64_t row, int64_t* index, int64_t* epoch) {
@@ -175,7 +226,18 @@ void BaseDataLayer::ReadOwnExample(int64_t row, int64_t* index, int64_t* epoch) 
 
 void BaseDataLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   Batch* batch = prefetcher_->Next();
-  Copy(top[0]->count(), batch->data.data(), top[0]->mutable_cpu_data());
+  float* data = top[0]->mutable_cpu_data();
+  if (byte_batches_) {
+    NormalizeBatch(normalization_, batch_size_, example_size_ / example_shape_[0],
+                   batch->bytes.data(), data);
+    for (int64_t row = 0; row < batch_size_; ++row) {
+      if (!batch->float_rows[row]) continue;
+      std::copy_n(batch->data.data() + row * example_size_, example_size_,
+                  data + row * example_size_);
+    }
+  } else {
+    Copy(top[0]->count(), batch->data.data(), data);
+  }
   if (top.size() > 1) Copy(top[1]->count(), batch->label.data(), top[1]->mutable_cpu_data());
   consumed_.Swap(&batch->next);
   prefetcher_->Release(batch);
@@ -184,15 +246,28 @@ void BaseDataLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vec
 #ifndef CPU_ONLY
 void BaseDataLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   Batch* batch = prefetcher_->Next();
-  // The batch is pinned: the copies run asynchronously, and the batch goes
-  // back to the prefetcher (to be refilled) only once they are done.
-  CopyHostToDevice(top[0]->mutable_gpu_data(), batch->data.data(),
-                   static_cast<size_t>(top[0]->count()) * sizeof(float));
+  // The batch is pinned: the copies run asynchronously, and the prefetcher
+  // refills the batch only once they are done (batch->copied).
+  float* data = top[0]->mutable_gpu_data();
+  const auto row_bytes = static_cast<size_t>(example_size_) * sizeof(float);
+  if (byte_batches_) {
+    auto* bytes = reinterpret_cast<uint8_t*>(device_bytes_.mutable_gpu_data());
+    CopyHostToDevice(bytes, batch->bytes.data(), static_cast<size_t>(batch_size_ * example_size_));
+    NormalizeBytesGpu(device_mean_.gpu_data(), normalization_.scale, batch_size_, example_shape_[0],
+                      example_size_ / example_shape_[0], bytes, data);
+    for (int64_t row = 0; row < batch_size_; ++row) {
+      if (!batch->float_rows[row]) continue;
+      CopyHostToDevice(data + row * example_size_, batch->data.data() + row * example_size_,
+                       row_bytes);
+    }
+  } else {
+    CopyHostToDevice(data, batch->data.data(), static_cast<size_t>(batch_size_) * row_bytes);
+  }
   if (top.size() > 1) {
     CopyHostToDevice(top[1]->mutable_gpu_data(), batch->label.data(),
                      static_cast<size_t>(top[1]->count()) * sizeof(float));
   }
-  SynchronizeDevice();
+  batch->MarkCopied();
   consumed_.Swap(&batch->next);
   prefetcher_->Release(batch);
 }

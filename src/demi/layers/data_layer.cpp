@@ -62,14 +62,18 @@ void DataLayer::ReadExample(int64_t row, int64_t* index, int64_t* epoch) {
   *epoch = record.epoch;
 }
 
-void DataLayer::LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) {
+bool DataLayer::LoadExample(int64_t row, RandomEngine* engine, const ExampleOut& out,
+                            float* label) {
   const Record& record = records_[row];
   Datum& datum = datums_[row];
   if (!datum.ParseFromString(record.value)) {
     throw BadRecordError(StrCat("is not a Datum (", record.value.size(), " bytes)"));
   }
-  transformer_->Transform(datum, example_shape(), engine, out);
   *label = static_cast<float>(datum.label());
+  if (out.bytes != nullptr)
+    return transformer_->TransformBytes(datum, example_shape(), engine, out.bytes);
+  transformer_->Transform(datum, example_shape(), engine, out.floats);
+  return true;
 }
 
 void DataLayer::SkipExample() { reader_->Skip(1); }

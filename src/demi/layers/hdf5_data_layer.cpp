@@ -228,8 +228,8 @@ void HDF5DataLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vec
     CopyHostToDevice(top[i]->mutable_gpu_data(), batch->data.data() + top_offsets_[i],
                      static_cast<size_t>(top[i]->count()) * sizeof(float));
   }
-  // The batch goes back to the prefetcher only once the copies are done.
-  SynchronizeDevice();
+  // The prefetcher refills the batch once the copies are done.
+  batch->MarkCopied();
   consumed_.Swap(&batch->next);
   prefetcher_->Release(batch);
 }

@@ -97,17 +97,26 @@ cv::Mat ImageDataLayer::DecodeAndResize(const std::string& bytes) const {
   return image;
 }
 
-void ImageDataLayer::LoadExample(int64_t row, RandomEngine* engine, float* out, float* label) {
+bool ImageDataLayer::LoadExample(int64_t row, RandomEngine* engine, const ExampleOut& out,
+                                 float* label) {
   const int64_t line = rows_[row];
   const ImageDataParameter& param = layer_param_.image_data_param();
+  *label = static_cast<float>(lines_[line].label);
   // The JPEG fast path where it applies (transformer.hpp; not after new_height's
   // resize), else the decoded image as LoadImage gives it.
-  const std::string bytes = LoadBytes(line);
-  const bool fast =
-      param.new_height() == 0 &&
-      transformer_->TransformJpeg(bytes, param.is_color() ? 3 : 1, example_shape(), engine, out);
-  if (!fast) transformer_->Transform(DecodeAndResize(bytes), example_shape(), engine, out);
-  *label = static_cast<float>(lines_[line].label);
+  const std::string encoded = LoadBytes(line);
+  const int channels = param.is_color() ? 3 : 1;
+  const std::vector<int64_t>& shape = example_shape();
+  if (param.new_height() == 0 &&
+      (out.bytes != nullptr
+           ? transformer_->TransformJpeg(encoded, channels, shape, engine, out.bytes)
+           : transformer_->TransformJpeg(encoded, channels, shape, engine, out.floats))) {
+    return true;
+  }
+  const cv::Mat image = DecodeAndResize(encoded);
+  if (out.bytes != nullptr) return transformer_->TransformBytes(image, shape, engine, out.bytes);
+  transformer_->Transform(image, shape, engine, out.floats);
+  return true;
 }
 
 std::string ImageDataLayer::DescribeExample(int64_t row) const {

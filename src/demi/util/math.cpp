@@ -12,6 +12,7 @@
 #include <string>
 
 #include "demi/util/threads.hpp"
+#include "demi/util/vector_clones.hpp"
 
 namespace demi {
 
@@ -85,21 +86,11 @@ void Gemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const
               BlasInt(n), x, 1, beta, y, 1);
 }
 
-// Element-wise kernels: one clone per ISA, picked when the library loads (GCC
-// function multiversioning), so a binary built for plain x86-64 runs these
-// loops in AVX-512 or AVX2 where the CPU has them. `omp simd` makes GCC
-// vectorise them at -O2 and states that y may alias x only element for
-// element (in place). The public functions cut [0, n) into one block per
+// Element-wise kernels: one clone per ISA (DEMI_VECTOR_CLONES). `omp simd`
+// makes GCC vectorise them at -O2 and states that y may alias x only element
+// for element (in place). The public functions cut [0, n) into one block per
 // thread (ParallelFor): each element is computed by the same code whatever
 // the thread count, so results are bit-identical for any count.
-// Under ThreadSanitizer the clones are off: their resolvers run while the
-// dynamic linker relocates, before TSan's runtime starts, and its
-// instrumentation would crash them.
-#ifdef DEMI_NO_TARGET_CLONES
-#define DEMI_VECTOR_CLONES
-#else
-#define DEMI_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
 
 namespace {
 

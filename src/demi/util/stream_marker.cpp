@@ -16,6 +16,7 @@ StreamMarker::StreamMarker() {
 StreamMarker::~StreamMarker() = default;
 void StreamMarker::Record() {}
 void StreamMarker::Wait() const {}
+void StreamMarker::WaitUnlessShutDown() const noexcept {}
 
 #else
 
@@ -33,6 +34,11 @@ void StreamMarker::Record() {
 
 void StreamMarker::Wait() const {
   DEMI_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+}
+
+void StreamMarker::WaitUnlessShutDown() const noexcept {
+  // cudaErrorCudartUnloading and the like: the device's work is gone too.
+  static_cast<void>(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
 }
 
 #endif  // CPU_ONLY
