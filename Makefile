@@ -134,10 +134,10 @@ ifneq ($(SANITIZE),)
     # The test binary is then linked from the files holding those suites alone (a third of
     # the build's compile time saved); with a GTEST_FILTER of your own, from every file.
     ifeq ($(origin GTEST_FILTER),undefined)
-      GTEST_FILTER := Replication*:ReplicaEquivalence*:ThreadCommunicator*:GlooCommunicator*:HierarchicalCommunicator*:Prefetcher*:WorkerPool*:DataLayer*:ImageDataLayer*:HDF5DataLayer*:DBReader*:Signal*:StopWatchdog*:TrainToolTest.SignalsSnapshotAndStop-ReplicationThreadsTest.*
+      GTEST_FILTER := Replication*:ReplicaEquivalence*:ThreadCommunicator*:GlooCommunicator*:HierarchicalCommunicator*:Prefetcher*:WorkerPool*:DataLayer*:ImageDataLayer*:HDF5DataLayer*:ByteBatches*:ImageDataByteBatches*:DBReader*:Signal*:StopWatchdog*:TrainToolTest.SignalsSnapshotAndStop-ReplicationThreadsTest.*
       TSAN_TEST_FILES := main replication replication_processes thread_communicator \
                          gloo_communicator reader data_layer image_data_layer hdf5_data_layer \
-                         signal stop_watchdog tools
+                         byte_batches signal stop_watchdog tools
       TEST_SRCS := $(TSAN_TEST_FILES:%=tests/test_%.cpp)
       TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD_DIR)/objs/%.o)
     endif
@@ -358,7 +358,13 @@ $(BUNDLE_BIN)/python/_demitasse%: $(PY_MODULE_OBJS) $(SHARED_LIB)
 	@mkdir -p $(@D)
 	$(CXX) -shared $(PY_MODULE_OBJS) -o $@ -Wl,-rpath,'$$ORIGIN/../../lib' $(BUNDLE_LINK)
 
-bundle: $(BUNDLE_TOOLS) $(BUNDLE_BIN)/test/test_all $(BUNDLE_PY_MODULE) $(PY_PACKAGE_PROTO)
+# bench/gpu.sh's data step runs this one from the bundle.
+$(BUNDLE_BIN)/bench/data_throughput: $(BUILD_DIR)/objs/bench/data_throughput.o $(SHARED_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $< -o $@ -Wl,-rpath,'$$ORIGIN/../lib' $(BUNDLE_LINK)
+
+bundle: $(BUNDLE_TOOLS) $(BUNDLE_BIN)/test/test_all $(BUNDLE_BIN)/bench/data_throughput \
+        $(BUNDLE_PY_MODULE) $(PY_PACKAGE_PROTO)
 	bash scripts/make_bundle.sh $(BUILD_DIR) $(BUNDLE_FLAVOR) $(BUNDLE_PY_MODULE)
 
 # ---- make fuzz: each tests/fuzz/<target>.cpp runs FUZZ_SECONDS from its seeds ----

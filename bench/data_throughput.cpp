@@ -14,15 +14,20 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <opencv2/imgcodecs.hpp>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "demi/data/convert.hpp"
+#include "demi/data/db.hpp"
 #include "demi/layer_registry.hpp"
 #include "demi/layers/base_data_layer.hpp"
 #include "demi/layers/data_layer.hpp"
 #include "demi/net.hpp"
+#include "demi/tools/common_flags.hpp"
+#include "demi/util/device.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
@@ -40,6 +45,9 @@ DEFINE_string(train_net, "",
               "With --source: train this net (a train_val prototxt) on the CPU, its TRAIN Data "
               "layer reading --source, and report how long each step waited for data.");
 DEFINE_int32(steps, 0, "Training steps to time (0: --seconds).");
+DEFINE_int32(make_source, 0,
+             "First write this many synthetic ImageNet-sized JPEGs as an encoded LMDB at "
+             "--source (for hosts without opencv-doc: bench/gpu.sh).");
 
 namespace {
 
@@ -130,15 +138,20 @@ void JpegThroughput(const ScratchDir& scratch) {
 }
 
 /// Trains `param` (its first layer a Data layer; phase set to TRAIN here)
-/// for --seconds or --steps and prints the step time and how long the Data
-/// layer's Forward took of it: waiting for a batch, then moving it into the
-/// top; and at how many steps no batch was ready.
-void TrainWithData(demi::NetParameter param, const std::string& name, int batch_size) {
+/// on `context`'s device for --seconds or --steps and prints the step time
+/// and how long the Data layer's Forward took of it (waiting for a batch,
+/// then moving it into the top), and at how many steps no batch was ready.
+/// On a GPU the steps are queued and timed together, the device waited for
+/// at the end.
+void TrainWithData(demi::NetParameter param, const std::string& name, int batch_size,
+                   const demi::Context& context = demi::Context()) {
   param.mutable_state()->set_phase(demi::TRAIN);
-  demi::Net net(param);
+  demi::Net net(param, context);
+  const bool gpu = context.device == demi::Device::kGPU;
   const int last = static_cast<int>(net.layers().size()) - 1;
   net.ForwardBackward();  // warm up
-  double data_seconds = 0, step_seconds = 0;
+  if (gpu) demi::SynchronizeDevice();
+  double data_seconds = 0;
   std::vector<double> data_ms;
   const auto start = Clock::now();
   while (FLAGS_steps > 0 ? static_cast<int>(data_ms.size()) < FLAGS_steps
@@ -148,29 +161,32 @@ void TrainWithData(demi::NetParameter param, const std::string& name, int batch_
     const double data = SecondsSince(step);
     net.ForwardFromTo(1, last);
     net.Backward();
-    step_seconds += SecondsSince(step);
     data_seconds += data;
     data_ms.push_back(1e3 * data);
   }
+  if (gpu) demi::SynchronizeDevice();
+  const double step_seconds = SecondsSince(start);
   const auto iterations = static_cast<double>(data_ms.size());
   std::sort(data_ms.begin(), data_ms.end());
   const auto& layer = static_cast<const demi::BaseDataLayer&>(*net.layers()[0]);
   const demi::Prefetcher& prefetcher = layer.prefetcher();
   std::printf(
-      "  %s CPU training step (batch %d, %s batches): %.2f ms (%.0f images/s consumed); the "
-      "Data layer's Forward takes %.3f ms of it on average (%.2f%%), median %.3f ms, max "
-      "%.3f ms;\n  no batch was ready at %lld of %lld steps (%.3f ms waited in all, %.3f ms a "
-      "step)\n",
-      name.c_str(), batch_size, layer.byte_batches() ? "byte" : "float",
-      1e3 * step_seconds / iterations, batch_size * iterations / step_seconds,
-      1e3 * data_seconds / iterations, 100 * data_seconds / step_seconds,
-      data_ms[data_ms.size() / 2], data_ms.back(), static_cast<long long>(prefetcher.waits()),
-      static_cast<long long>(prefetcher.next_calls()), 1e3 * prefetcher.waited_seconds(),
+      "  %s %s training step (batch %d, %s batches, %d decode threads): %.2f ms (%.0f images/s "
+      "consumed); the Data layer's Forward takes %.3f ms of it on average (%.2f%%), median %.3f "
+      "ms, max %.3f ms;\n  no batch was ready at %lld of %lld steps (%.3f ms waited in all, %.3f "
+      "ms a step)\n",
+      name.c_str(), gpu ? "GPU" : "CPU", batch_size, layer.byte_batches() ? "byte" : "float",
+      layer.decode_threads(), 1e3 * step_seconds / iterations,
+      batch_size * iterations / step_seconds, 1e3 * data_seconds / iterations,
+      100 * data_seconds / step_seconds, data_ms[data_ms.size() / 2], data_ms.back(),
+      static_cast<long long>(prefetcher.waits()), static_cast<long long>(prefetcher.next_calls()),
+      1e3 * prefetcher.waited_seconds(),
       1e3 * prefetcher.waited_seconds() / std::max<double>(1, prefetcher.next_calls()));
 }
 
-/// --train_net: its TRAIN Data layer reads --source with --transform,
-/// --batch_size and --decode_threads.
+/// --train_net: its TRAIN Data layer reads --source with --transform and
+/// --batch_size (and --decode_threads where given); on GPU N with --gpu=N
+/// (the tools' flag), in TF32.
 void TrainNetWithData() {
   demi::NetParameter param;
   demi::ReadNetParamsFromTextFile(FLAGS_train_net, &param);
@@ -188,14 +204,62 @@ void TrainNetWithData() {
     copy->clear_include();
     copy->mutable_data_param()->set_source(FLAGS_source);
     copy->mutable_data_param()->set_batch_size(FLAGS_batch_size);
-    copy->mutable_data_param()->set_threads(FLAGS_decode_threads);
+    if (!gflags::GetCommandLineFlagInfoOrDie("decode_threads").is_default) {
+      copy->mutable_data_param()->set_threads(FLAGS_decode_threads);
+    }
     demi::LayerParameter transform;
     demi::ParseProtoText(FLAGS_transform, "--transform", &transform);
     *copy->mutable_transform_param() = transform.transform_param();
   }
   CHECK(found && kept.layer(0).type() == "Data")
       << FLAGS_train_net << ": the first layer must be its TRAIN Data layer";
-  TrainWithData(kept, kept.name(), FLAGS_batch_size);
+  demi::Context context;
+  if (!FLAGS_gpu.empty()) {
+    context.device = demi::Device::kGPU;
+    context.device_id = std::stoi(FLAGS_gpu);
+    demi::SetCurrentDevice(context.device_id);
+    context.gpu_math = demi::GpuMath::kTensorOps;
+  }
+  TrainWithData(kept, kept.name(), FLAGS_batch_size, context);
+}
+
+/// --make_source: `count` ImageNet-sized JPEGs (500 x 375 and 375 x 500,
+/// quality 90) as an encoded LMDB, for hosts without opencv-doc's photos
+/// (bench/gpu.sh). Photo-like rather than real: smooth shading, a few hard
+/// edges and noise, so that they code to about a photo's bytes.
+void MakeSyntheticJpegs(const std::string& path, int count) {
+  std::mt19937 engine(2026);
+  std::shared_ptr<demi::LMDB> db = demi::LMDB::Open(path, demi::DBMode::kNew);
+  std::unique_ptr<demi::LMDBTransaction> txn = db->NewTransaction();
+  int64_t bytes = 0;
+  for (int i = 0; i < count; ++i) {
+    const int rows = i % 2 == 0 ? 375 : 500, cols = i % 2 == 0 ? 500 : 375;
+    cv::Mat image(rows, cols, CV_8UC3);
+    const int tilt = static_cast<int>(engine() % 7) + 1, band = static_cast<int>(engine() % 97);
+    for (int h = 0; h < rows; ++h) {
+      for (int w = 0; w < cols; ++w) {
+        const int edge = ((h / 61 + w / 83 + band) % 3) * 40;
+        for (int c = 0; c < 3; ++c) {
+          const int shade = (h * tilt + w * (c + 2)) / 7 + band + edge;
+          const int noise = static_cast<int>(engine() % 25) - 12;
+          image.at<cv::Vec3b>(h, w)[c] = cv::saturate_cast<uchar>(shade % 256 + noise);
+        }
+      }
+    }
+    std::vector<uchar> encoded;
+    CHECK(cv::imencode(".jpg", image, encoded, {cv::IMWRITE_JPEG_QUALITY, 90}));
+    demi::Datum datum;
+    datum.set_data(std::string(encoded.begin(), encoded.end()));
+    datum.set_encoded(true);
+    datum.set_label(i % 1000);
+    bytes += static_cast<int64_t>(encoded.size());
+    char key[16];
+    std::snprintf(key, sizeof(key), "%08d", i);
+    txn->Put(key, datum.SerializeAsString());
+  }
+  txn->Commit();
+  std::printf("wrote %d synthetic JPEGs (500 x 375, %.0f KB on average) to %s\n", count,
+              bytes / 1024.0 / std::max(1, count), path.c_str());
 }
 
 void LeNetFeed(const ScratchDir& scratch) {
@@ -258,6 +322,15 @@ int main(int argc, char** argv) {
   FLAGS_minloglevel = google::WARNING;
   FLAGS_logtostderr = true;
   std::printf("data_throughput: %u hardware threads\n", std::thread::hardware_concurrency());
+  if (FLAGS_make_source > 0) {
+    try {
+      MakeSyntheticJpegs(FLAGS_source, FLAGS_make_source);
+    } catch (const demi::Error& error) {
+      LOG(ERROR) << error.what();
+      return 1;
+    }
+    if (FLAGS_train_net.empty() && FLAGS_transform.empty()) return 0;  // made, nothing to time
+  }
   if (!FLAGS_train_net.empty()) {
     try {
       TrainNetWithData();

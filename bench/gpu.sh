@@ -18,7 +18,10 @@
 #      device memory);
 #      and the host's floor: ResNet-50 at batch 8, where the device waits for the host;
 #   4. device memory: `memory --gpu=0` for ResNet-50 at batch 64, and nvidia-smi's;
-#   5. with 2 or more GPUs: the two-GPU replica tests and `train` 1 vs N GPUs on ResNet-50.
+#   5. the Data layer: 2000 synthetic ImageNet-sized JPEGs in an LMDB (bench/data_throughput
+#      --make_source), the host's decode rate on one core, and ResNet-50 trained from them on
+#      the GPU in TF32 (img/s, and the steps that waited for data);
+#   6. with 2 or more GPUs: the two-GPU replica tests and `train` 1 vs N GPUs on ResNet-50.
 # Each step runs under its own timeout, and a step that would start past the overall budget
 # (GPU_SH_BUDGET seconds, default 450) is skipped with a line saying so; progress lines go to
 # stderr. --dry (implied where no GPU is found) runs every step on the CPU on tiny batches and
@@ -120,7 +123,7 @@ fi
 say ""
 
 # ---- 1. the device ----
-progress "1/5 device"
+progress "1/6 device"
 if [ "$gpus" -gt 0 ]; then
   say '| GPU | driver | memory | compute capability |'
   say '|---|---|---|---|'
@@ -148,7 +151,7 @@ if grep -q 'GEMM ' "$log_dir/query"; then
 fi
 
 # ---- 2. the Gpu* tests ----
-progress "2/5 Gpu* tests"
+progress "2/6 Gpu* tests"
 run_step $((step_timeout * 2)) "$log_dir/tests" "$bin/test/test_all" --gtest_filter='*Gpu*'
 status=$?
 passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?.*/\1/p' "$log_dir/tests" | tail -1)
@@ -231,7 +234,7 @@ say "|---|---|---|---|---|---|"
 for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32}; do
   for model in $models; do
     for batch in $batches; do
-      progress "3/5 time $model batch $batch $precision"
+      progress "3/6 time $model batch $batch $precision"
       time_row "$model" "$batch" "$precision"
     done
   done
@@ -251,7 +254,7 @@ if [ "$dry" -eq 0 ] && [ -f "$runner" ] &&
   for setting in "FP32:--math fp32" "TF32:--math tf32" "FLOAT16 autocast, channels-last:--math tf32 --autocast fp16 --channels_last" \
     "BFLOAT16 autocast, channels-last:--math tf32 --autocast bf16 --channels_last"; do
     label=${setting%%:*}
-    progress "3/5 PyTorch resnet50 $label"
+    progress "3/6 PyTorch resnet50 $label"
     log="$log_dir/torch_${label%%[ ,]*}"
     # shellcheck disable=SC2086 # the flags split on purpose
     run_step "$step_timeout" "$log" python3 "$runner" "$root/models/resnet50/train_val.prototxt" \
@@ -298,7 +301,7 @@ done
 # The host's floor: at batch 8 the device waits for the host's launches, so the two clocks
 # agree and say how long the host takes per step (time's default GPU math).
 if [ "$dry" -eq 0 ]; then
-  progress "3/5 host floor ${models%% *} batch 8"
+  progress "3/6 host floor ${models%% *} batch 8"
   log="$log_dir/time_${models%% *}_8_host_floor"
   run_step "$step_timeout" "$log" "$bin/tools/time" --model="models/${models%% *}/train_val.prototxt" \
     --stage=dummy --batch=8 --iterations="$iterations" $gpu_flag
@@ -309,7 +312,7 @@ if [ "$dry" -eq 0 ]; then
 fi
 
 # ---- 4. device memory ----
-progress "4/5 memory"
+progress "4/6 memory"
 memory_batch=${batches%% *}
 run_step "$step_timeout" "$log_dir/memory" "$bin/tools/memory" \
   --model=models/resnet50/train_val.prototxt --stage=dummy --phase=TRAIN --batch="$memory_batch" $gpu_flag
@@ -330,8 +333,42 @@ if [ "$gpus" -gt 0 ]; then
   nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader | sed 's/^/- /' >>"$report"
 fi
 
-# ---- 5. several GPUs: replica tests and 1 vs N scaling ----
-progress "5/5 multi-GPU"
+# ---- 5. the Data layer: JPEGs decoded on the host, normalised on the GPU ----
+progress "5/6 data"
+say ""
+say "## Data: ResNet-50 fed by the Data layer from JPEGs"
+say ""
+if [ "$dry" -eq 1 ]; then data_count=64; data_steps=2; else data_count=2000; data_steps=30; fi
+data_batch=${batches%% *}
+data_transform="transform_param { random_resized_crop: true crop_size: 224 mirror: true mean_value: 104 mean_value: 117 mean_value: 123 scale: 0.017 }"
+if [ ! -x "$bin/bench/data_throughput" ]; then
+  say "Skipped: $bin/bench/data_throughput is missing (make bench, or the bundle)."
+elif run_step 120 "$log_dir/data_make" "$bin/bench/data_throughput" --make_source="$data_count" \
+  --source="$log_dir/jpeg_lmdb"; then
+  sed -n 's/^wrote /Made /p' "$log_dir/data_make" >>"$report"
+  say "Transform: RandomResizedCrop 224 + mirror + mean/scale (byte batches: the mean and scale"
+  say "run on the device). The host's decode alone, one thread, CPU Forward (img/s per core):"
+  OMP_WAIT_POLICY=passive run_step 60 "$log_dir/data_core" "$bin/bench/data_throughput" \
+    --source="$log_dir/jpeg_lmdb" --transform="$data_transform" --decode_threads=1 \
+    --batch_size="$data_batch" --seconds=5
+  status=$?
+  say "$(sed -n 's/^RESULT images_per_s=/- /p' "$log_dir/data_core")$([ "$status" -ne 0 ] && failure "$status" "$log_dir/data_core")"
+  say ""
+  say "Training from it (TF32, decode threads by default; compare the TF32 DummyData row above):"
+  run_step "$step_timeout" "$log_dir/data_train" "$bin/bench/data_throughput" \
+    --train_net=models/resnet50/train_val.prototxt --source="$log_dir/jpeg_lmdb" \
+    --transform="$data_transform" --batch_size="$data_batch" --steps="$data_steps" $gpu_flag
+  status=$?
+  say '```'
+  grep -E '^  ' "$log_dir/data_train" | sed 's/^  //' >>"$report"
+  say '```'
+  [ "$status" -ne 0 ] && say "data_throughput --train_net: $(failure "$status" "$log_dir/data_train")"
+else
+  say "data_throughput --make_source: $(failure $? "$log_dir/data_make")"
+fi
+
+# ---- 6. several GPUs: replica tests and 1 vs N scaling ----
+progress "6/6 multi-GPU"
 say ""
 say "## Several GPUs"
 say ""

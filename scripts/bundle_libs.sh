@@ -19,7 +19,8 @@ is_elf() { [ "$(head -c 4 "$1" | tail -c 3)" = ELF ]; }
 
 # bundle_elf_files DIR: the bundle's binaries and shared libraries, sorted.
 bundle_elf_files() {
-  find "$1" -type f \( -path "$1/tools/*" -o -path "$1/test/*" -o -name '*.so*' \) | sort |
+  find "$1" -type f \( -path "$1/tools/*" -o -path "$1/test/*" -o -path "$1/bench/*" \
+    -o -name '*.so*' \) | sort |
     while read -r f; do is_elf "$f" && echo "$f"; done
 }
 

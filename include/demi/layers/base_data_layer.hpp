@@ -71,6 +71,8 @@ class BaseDataLayer : public Layer {
 
   /// Whether batches travel as bytes (see above); known after SetUp.
   bool byte_batches() const { return byte_batches_; }
+  /// Threads that decode each batch; known after SetUp.
+  int decode_threads() const { return decode_threads_; }
 
   /// Threads that decode and augment each batch; call before SetUp.
   void set_decode_threads(int threads);

@@ -12,7 +12,7 @@ __global__ void NormalizeBytesKernel(int64_t n, ChannelOf channel_of, const floa
                                      float scale, const uint8_t* in, float* out) {
   // __fsub_rn and __fmul_rn: never contracted into one fused rounding, as
   // the host's two are not.
-  ElementwiseInto(n, out, [&](int64_t i) {
+  ElementwiseInto(n, out, [=](int64_t i) {
     return __fmul_rn(__fsub_rn(static_cast<float>(in[i]), mean[channel_of(i)]), scale);
   });
 }
