@@ -33,6 +33,9 @@ using CommandBody = std::function<int(const std::vector<std::string>& args)>;
 /// result where they differ).
 Command MakeCommand(std::string name, std::string summary, std::string usage,
                     std::vector<std::string> flags, CommandBody run);
+/// `own` flags, then those of every command that builds a net on a device:
+/// gpu, deterministic, engine, precision, threads, level and stage.
+std::vector<std::string> WithNetFlags(std::vector<std::string> own);
 /// The body of a command that takes no positional arguments.
 CommandBody WithoutArgs(int (*body)());
 

@@ -165,6 +165,20 @@ class DnnlTensor {
   dnnl::reorder to_layout_, to_user_, add_to_user_;
 };
 
+/// The DNNL state of a layer whose forward primitive leaves its backward a
+/// workspace (pooling's argmax, LRN's scales): the tensors of both passes,
+/// each in its primitive's layout, and the saved workspace.
+struct DnnlSavingForward : DnnlForwardBackward {
+  DnnlTensor src, dst, diff_dst, diff_src;
+  DnnlScratch workspace;  ///< what backward needs of forward (saved)
+
+  /// top = f(bottom) through src and dst, writing the workspace.
+  void Forward(const Blob& bottom, Blob* top);
+  /// bottom's gradient from top's through diff_dst and diff_src, with the
+  /// forward's workspace; `src` too where the primitive reads the bottom.
+  void Backward(const Blob& top, Blob* bottom, bool reads_src);
+};
+
 /// Grows `blob` (a layer buffer of floats) to hold at least `bytes`.
 void ReserveBytes(Blob* blob, size_t bytes);
 

@@ -6,10 +6,8 @@ namespace demi {
 
 using dnnl::memory;
 
-struct LRNLayer::DnnlState : DnnlForwardBackward {
-  DnnlTensor src, dst, diff_dst, diff_src;
+struct LRNLayer::DnnlState : DnnlSavingForward {
   Blob src_buffer, dst_buffer, diff_src_buffer;  ///< blocked copies (scratch)
-  DnnlScratch workspace;                         ///< what backward needs of forward (saved)
 };
 
 void LRNLayer::DnnlSetUp() {
@@ -60,29 +58,10 @@ void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   ratio_.Reshape(std::vector<int64_t>{0});
 }
 
-void LRNLayer::DnnlForward(const Blob& bottom, Blob* top) {
-  DnnlState& s = *dnnl_;
-  // The blobs' bytes, in their storage types (the reorders convert).
-  void* y = top->data()->mutable_cpu_data();
-  const memory& src = s.src.In(bottom.data()->cpu_data());
-  const memory& dst = s.dst.Out(y);
-  s.Execute(s.forward, {{DNNL_ARG_SRC, src.get()},
-                        {DNNL_ARG_DST, dst.get()},
-                        {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
-  s.dst.Finish(y);
-}
+void LRNLayer::DnnlForward(const Blob& bottom, Blob* top) { dnnl_->Forward(bottom, top); }
 
 void LRNLayer::DnnlBackward(const Blob& top, Blob* bottom) {
-  DnnlState& s = *dnnl_;
-  void* dx = bottom->diff()->mutable_cpu_data();
-  const memory& src = s.src.In(bottom->data()->cpu_data());
-  const memory& diff_dst = s.diff_dst.In(top.diff()->cpu_data());
-  const memory& diff_src = s.diff_src.Out(dx);
-  s.Execute(s.backward, {{DNNL_ARG_SRC, src.get()},
-                         {DNNL_ARG_DIFF_DST, diff_dst.get()},
-                         {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()},
-                         {DNNL_ARG_DIFF_SRC, diff_src.get()}});
-  s.diff_src.Finish(dx);
+  dnnl_->Backward(top, bottom, /*reads_src=*/true);
 }
 
 }  // namespace demi

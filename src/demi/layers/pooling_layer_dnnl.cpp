@@ -6,12 +6,10 @@ namespace demi {
 
 using dnnl::memory;
 
-struct PoolingLayer::DnnlState : DnnlForwardBackward {
-  // The bottom in the type oneDNN pools in; the top in its layout: the
-  // bottom's.
-  DnnlTensor src, diff_src, dst, diff_dst;
+// src: the bottom in the type oneDNN pools in; dst: the top in its layout,
+// the bottom's. The workspace (MAX): where each window's max was.
+struct PoolingLayer::DnnlState : DnnlSavingForward {
   Blob src_buffer, dst_buffer;
-  DnnlScratch workspace;  ///< MAX: where each window's max was, saved for backward
 };
 
 void PoolingLayer::DnnlSetUp(const std::vector<Blob*>& top) {
@@ -82,27 +80,10 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   argmax_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's saved buffer is not needed
 }
 
-void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) {
-  DnnlState& s = *dnnl_;
-  // The blobs' bytes, in their storage types.
-  void* y = top->data()->mutable_cpu_data();
-  const memory& src = s.src.In(bottom.data()->cpu_data());
-  const memory& dst = s.dst.Out(y);
-  s.Execute(s.forward, {{DNNL_ARG_SRC, src.get()},
-                        {DNNL_ARG_DST, dst.get()},
-                        {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
-  s.dst.Finish(y);
-}
+void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) { dnnl_->Forward(bottom, top); }
 
 void PoolingLayer::DnnlBackward(const Blob& top, Blob* bottom) {
-  DnnlState& s = *dnnl_;
-  void* dx = bottom->diff()->mutable_cpu_data();
-  const memory& diff_dst = s.diff_dst.In(top.diff()->cpu_data());
-  const memory& diff_src = s.diff_src.Out(dx);
-  s.Execute(s.backward, {{DNNL_ARG_DIFF_DST, diff_dst.get()},
-                         {DNNL_ARG_DIFF_SRC, diff_src.get()},
-                         {DNNL_ARG_WORKSPACE, s.workspace.Bound().get()}});
-  s.diff_src.Finish(dx);
+  dnnl_->Backward(top, bottom, /*reads_src=*/false);
 }
 
 }  // namespace demi

@@ -222,9 +222,8 @@ Command ClassifyCommand() {
       "--model=deploy.prototxt --weights=net.caffemodel [--labels=labels.txt] "
       "[--mean_file=mean.binaryproto | --mean_value=104,117,123] [--top_k=5] [--batch=N] "
       "[--images=list.txt] IMAGE...",
-      {"model", "weights", "labels", "images", "top_k", "mean_file", "mean_value", "resize",
-       "channel_swap", "raw_scale", "input_scale", "batch", "gpu", "deterministic", "engine",
-       "precision", "threads", "level", "stage"},
+      WithNetFlags({"model", "weights", "labels", "images", "top_k", "mean_file", "mean_value",
+                    "resize", "channel_swap", "raw_scale", "input_scale", "batch"}),
       Classify);
   command.quiet = true;
   command.takes_args = true;

@@ -31,6 +31,14 @@ Command MakeCommand(std::string name, std::string summary, std::string usage,
   return command;
 }
 
+std::vector<std::string> WithNetFlags(std::vector<std::string> own) {
+  for (const char* flag :
+       {"gpu", "deterministic", "engine", "precision", "threads", "level", "stage"}) {
+    own.emplace_back(flag);
+  }
+  return own;
+}
+
 CommandBody WithoutArgs(int (*body)()) {
   return [body](const std::vector<std::string>&) { return body(); };
 }

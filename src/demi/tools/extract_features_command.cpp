@@ -175,9 +175,7 @@ Command ExtractFeaturesCommand() {
       "PRETRAINED.caffemodel NET.prototxt BLOB1[,BLOB2...] DB1[,DB2...] NUM_MINI_BATCHES lmdb "
       "[CPU|GPU] [DEVICE_ID]\n or, with flags: --weights=net.caffemodel "
       "--model=net.prototxt --blobs=BLOB1[,...] --dbs=DB1[,...] [--iterations=N] [--gpu=0]",
-      {"weights", "model", "blobs", "dbs", "iterations", "gpu", "deterministic", "engine",
-       "precision", "threads", "level", "stage"},
-      ExtractFeatures);
+      WithNetFlags({"weights", "model", "blobs", "dbs", "iterations"}), ExtractFeatures);
   command.takes_args = true;
   return command;
 }

@@ -184,9 +184,8 @@ Command MemoryCommand() {
       "memory", "report a net's planned memory and the largest batch that fits",
       "--model=net.prototxt | --solver=solver.prototxt [--phase=TRAIN|TEST] [--batch=N] "
       "[--fit=16GiB] [--json] [--timeline=plan.svg] [--gpu=0] [--schedule=search|prototxt]",
-      {"model", "solver", "phase", "batch", "fit", "strategy", "timeline", "json", "gpu",
-       "deterministic", "engine", "precision", "threads", "level", "stage", "memory_budget",
-       "schedule"},
+      WithNetFlags({"model", "solver", "phase", "batch", "fit", "strategy", "timeline", "json",
+                    "memory_budget", "schedule"}),
       WithoutArgs(ReportMemory));
   command.quiet = true;
   return command;

@@ -60,9 +60,7 @@ Command TestCommand() {
       "test", "score a model on its TEST phase",
       "--model=net.prototxt --weights=net.caffemodel [--iterations=50] [--gpu=0] [--level=N] "
       "[--stage=a,b]",
-      {"model", "weights", "iterations", "gpu", "deterministic", "engine", "precision", "threads",
-       "level", "stage"},
-      WithoutArgs(Test));
+      WithNetFlags({"model", "weights", "iterations"}), WithoutArgs(Test));
 }
 
 }  // namespace demi

@@ -184,6 +184,34 @@ void DnnlActivation::Set(const dnnl::primitive_desc& forward_pd,
   for (dnnl::memory* m : {&src_, &dst_, &diff_dst_, &diff_src_}) *m = UnboundMemory(data);
 }
 
+void DnnlSavingForward::Forward(const Blob& bottom, Blob* top) {
+  // The blobs' bytes, in their storage types (the reorders convert).
+  void* y = top->data()->mutable_cpu_data();
+  const dnnl::memory& x = src.In(bottom.data()->cpu_data());
+  const dnnl::memory& out = dst.Out(y);
+  Execute(forward, {{DNNL_ARG_SRC, x.get()},
+                    {DNNL_ARG_DST, out.get()},
+                    {DNNL_ARG_WORKSPACE, workspace.Bound().get()}});
+  dst.Finish(y);
+}
+
+void DnnlSavingForward::Backward(const Blob& top, Blob* bottom, bool reads_src) {
+  void* dx = bottom->diff()->mutable_cpu_data();
+  // In this order: tensors may share a buffer used one after another.
+  const dnnl::memory* x = reads_src ? &src.In(bottom->data()->cpu_data()) : nullptr;
+  const dnnl::memory& dy = diff_dst.In(top.diff()->cpu_data());
+  const dnnl::memory& out = diff_src.Out(dx);
+  const dnnl_exec_arg_t diff_args[] = {{DNNL_ARG_DIFF_DST, dy.get()},
+                                       {DNNL_ARG_DIFF_SRC, out.get()},
+                                       {DNNL_ARG_WORKSPACE, workspace.Bound().get()}};
+  if (x != nullptr) {
+    Execute(backward, {{DNNL_ARG_SRC, x->get()}, diff_args[0], diff_args[1], diff_args[2]});
+  } else {
+    Execute(backward, {diff_args[0], diff_args[1], diff_args[2]});
+  }
+  diff_src.Finish(dx);
+}
+
 void DnnlActivation::Forward(const void* x, void* y) {
   Bind(src_, x);
   Bind(dst_, y);
