@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -84,6 +85,34 @@ TEST(WorkerPoolTest, RethrowsTheFirstChunksErrorWhateverTheTiming) {
     for (int64_t i = begin; i < end; ++i) sum += i;
   });
   EXPECT_EQ(sum, 45);
+}
+
+TEST(WorkerPoolTest, ASlowItemHoldsBackOnlyItsOwnThread) {
+  WorkerPool pool(2);
+  // Blocks of one item (8 / (4 x 2)); item 0 takes far longer than the rest.
+  std::vector<std::thread::id> ran_on(8);
+  pool.Run(8, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      ran_on[i] = std::this_thread::get_id();
+    }
+  });
+  // The other thread took every other item while item 0 slept.
+  EXPECT_EQ(std::count(ran_on.begin(), ran_on.end(), ran_on[0]), 1);
+}
+
+TEST(WorkerPoolTest, EveryBlockRunsWhenOneThrows) {
+  WorkerPool pool(3);
+  std::vector<std::atomic<int>> seen(30);
+  ExpectErrorContaining(
+      [&] {
+        pool.Run(30, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) ++seen[i];
+          if (begin == 2 || begin == 20) ThrowError(StrCat("block from ", begin));
+        });
+      },
+      {"block from 2"});
+  for (const auto& count : seen) EXPECT_EQ(count, 1);
 }
 
 TEST(DefaultDecodeThreadsTest, CpusKeepOneGpusTakeTheFreeCores) {

@@ -97,10 +97,13 @@ struct Batch {
   void MarkCopied();
 };
 
-/// @brief Runs a function over [0, n) split into contiguous chunks, one per
-/// thread; the calling thread takes the first chunk, persistent helper
-/// threads the others. Exceptions are rethrown in chunk order, so which error
-/// surfaces does not depend on timing. With one thread no helper is made.
+/// @brief Runs a function over [0, n) cut into blocks of consecutive items,
+/// which the calling thread and persistent helper threads take in turn as
+/// each becomes free: a slow item (a large JPEG) holds back only its own
+/// thread. Blocks hold about n / (4 threads) items, at least one. Every
+/// block runs even when another throws; the exception of the block that
+/// starts first is rethrown, so which error surfaces does not depend on
+/// timing. With one thread no helper is made.
 class WorkerPool {
  public:
   /// fn(begin, end): process items [begin, end).
@@ -115,7 +118,9 @@ class WorkerPool {
   int num_threads() const { return static_cast<int>(helpers_.size()) + 1; }
 
  private:
-  void HelperLoop(int helper);
+  void HelperLoop();
+  /// Takes blocks of the current run until none is left.
+  void TakeBlocks(const Task& task, int64_t n, int64_t block);
 
   std::vector<std::thread> helpers_;
   std::mutex mutex_;
@@ -123,10 +128,13 @@ class WorkerPool {
   std::condition_variable work_done_;
   const Task* task_ = nullptr;
   int64_t n_ = 0;
+  int64_t block_ = 1;
+  std::atomic<int64_t> next_{0};  ///< the first item no thread has taken
   uint64_t generation_ = 0;
   int pending_ = 0;
   bool shutdown_ = false;
-  std::vector<std::exception_ptr> errors_;
+  int64_t error_begin_ = 0;  ///< where the block of `error_` starts
+  std::exception_ptr error_;
 };
 
 /// Decode threads for a data layer whose count nobody set: on a CPU one,

@@ -64,12 +64,6 @@ void DBReader::Advance() {
 
 // ---- WorkerPool ----
 
-namespace {
-
-int64_t ChunkBegin(int64_t n, int chunk, int chunks) { return n * chunk / chunks; }
-
-}  // namespace
-
 int DefaultDecodeThreads(bool gpu, int cores, int replicas, int64_t batch_size) {
   if (!gpu) return 1;
   replicas = std::max(1, replicas);
@@ -88,9 +82,8 @@ void Batch::MarkCopied() {
 
 WorkerPool::WorkerPool(int num_threads) {
   CHECK_GE(num_threads, 1);
-  errors_.resize(num_threads);
   for (int helper = 1; helper < num_threads; ++helper) {
-    helpers_.push_back(StartThread([this, helper] { HelperLoop(helper); }));
+    helpers_.push_back(StartThread([this] { HelperLoop(); }));
   }
 }
 
@@ -104,41 +97,55 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::Run(int64_t n, const Task& task) {
-  const int chunks = num_threads();
-  if (chunks == 1 || n <= 1) {
+  const int threads = num_threads();
+  if (threads == 1 || n <= 1) {
     if (n > 0) task(0, n);
     return;
   }
+  const int64_t block = std::max<int64_t>(1, n / (4 * threads));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = &task;
     n_ = n;
-    pending_ = chunks - 1;
+    block_ = block;
+    next_ = 0;
+    pending_ = threads - 1;
+    error_ = nullptr;
     ++generation_;
-    for (std::exception_ptr& error : errors_) error = nullptr;
   }
   work_ready_.notify_all();
-  try {
-    const int64_t end = ChunkBegin(n, 1, chunks);
-    if (end > 0) task(0, end);
-  } catch (...) {
-    errors_[0] = std::current_exception();
-  }
+  TakeBlocks(task, n, block);
+  std::exception_ptr error;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     work_done_.wait(lock, [this] { return pending_ == 0; });
     task_ = nullptr;
+    error = error_;
   }
-  for (const std::exception_ptr& error : errors_) {
-    if (error) std::rethrow_exception(error);
+  if (error) std::rethrow_exception(error);
+}
+
+void WorkerPool::TakeBlocks(const Task& task, int64_t n, int64_t block) {
+  for (;;) {
+    const int64_t begin = next_.fetch_add(block);
+    if (begin >= n) return;
+    try {
+      task(begin, std::min(n, begin + block));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_ || begin < error_begin_) {
+        error_ = std::current_exception();
+        error_begin_ = begin;
+      }
+    }
   }
 }
 
-void WorkerPool::HelperLoop(int helper) {
+void WorkerPool::HelperLoop() {
   uint64_t seen = 0;
   for (;;) {
     const Task* task = nullptr;
-    int64_t n = 0;
+    int64_t n = 0, block = 1;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       work_ready_.wait(lock, [&] { return shutdown_ || generation_ != seen; });
@@ -146,15 +153,9 @@ void WorkerPool::HelperLoop(int helper) {
       seen = generation_;
       task = task_;
       n = n_;
+      block = block_;
     }
-    const int chunks = num_threads();
-    const int64_t begin = ChunkBegin(n, helper, chunks);
-    const int64_t end = ChunkBegin(n, helper + 1, chunks);
-    try {
-      if (begin < end) (*task)(begin, end);
-    } catch (...) {
-      errors_[helper] = std::current_exception();
-    }
+    TakeBlocks(*task, n, block);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (--pending_ == 0) work_done_.notify_all();
