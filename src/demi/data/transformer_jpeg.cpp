@@ -190,6 +190,9 @@ bool Transformer::TransformJpegTo(std::string_view data, int channels,
     for (int c = 0; c < channels; ++c)
       planes.emplace_back(out_h, out_w, CV_8U, bytes + c * spatial);
     cv::split(sampled, planes);
+    CHECK(planes.size() == static_cast<size_t>(channels) && planes[0].data == bytes)
+        << owner_ << ": the warp gave " << sampled.channels() << " channels of " << sampled.rows
+        << " x " << sampled.cols << ", not " << channels << " of " << out_h << " x " << out_w;
     if (through_bytes) NormalizeExample(Normalization(channels), spatial, bytes, out.floats);
     return true;
   }
