@@ -89,15 +89,28 @@ TEST(WorkerPoolTest, RethrowsTheFirstChunksErrorWhateverTheTiming) {
 
 TEST(WorkerPoolTest, ASlowItemHoldsBackOnlyItsOwnThread) {
   WorkerPool pool(2);
-  // Blocks of one item (8 / (4 x 2)); item 0 takes far longer than the rest.
+  // Blocks of one item (8 / (4 x 2)). Item 0 waits until the seven others are
+  // done: the other thread must take them all. With a fixed share each, the
+  // thread of item 0 would own items 1 to 3, and item 0 would give up after
+  // 10 s without seeing them.
   std::vector<std::thread::id> ran_on(8);
+  std::atomic<int> others_done{0};
+  bool saw_all = false;
   pool.Run(8, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (i == 0) {
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (others_done < 7 && std::chrono::steady_clock::now() < give_up) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        saw_all = others_done == 7;
+      } else {
+        ++others_done;
+      }
       ran_on[i] = std::this_thread::get_id();
     }
   });
-  // The other thread took every other item while item 0 slept.
+  EXPECT_TRUE(saw_all);
   EXPECT_EQ(std::count(ran_on.begin(), ran_on.end(), ran_on[0]), 1);
 }
 
