@@ -10,11 +10,17 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+// jpeglib.h needs FILE and size_t declared before it.
+// clang-format off
+#include <cstdio>
+#include <jpeglib.h>
+// clang-format on
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
-#include <opencv2/imgcodecs.hpp>
 #include <random>
 #include <string>
 #include <thread>
@@ -223,6 +229,35 @@ void TrainNetWithData() {
   TrainWithData(kept, kept.name(), FLAGS_batch_size, context);
 }
 
+/// A BGR image as a baseline JPEG of `quality`, through libjpeg: a bundle
+/// leaves OpenCV's codecs out (util/lazy_imgcodecs.cpp), and GPU hosts have
+/// no photos to convert.
+std::string EncodeJpeg(const cv::Mat& image, int quality) {
+  jpeg_compress_struct info{};
+  jpeg_error_mgr errors{};
+  info.err = jpeg_std_error(&errors);  // exits on error: a bench, fixed input
+  jpeg_create_compress(&info);
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;  // NOLINT(runtime/int): libjpeg's type
+  jpeg_mem_dest(&info, &buffer, &size);
+  info.image_width = static_cast<JDIMENSION>(image.cols);
+  info.image_height = static_cast<JDIMENSION>(image.rows);
+  info.input_components = 3;
+  info.in_color_space = JCS_EXT_BGR;
+  jpeg_set_defaults(&info);
+  jpeg_set_quality(&info, quality, TRUE);
+  jpeg_start_compress(&info, TRUE);
+  while (info.next_scanline < info.image_height) {
+    JSAMPROW row = const_cast<JSAMPROW>(image.ptr<uchar>(static_cast<int>(info.next_scanline)));
+    jpeg_write_scanlines(&info, &row, 1);
+  }
+  jpeg_finish_compress(&info);
+  jpeg_destroy_compress(&info);
+  std::string encoded(reinterpret_cast<const char*>(buffer), size);
+  std::free(buffer);
+  return encoded;
+}
+
 /// --make_source: `count` ImageNet-sized JPEGs (500 x 375 and 375 x 500,
 /// quality 90) as an encoded LMDB, for hosts without opencv-doc's photos
 /// (bench/gpu.sh). Photo-like rather than real: smooth shading, a few hard
@@ -246,10 +281,9 @@ void MakeSyntheticJpegs(const std::string& path, int count) {
         }
       }
     }
-    std::vector<uchar> encoded;
-    CHECK(cv::imencode(".jpg", image, encoded, {cv::IMWRITE_JPEG_QUALITY, 90}));
+    const std::string encoded = EncodeJpeg(image, 90);
     demi::Datum datum;
-    datum.set_data(std::string(encoded.begin(), encoded.end()));
+    datum.set_data(encoded);
     datum.set_encoded(true);
     datum.set_label(i % 1000);
     bytes += static_cast<int64_t>(encoded.size());

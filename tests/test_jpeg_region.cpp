@@ -204,6 +204,25 @@ Difference CompareWithFullDecode(const std::vector<std::string>& jpegs, const st
   return difference;
 }
 
+// The fast path takes a JPEG's shape from its header (no decode, and no
+// OpenCV codecs, which a bundle leaves out): the decoded image's.
+TEST(JpegRegionTest, OutputShapeFromTheHeaderIsTheDecodedOnes) {
+  const std::vector<std::string> jpegs = Variety();
+  if (jpegs.empty()) GTEST_SKIP() << "opencv-doc is not installed";
+  for (const char* text : {"", "crop_size: 97", "random_resized_crop: true crop_size: 64",
+                           "resize_shorter_side: 100 crop_size: 90", "force_gray: true",
+                           "force_color: true crop_size: 32"}) {
+    for (Phase phase : {TRAIN, TEST}) {
+      const Transformer fast = MakeTransformer(text, phase, true);
+      const Transformer full = MakeTransformer(text, phase, false);
+      for (const std::string& data : jpegs) {
+        const Datum datum = JpegDatum(data);
+        EXPECT_EQ(fast.OutputShape(datum), full.OutputShape(datum)) << text;
+      }
+    }
+  }
+}
+
 TEST(JpegRegionTest, FastPathWithoutResizeIsBitIdentical) {
   const std::vector<std::string> jpegs = Variety();
   if (jpegs.empty()) GTEST_SKIP() << "opencv-doc is not installed";

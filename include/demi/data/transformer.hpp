@@ -13,6 +13,8 @@
 
 namespace demi {
 
+struct JpegHeader;  // data/jpeg_region.hpp
+
 /// @brief A record that cannot be used: it does not decode, its pixel data
 /// does not match its dimensions, or its size differs from the batch's. The
 /// data layers add which record it is, and skip it when asked to.
@@ -161,6 +163,12 @@ class Transformer {
                       const Output& out) const;
   bool TransformJpegTo(std::string_view data, int channels, const std::vector<int64_t>& shape,
                        RandomEngine* engine, const Output& out) const;
+  /// Reads the header of a JPEG the fast path takes (else false) and sets
+  /// `*channels` where it is 0 (as TransformJpeg's `channels`).
+  bool ReadFastJpegHeader(std::string_view data, int* channels, JpegHeader* header) const;
+  /// The output shape of such a JPEG from its header (empty for another
+  /// record): OutputShape without decoding a pixel.
+  std::vector<int64_t> JpegOutputShape(std::string_view data) const;
   bool NeedsOpenCv(const Datum& datum) const;
   /// force_color / force_gray, resize_shorter_side, and (with an engine, in
   /// TRAIN) the random resized crop.

@@ -332,6 +332,13 @@ std::vector<int64_t> Transformer::CroppedShape(int64_t channels, int64_t height,
 }
 
 std::vector<int64_t> Transformer::OutputShape(const Datum& datum) const {
+  // A JPEG the fast path takes: its header says (and OpenCV's codecs, which
+  // a bundle leaves out, are not needed).
+  if (datum.encoded() && !datum.data().empty() &&
+      ImageTruncation(datum.data(), datum.data()).empty()) {
+    std::vector<int64_t> shape = JpegOutputShape(datum.data());
+    if (!shape.empty()) return shape;
+  }
   if (NeedsOpenCv(datum)) return OutputShape(DatumToImage(datum));
   CheckRawDatum(datum);
   return CroppedShape(datum.channels(), datum.height(), datum.width());
@@ -390,7 +397,7 @@ PixelNormalization Transformer::Normalization(int64_t channels) const {
 
 bool Transformer::TransformBytes(const Datum& datum, const std::vector<int64_t>& shape,
                                  RandomEngine* engine, uint8_t* out) const {
-  CHECK(DefersNormalization()) << owner_ << ": TransformBytes with jitter or a mean_file";
+  DEMI_CHECK(DefersNormalization(), owner_, ": TransformBytes with jitter or a mean_file");
   // Encoded images decode to bytes; raw Datums hold bytes or float_data.
   if (!datum.encoded() && !CheckRawDatum(datum)) return false;
   TransformDatum(datum, shape, engine, Output{nullptr, out});
@@ -399,7 +406,7 @@ bool Transformer::TransformBytes(const Datum& datum, const std::vector<int64_t>&
 
 bool Transformer::TransformBytes(const cv::Mat& image, const std::vector<int64_t>& shape,
                                  RandomEngine* engine, uint8_t* out) const {
-  CHECK(DefersNormalization()) << owner_ << ": TransformBytes with jitter or a mean_file";
+  DEMI_CHECK(DefersNormalization(), owner_, ": TransformBytes with jitter or a mean_file");
   if (image.depth() != CV_8U) return false;
   TransformImage(image, shape, engine, Output{nullptr, out});
   return true;

@@ -88,6 +88,39 @@ cv::Mat Warp(const JpegRegion& region, const Axis& y_axis, const Axis& x_axis, b
 
 }  // namespace
 
+bool Transformer::ReadFastJpegHeader(std::string_view data, int* channels,
+                                     JpegHeader* header) const {
+  if (!param_.fast_jpeg_decode() || RandomResizes()) return false;
+  if (!ReadJpegHeader(data, header)) return false;
+  // Where imdecode does more than decode: CMYK conversion, EXIF rotation.
+  if (header->components == 4 || header->orientation != 1 ||
+      static_cast<int64_t>(header->height) * header->width > kMaxPixels) {
+    return false;
+  }
+  if (*channels == 0) {
+    *channels = param_.force_color()      ? 3
+                : param_.force_gray()     ? 1
+                : header->components == 1 ? 1
+                                          : 3;
+  } else if ((param_.force_gray() && *channels != 1) || (param_.force_color() && *channels != 3)) {
+    return false;  // ForceChannels would convert what the caller decodes
+  }
+  return true;
+}
+
+std::vector<int64_t> Transformer::JpegOutputShape(std::string_view data) const {
+  JpegHeader header;
+  int channels = 0;
+  if (!ReadFastJpegHeader(data, &channels, &header)) return {};
+  // OutputShape(cv::Mat)'s steps on the header's size.
+  if (param_.random_resized_crop() && phase_ == TRAIN) {
+    return {channels, param_.crop_size(), param_.crop_size()};
+  }
+  int rows = header.height, cols = header.width;
+  ShorterSideResize(&rows, &cols);
+  return CroppedShape(channels, rows, cols);
+}
+
 bool Transformer::TransformJpeg(std::string_view data, int channels,
                                 const std::vector<int64_t>& shape, RandomEngine* engine,
                                 float* out) const {
@@ -97,7 +130,8 @@ bool Transformer::TransformJpeg(std::string_view data, int channels,
 bool Transformer::TransformJpeg(std::string_view data, int channels,
                                 const std::vector<int64_t>& shape, RandomEngine* engine,
                                 uint8_t* out) const {
-  CHECK(DefersNormalization()) << owner_ << ": TransformJpeg into bytes with jitter or a mean_file";
+  DEMI_CHECK(DefersNormalization(), owner_,
+             ": TransformJpeg into bytes with jitter or a mean_file");
   return TransformJpegTo(data, channels, shape, engine, Output{nullptr, out});
 }
 
@@ -105,19 +139,8 @@ bool Transformer::TransformJpegTo(std::string_view data, int channels,
                                   const std::vector<int64_t>& shape, RandomEngine* engine,
                                   const Output& out) const {
   DEMI_CHECK(engine != nullptr, owner_, ": TransformJpeg needs a random engine (one per example)");
-  if (!param_.fast_jpeg_decode() || RandomResizes()) return false;
   JpegHeader header;
-  if (!ReadJpegHeader(data, &header)) return false;
-  // Where imdecode does more than decode: CMYK conversion, EXIF rotation.
-  if (header.components == 4 || header.orientation != 1 ||
-      static_cast<int64_t>(header.height) * header.width > kMaxPixels) {
-    return false;
-  }
-  if (channels == 0) {
-    channels = param_.force_color() ? 3 : param_.force_gray() ? 1 : header.components == 1 ? 1 : 3;
-  } else if ((param_.force_gray() && channels != 1) || (param_.force_color() && channels != 3)) {
-    return false;  // ForceChannels would convert what the caller decodes
-  }
+  if (!ReadFastJpegHeader(data, &channels, &header)) return false;
 
   // Prepare's size after resize_shorter_side.
   const int height = header.height, width = header.width;
@@ -190,9 +213,9 @@ bool Transformer::TransformJpegTo(std::string_view data, int channels,
     for (int c = 0; c < channels; ++c)
       planes.emplace_back(out_h, out_w, CV_8U, bytes + c * spatial);
     cv::split(sampled, planes);
-    CHECK(planes.size() == static_cast<size_t>(channels) && planes[0].data == bytes)
-        << owner_ << ": the warp gave " << sampled.channels() << " channels of " << sampled.rows
-        << " x " << sampled.cols << ", not " << channels << " of " << out_h << " x " << out_w;
+    DEMI_CHECK(planes.size() == static_cast<size_t>(channels) && planes[0].data == bytes, owner_,
+               ": the warp gave ", sampled.channels(), " channels of ", sampled.rows, " x ",
+               sampled.cols, ", not ", channels, " of ", out_h, " x ", out_w);
     if (through_bytes) NormalizeExample(Normalization(channels), spatial, bytes, out.floats);
     return true;
   }
