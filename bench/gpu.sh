@@ -346,6 +346,10 @@ if [ ! -x "$bin/bench/data_throughput" ]; then
 elif run_step 120 "$log_dir/data_make" "$bin/bench/data_throughput" --make_source="$data_count" \
   --source="$log_dir/jpeg_lmdb"; then
   sed -n 's/^wrote /Made /p' "$log_dir/data_make" >>"$report"
+  # The per-core rate follows the core: name it and its clock, to compare hosts.
+  cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+  cpu_mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' /proc/cpuinfo | sort -n | tail -1)
+  say "Host CPU: ${cpu_model:-unknown}, $(nproc) cores, the fastest at ${cpu_mhz:-?} MHz when read (/proc/cpuinfo)."
   say "Transform: RandomResizedCrop 224 + mirror + mean/scale (byte batches: the mean and scale"
   say "run on the device). The host's decode alone, one thread, CPU Forward (img/s per core):"
   OMP_WAIT_POLICY=passive run_step 60 "$log_dir/data_core" "$bin/bench/data_throughput" \

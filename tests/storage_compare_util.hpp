@@ -10,10 +10,12 @@
 // lie within 1 % of the largest magnitude of the FLOAT layer's tensor.
 // Reading 16-bit bytes as floats, or the wrong formula, misses that by
 // orders of magnitude.
+#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -98,12 +100,18 @@ struct StorageCase {
   int bottoms = 1;
   int tops = 1;
   std::vector<int64_t> shape = {2, 16, 5, 3};
+  /// The 16-bit layer's bottoms (or tops) stored in FLOAT: a layer whose
+  /// blobs each take their own type (BlobFormats::kPerBlob).
+  bool float_bottoms = false;
+  bool float_tops = false;
 };
 
 /// The layer with blobs stored in `type` (in channel blocks of `block`)
-/// against the FLOAT layer in Caffe's layout: tops, bottom gradients, param
+/// against the FLOAT layer in Caffe's layout, both on `device` (the CPU's
+/// with the DNNL engine where it has one): tops, bottom gradients, param
 /// gradients.
-inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block) {
+inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block,
+                                  Device device = Device::kCPU) {
   std::vector<std::unique_ptr<Blob>> owned;
   auto add = [&owned](std::vector<Blob*>* blobs, Type blob_type, int blob_block,
                       const std::vector<int64_t>& shape) {
@@ -117,18 +125,26 @@ inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block) {
   std::vector<Blob*> ref_bottom, ref_top, narrow_bottom, narrow_top;
   for (int i = 0; i < c.bottoms; ++i) {
     add(&ref_bottom, FLOAT, 1, c.shape);
-    add(&narrow_bottom, type, block, c.shape);
+    add(&narrow_bottom, c.float_bottoms ? FLOAT : type, block, c.shape);
   }
   for (int i = 0; i < c.tops; ++i) {
     add(&ref_top, FLOAT, 1, {});
-    add(&narrow_top, type, block, {});
+    add(&narrow_top, c.float_tops ? FLOAT : type, block, {});
   }
   // Named bottoms and tops, none in place.
   std::string wiring;
   for (int i = 0; i < c.bottoms; ++i) wiring += StrCat(" bottom: 'x", i, "'");
   for (int i = 0; i < c.tops; ++i) wiring += StrCat(" top: 'y", i, "'");
-  auto reference = MakeDnnlLayer(c.layer + wiring);
-  auto narrow = MakeDnnlLayer(c.layer + wiring + StorageFields(type));
+  auto make = [device](const std::string& text) {
+    if (device == Device::kCPU) return MakeDnnlLayer(text);
+    std::unique_ptr<Layer> layer = MakeLayer(text);
+    Context context;
+    context.device = device;
+    layer->set_context(context);
+    return layer;
+  };
+  auto reference = make(c.layer + wiring);
+  auto narrow = make(c.layer + wiring + StorageFields(type));
   reference->SetUp(ref_bottom, ref_top);
   narrow->SetUp(narrow_bottom, narrow_top);
   // oneDNN may run neither layer here (no AVX-512: its convolutions then
@@ -220,6 +236,14 @@ inline void ExpectCasesStoreLikeFloat(const std::string& layer_type, Type type) 
   for (const StorageCase& c : StorageCasesOf(layer_type)) ExpectStoresLikeFloat(c, type);
 }
 
+/// The same on GPU 0, in Caffe's layout (the GPU's only one).
+inline void ExpectCasesStoreLikeFloatOnGpu(const std::string& layer_type, Type type) {
+  for (const StorageCase& c : StorageCasesOf(layer_type)) {
+    SCOPED_TRACE(c.layer);
+    ExpectStoresLikeFloat(c, type, 1, Device::kGPU);
+  }
+}
+
 constexpr char kStorageFillers[] =
     " weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' std: 0.3 }";
 
@@ -258,13 +282,16 @@ constexpr char kBlockNet[] = R"(
   layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }
 )";
 
-/// The block net at a --precision.
-inline std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory) {
+/// The block net at a --precision, on `device`.
+inline std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory,
+                                     Device device = Device::kCPU) {
   NetParameter param = ParseText<NetParameter>(kBlockNet);
   param.mutable_state()->set_phase(TRAIN);
   param.set_memory_optimization(memory);
   ApplyPrecision(precision, &param);
-  return std::make_unique<Net>(param, Context());
+  Context context;
+  context.device = device;
+  return std::make_unique<Net>(param, context);
 }
 
 /// The block net `net` stores its blobs between 16-bit layers in `type`
@@ -297,9 +324,10 @@ inline float RunOnce(Net* net, const NetParameter& weights) {
 /// within `loss_tolerance` of FLOAT's (relative), and every learned gradient
 /// within `gradient_tolerance` of FLOAT's in L2 norm (relative; a gradient
 /// of zeros, BatchNorm's statistics, must stay zeros).
-inline void ExpectBlockNetNearFloat(Type type, float loss_tolerance, double gradient_tolerance) {
-  auto narrow = BlockNet(type, ARENA);
-  auto wide = BlockNet(FLOAT, ARENA);
+inline void ExpectBlockNetNearFloat(Type type, float loss_tolerance, double gradient_tolerance,
+                                    Device device = Device::kCPU) {
+  auto narrow = BlockNet(type, ARENA, device);
+  auto wide = BlockNet(FLOAT, ARENA, device);
   NetParameter weights;
   wide->ToProto(&weights);
   const float loss_float = RunOnce(wide.get(), weights);
@@ -330,6 +358,46 @@ inline void ExpectPlannedMatchesUnplanned(Net* planned, Net* unplanned) {
           << planned->param_display_names()[p];
     }
   }
+}
+
+/// SGD on the block net fed by DummyData, at `precision` with GradScaler's
+/// dynamic loss scaling, as the solver text of `max_iter` iterations.
+inline std::string SixteenBitSolver(Type precision, const std::string& prefix, int max_iter,
+                                    const std::string& extra = "") {
+  NetParameter net = ParseText<NetParameter>(kBlockNet);
+  LayerParameter& data = *net.mutable_layer(0);
+  data = ParseText<LayerParameter>(R"(
+    name: 'data' type: 'DummyData' top: 'data' top: 'label'
+    dummy_data_param { shape { dim: 4 dim: 3 dim: 12 dim: 12 } shape { dim: 4 }
+                       data_filler { type: 'gaussian' }
+                       data_filler { type: 'uniform' min: 0 max: 2.99 } })");
+  net.set_global_grad_scale_adaptive(true);
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(net, &text);
+  return StrCat("net_param {", text, R"(} type: "SGD" base_lr: 0.05 momentum: 0.9
+    lr_policy: "fixed" random_seed: 3 precision: )",
+                Type_Name(precision), " snapshot_prefix: \"", prefix, "\" max_iter: ", max_iter,
+                " ", extra);
+}
+
+/// Six iterations of SixteenBitSolver(precision) straight, and three, a
+/// snapshot, then three more resumed from it: the same params, history and
+/// loss scale, bit for bit. `make` builds a solver from its text.
+inline void ExpectSixteenBitResumeIsBitIdentical(
+    Type precision, const std::function<std::unique_ptr<Solver>(const std::string&)>& make) {
+  ScratchDir dir;
+  auto straight = make(SixteenBitSolver(precision, dir.file("straight"), 6));
+  straight->Solve();
+  auto first_half =
+      make(SixteenBitSolver(precision, dir.file("split"), 3, "snapshot_after_train: true"));
+  first_half->Solve();
+  auto second_half = make(SixteenBitSolver(precision, dir.file("split"), 6));
+  second_half->Solve(dir.file("split_iter_3.solverstate"));
+  EXPECT_EQ(second_half->iter(), 6);
+  EXPECT_EQ(AllParams(second_half->net()), AllParams(straight->net()));
+  EXPECT_EQ(AllHistory(*second_half), AllHistory(*straight));
+  EXPECT_EQ(second_half->loss_scaler().scale(), straight->loss_scaler().scale());
+  EXPECT_NE(AllParams(first_half->net()), AllParams(straight->net()));
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 // write them against the same layers in FLOAT on the same (bfloat16)
 // numbers, and a net that stores the blobs between such layers in 16 bits
 // (storage_compare_util.hpp states the tolerance).
-#include <google/protobuf/text_format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -143,40 +141,11 @@ TEST(Bf16StorageTest, PlannedAndUnplannedBfloat16NetsAreBitIdentical) {
   ExpectPlannedMatchesUnplanned(planned.get(), unplanned.get());
 }
 
-/// SGD on the block net fed by DummyData, in BFLOAT16 with GradScaler's
-/// dynamic loss scaling, as the solver text of `max_iter` iterations.
-std::string Bf16Solver(const std::string& prefix, int max_iter, const std::string& extra = "") {
-  NetParameter net = ParseText<NetParameter>(kBlockNet);
-  LayerParameter& data = *net.mutable_layer(0);
-  data = ParseText<LayerParameter>(R"(
-    name: 'data' type: 'DummyData' top: 'data' top: 'label'
-    dummy_data_param { shape { dim: 4 dim: 3 dim: 12 dim: 12 } shape { dim: 4 }
-                       data_filler { type: 'gaussian' }
-                       data_filler { type: 'uniform' min: 0 max: 2.99 } })");
-  net.set_global_grad_scale_adaptive(true);
-  std::string text;
-  google::protobuf::TextFormat::PrintToString(net, &text);
-  return StrCat("net_param {", text, R"(} type: "SGD" base_lr: 0.05 momentum: 0.9
-    lr_policy: "fixed" random_seed: 3 precision: BFLOAT16 snapshot_prefix: ")",
-                prefix, "\" max_iter: ", max_iter, " ", extra);
-}
-
 TEST(Bf16StorageTest, ResumeInBfloat16WithDynamicLossScalingIsBitIdentical) {
-  ScratchDir dir;
-  auto straight = MakeSolver(Bf16Solver(dir.file("straight"), 6));
-  if (!StoresBfloat16(straight->net())) {
+  if (!StoresBfloat16(*BlockNet(BFLOAT16, ARENA))) {
     GTEST_SKIP() << "oneDNN has no bfloat16 kernels on this CPU";
   }
-  straight->Solve();
-  auto first_half = MakeSolver(Bf16Solver(dir.file("split"), 3, "snapshot_after_train: true"));
-  first_half->Solve();
-  auto second_half = MakeSolver(Bf16Solver(dir.file("split"), 6));
-  second_half->Solve(dir.file("split_iter_3.solverstate"));
-  EXPECT_EQ(second_half->iter(), 6);
-  EXPECT_EQ(AllParams(second_half->net()), AllParams(straight->net()));
-  EXPECT_EQ(AllHistory(*second_half), AllHistory(*straight));
-  EXPECT_EQ(second_half->loss_scaler().scale(), straight->loss_scaler().scale());
-  EXPECT_NE(AllParams(first_half->net()), AllParams(straight->net()));
+  ExpectSixteenBitResumeIsBitIdentical(BFLOAT16, MakeSolver);
 }
 
 }  // namespace

@@ -257,6 +257,51 @@ TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun)
             std::string::npos);
 }
 
+#ifdef USE_CUDNN
+TEST(EngineDecisionTest, APrecisionOnTheGpuStoresSixteenBitsBetweenCudnnAndOurKernels) {
+  const auto decide = [](const char* layer, Type precision) {
+    EngineDefaults defaults;
+    defaults.precision = precision;
+    return DecideEngine(ParseText<LayerParameter>(StrCat("name: 'l' bottom: 'x' ", layer)),
+                        defaults, Device::kGPU);
+  };
+  for (Type type : {FLOAT16, BFLOAT16}) {
+    // Stored in 16 bits, computed in FLOAT (tensor-op products for the
+    // convolutions): cuDNN's layers and the CUDA kernels of a ResNet block.
+    const LayerTypes storage{type, FLOAT, type, FLOAT};
+    for (const char* layer :
+         {"type: 'Convolution'", "type: 'Pooling'", "type: 'ReLU'", "type: 'BatchNorm'"}) {
+      const EngineDecision decision = decide(layer, type);
+      EXPECT_EQ(EngineName(decision.engine), "CUDNN") << layer;
+      EXPECT_EQ(decision.types, storage) << layer << " " << Type_Name(type);
+    }
+    for (const char* layer : {"type: 'Scale'", "type: 'Eltwise'", "type: 'Split'",
+                              "type: 'BatchNorm' batch_norm_param { engine: CAFFE }",
+                              "type: 'ReLU' relu_param { negative_slope: 0.1 }",
+                              "type: 'Pooling' pooling_param { engine: CAFFE }"}) {
+      const EngineDecision decision = decide(layer, type);
+      EXPECT_EQ(EngineName(decision.engine), "CAFFE") << layer;
+      EXPECT_EQ(decision.types, storage) << layer << " " << Type_Name(type);
+    }
+    // The rest run FLOAT: no 16-bit kernel of theirs on the GPU yet.
+    for (const char* layer :
+         {"type: 'InnerProduct'", "type: 'Deconvolution'", "type: 'Softmax'", "type: 'LRN'",
+          "type: 'Concat'", "type: 'Eltwise' eltwise_param { operation: MAX }",
+          "type: 'Convolution' convolution_param { engine: CAFFE }"}) {
+      EXPECT_EQ(decide(layer, type).types, LayerTypes{}) << layer << " " << Type_Name(type);
+    }
+  }
+  // Asked for 16-bit math, the GPU narrows it to FLOAT math (rule 1), as
+  // NVCaffe's default_forward_math: FLOAT16 files ask.
+  EngineDefaults nvcaffe;
+  nvcaffe.types = {FLOAT16, FLOAT16, FLOAT16, FLOAT16};
+  EXPECT_EQ(DecideEngine(ParseText<LayerParameter>("name: 'c' bottom: 'x' type: 'Convolution'"),
+                         nvcaffe, Device::kGPU)
+                .types,
+            (LayerTypes{FLOAT16, FLOAT, FLOAT16, FLOAT}));
+}
+#endif
+
 TEST(EngineDecisionTest, FlagsParseTheirValues) {
   Type type = FLOAT;
   EXPECT_FALSE(ParsePrecisionFlag("", &type));

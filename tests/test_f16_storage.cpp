@@ -128,5 +128,9 @@ TEST(F16StorageTest, PlannedAndUnplannedFloat16NetsAreBitIdentical) {
   ExpectPlannedMatchesUnplanned(planned.get(), unplanned.get());
 }
 
+TEST(F16StorageTest, ResumeInFloat16WithDynamicLossScalingIsBitIdentical) {
+  ExpectSixteenBitResumeIsBitIdentical(FLOAT16, MakeSolver);
+}
+
 }  // namespace
 }  // namespace demi

@@ -288,6 +288,30 @@ TEST(SolverTest, NaNLossWithDebugInfoNamesTheFirstLayer) {
                         {"loss is NaN at iteration 0", "set debug_info: true"});
 }
 
+TEST(SolverTest, NaNLossInASixteenBitNetNamesTheFirstLayerWhoseTopIsNotFinite) {
+  // As above, with h stored in bfloat16 between two convolutions (no ReLU:
+  // oneDNN's maps a NaN to 0): the search reads each top in its own type.
+  const std::string text = R"(
+    net_param {
+      layer { name: "data" type: "DummyData" top: "x"
+              dummy_data_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 }
+                                 data_filler { type: "constant" value: 1 } } }
+      layer { name: "conv1" type: "Convolution" bottom: "x" top: "h"
+              convolution_param { num_output: 2 kernel_size: 1
+                                  weight_filler { type: "constant" value: inf } } }
+      layer { name: "conv2" type: "Convolution" bottom: "h" top: "y" loss_weight: 1
+              convolution_param { num_output: 1 kernel_size: 1 } }
+    }
+    lr_policy: "fixed" snapshot_after_train: false precision: BFLOAT16 debug_info: true
+  )";
+  auto solver = MakeSolver(text);
+  if (solver->net().blob_by_name("h")->storage_type() != BFLOAT16) {
+    GTEST_SKIP() << "oneDNN has no bfloat16 convolution on this CPU";
+  }
+  ExpectErrorContaining([&] { solver->Step(1); },
+                        {"loss is NaN at iteration 0", "top 'h' of layer 'conv1' (Convolution)"});
+}
+
 TEST(SolverTest, SnapshotPrefixChecks) {
   ExpectErrorContaining([] { MakeSolver(std::string(kCountdown) + "snapshot: 5"); },
                         {"snapshot is 5 but snapshot_prefix is not set"});

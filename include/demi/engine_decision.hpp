@@ -40,7 +40,9 @@
 // every other layer touching them stores that type too, FLOAT ones
 // elsewhere; the net chooses (Net::SettleLayouts), and such a layer reads
 // and writes both. No CPU kernel of ours computes in FLOAT16: FLOAT16 there
-// is storage, with FLOAT math.
+// is storage, with FLOAT math. On a GPU both 16-bit types are storage too:
+// cuDNN's convolutions multiply the 16-bit numbers on tensor cores and sum
+// in FLOAT, and every other GPU kernel computes in FLOAT.
 //
 // Adding an engine or a type: a row (or its types) in the table, and the
 // layer's kernels. Nothing else decides.

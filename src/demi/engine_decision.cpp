@@ -125,12 +125,16 @@ const std::vector<EngineRow>& EngineTable() {
     add(Device::kCPU, EngineKind::kDnnl, {"ReLU"}, DnnlRelu, {FLOAT}, true, narrow);
     add(Device::kCPU, EngineKind::kDnnl, {"Eltwise"}, DnnlEltwise, {FLOAT}, true, narrow_storage);
 #ifdef USE_CUDNN
-    add(Device::kGPU, EngineKind::kCudnn,
-        {"Convolution", "Deconvolution", "Sigmoid", "TanH", "Softmax"});
-    add(Device::kGPU, EngineKind::kCudnn, {"Pooling"}, CudnnPooling);
+    // cuDNN stores FLOAT16 and BFLOAT16 where it takes them, and sums in
+    // FLOAT (convolutions in tensor-op math); Convolution and Pooling
+    // convert a FLOAT neighbour's blob through scratch (NarrowStaging).
+    add(Device::kGPU, EngineKind::kCudnn, {"Convolution"}, nullptr, {FLOAT}, true, narrow_storage);
+    add(Device::kGPU, EngineKind::kCudnn, {"Deconvolution", "Sigmoid", "TanH", "Softmax"});
+    add(Device::kGPU, EngineKind::kCudnn, {"Pooling"}, CudnnPooling, {FLOAT}, true, narrow_storage);
     add(Device::kGPU, EngineKind::kCudnn, {"LRN"}, CudnnLrn);
-    add(Device::kGPU, EngineKind::kCudnn, {"ReLU"}, CudnnRelu);
-    add(Device::kGPU, EngineKind::kCudnn, {"BatchNorm"}, CudnnBatchNorm);
+    add(Device::kGPU, EngineKind::kCudnn, {"ReLU"}, CudnnRelu, {FLOAT}, true, narrow_storage);
+    add(Device::kGPU, EngineKind::kCudnn, {"BatchNorm"}, CudnnBatchNorm, {FLOAT}, true,
+        narrow_storage);
 #endif
     return rows;
   }();
@@ -141,10 +145,20 @@ const std::vector<EngineRow>& EngineTable() {
 /// Split's, Concat's and ReLU's CPU code also stores 16 bits (Split sums
 /// gradients in FLOAT; Concat copies; ReLU maps in FLOAT a chunk at a time),
 /// so a branch or a join does not end a 16-bit stretch of a net, and ReLU
-/// stores FLOAT16, which oneDNN's eltwise does not on these CPUs.
-EngineRow ReferenceRow(const std::string& layer_type, Device device) {
-  const bool narrow = (layer_type == "Split" || layer_type == "Concat" || layer_type == "ReLU") &&
-                      device == Device::kCPU;
+/// stores FLOAT16, which oneDNN's eltwise does not on these CPUs. On the
+/// GPU, Split's, Scale's, BatchNorm's, ReLU's, Pooling's and Eltwise SUM's
+/// kernels store 16 bits (in FLOAT arithmetic), so a ResNet's blocks stay
+/// 16-bit between its cuDNN convolutions, and where cuDNN takes no
+/// BFLOAT16 pooling or activation, ours run instead.
+EngineRow ReferenceRow(const LayerParameter& param, Device device) {
+  const std::string& layer_type = param.type();
+  const bool narrow = device == Device::kCPU
+                          ? layer_type == "Split" || layer_type == "Concat" || layer_type == "ReLU"
+                          : layer_type == "Split" || layer_type == "Scale" ||
+                                layer_type == "BatchNorm" || layer_type == "ReLU" ||
+                                layer_type == "Pooling" ||
+                                (layer_type == "Eltwise" &&
+                                 param.eltwise_param().operation() == EltwiseParameter::SUM);
   return {"",
           device,
           EngineKind::kCaffe,
@@ -186,13 +200,13 @@ std::string WhyNot(const EngineRow& row, const LayerParameter& param, const Laye
 
 std::string DeviceName(Device device) { return device == Device::kCPU ? "the CPU" : "a GPU"; }
 
-/// The engines for a layer type on a device, CAFFE last.
-std::vector<EngineRow> RowsFor(const std::string& layer_type, Device device) {
+/// The engines for a layer on a device, CAFFE last.
+std::vector<EngineRow> RowsFor(const LayerParameter& param, Device device) {
   std::vector<EngineRow> rows;
   for (const EngineRow& row : EngineTable()) {
-    if (row.layer_type == layer_type && row.device == device) rows.push_back(row);
+    if (row.layer_type == param.type() && row.device == device) rows.push_back(row);
   }
-  rows.push_back(ReferenceRow(layer_type, device));
+  rows.push_back(ReferenceRow(param, device));
   return rows;
 }
 
@@ -270,7 +284,7 @@ EngineDecision DecideForTypes(const LayerParameter& param, EngineKind requested,
   decision.requested = requested;
   decision.types = types;
   const EngineKind own = LayerOwnEngine(param);
-  const std::vector<EngineRow> rows = RowsFor(param.type(), device);
+  const std::vector<EngineRow> rows = RowsFor(param, device);
   if (decision.requested != EngineKind::kDefault) {
     // The engine's row that runs the types, else its first (for the reason).
     const auto of_engine = [&](const EngineRow& row) { return row.engine == decision.requested; };

@@ -60,10 +60,16 @@ std::string FormatDuration(double seconds) {
 int FirstNonFiniteTop(const Net& net, int layer_id) {
   const auto& tops = net.top_vecs()[layer_id];
   for (size_t i = 0; i < tops.size(); ++i) {
-    const float* data = tops[i]->cpu_data();
-    for (int64_t k = 0; k < tops[i]->count(); ++k) {
-      if (!std::isfinite(data[k])) return static_cast<int>(i);
-    }
+    // In the top's storage type: a 16-bit top is read as what it stores.
+    const bool finite = VisitStorageType(tops[i]->storage_type(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* data = tops[i]->template cpu_data_as<T>();
+      for (int64_t k = 0; k < tops[i]->count(); ++k) {
+        if (!std::isfinite(static_cast<float>(data[k]))) return false;
+      }
+      return true;
+    });
+    if (!finite) return static_cast<int>(i);
   }
   return -1;
 }

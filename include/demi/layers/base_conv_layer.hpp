@@ -79,11 +79,10 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
     return DnnlReady() && layer_param_.bottom_size() == 1 ? BlobFormats::kPerBlob
                                                           : BlobFormats::kNone;
   }
-  /// Convolution's primitives read and write BFLOAT16 blobs (the table lets
-  /// Convolution, not Deconvolution, store 16 bits).
-  BlobFormats narrow_blobs() const override {
-    return NarrowBlobsWhen(DnnlReady() && layer_param_.bottom_size() == 1, BlobFormats::kPerBlob);
-  }
+  /// Convolution's oneDNN primitives and cuDNN calls read and write 16-bit
+  /// blobs (the table lets Convolution, not Deconvolution, store 16 bits);
+  /// on the GPU a FLOAT bottom or top is converted through scratch.
+  BlobFormats narrow_blobs() const override;
 
  protected:
   /// True for Deconvolution: the convolution's image is the top.
@@ -117,6 +116,9 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   /// The bias helpers' kernels (base_conv_layer.cu), on device pointers.
   void AddBiasGpu(float* top_data) const;
   void AccumulateBiasGradientGpu(const float* top_diff);
+  /// The same on a top stored in `type`.
+  void AddBiasGpu(Type type, void* top_data) const;
+  void AccumulateBiasGradientGpu(Type type, const void* top_diff);
 #endif
 
 #ifdef USE_CUDNN
@@ -124,19 +126,24 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   /// pointers; "image" and "output" name the convolution's sides as above.
   struct CudnnState;
   void CudnnSetUp();
-  void CudnnReshape(const Blob& bottom);
+  void CudnnReshape(const Blob& bottom, const Blob& top);
   /// The two ways CudnnReshape picks the three passes' algorithms (GpuMath).
   void CudnnChooseDeterministicAlgorithms();
   void CudnnMeasureAlgorithms(const Blob& bottom);
   /// Whether this layer runs cuDNN at the current shape.
   bool CudnnReady() const;
-  void CudnnConvolve(const float* image, const float* weights, float* output);
+  /// Forward and Backward of one bottom and top, bias included, in the
+  /// type CudnnReshape chose (FLOAT, or a 16-bit one through NarrowStaging).
+  void CudnnForward(const Blob& bottom, Blob* top);
+  void CudnnBackward(const Blob& top, bool propagate_down, Blob* bottom);
+  /// Pointers below are in that type.
+  void CudnnConvolve(const void* image, const void* weights, void* output);
   /// image = the adjoint of CudnnConvolve applied to output.
-  void CudnnConvolveAdjoint(const float* output, const float* weights, float* image);
-  /// weights_diff += the weight gradient of CudnnConvolve.
-  void CudnnWeightGradient(const float* image, const float* output, float* weights_diff);
-  void CudnnAddBias(float* top_data);
-  void CudnnBiasGradient(const float* top_diff);
+  void CudnnConvolveAdjoint(const void* output, const void* weights, void* image);
+  /// The weights' gradient += the weight gradient of CudnnConvolve.
+  void CudnnWeightGradient(const void* image, const void* output);
+  /// The weights in that type.
+  const void* CudnnWeights();
   /// Null for the CAFFE engine. shared_ptr: its type-erased deleter lets
   /// this header leave CudnnState incomplete.
   std::shared_ptr<CudnnState> cudnn_;

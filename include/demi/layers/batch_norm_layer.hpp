@@ -84,9 +84,10 @@ class BatchNormLayer : public Layer {
     return WantsBlockedLayouts() ? BlobFormats::kUniform : BlobFormats::kNone;
   }
   /// The same loops over 16-bit blobs (x_hat saved in their type too), in
-  /// FLOAT.
+  /// FLOAT; on a GPU, the CUDA kernels and cuDNN's calls, in FLOAT too.
   BlobFormats narrow_blobs() const override {
-    return NarrowBlobsWhen(WantsBlockedLayouts(), BlobFormats::kUniform);
+    return NarrowBlobsWhen(WantsBlockedLayouts() || context_.device == Device::kGPU,
+                           BlobFormats::kUniform);
   }
 
  protected:

@@ -35,9 +35,12 @@ class EltwiseLayer : public Layer {
   bool CanReplay() const override { return true; }
   /// Element-wise: any layout, the same for every bottom and the top.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// SUM keeps 16-bit blobs through oneDNN's sum (and a FLOAT backward).
+  /// SUM keeps 16-bit blobs through oneDNN's sum (and a FLOAT backward),
+  /// and on a GPU through its CUDA kernels (in FLOAT).
   BlobFormats narrow_blobs() const override {
-    return NarrowBlobsWhen(DnnlReady(), BlobFormats::kUniform);
+    return NarrowBlobsWhen(
+        DnnlReady() || (context_.device == Device::kGPU && op_ == EltwiseParameter::SUM),
+        BlobFormats::kUniform);
   }
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   int MinBottomBlobs() const override { return 2; }
@@ -66,6 +69,13 @@ class EltwiseLayer : public Layer {
   void ForwardByMath(Device device, const std::vector<Blob*>& bottom, Blob* top) const;
   void BackwardByMath(Device device, const Blob& top, const std::vector<bool>& propagate_down,
                       const std::vector<Blob*>& bottom) const;
+#ifndef CPU_ONLY
+  /// SUM over 16-bit blobs on the GPU (eltwise_layer.cu): each value summed
+  /// in FLOAT and rounded once, and the gradients c_k dy.
+  void SumStoredGpu(const std::vector<Blob*>& bottom, Blob* top) const;
+  void SumBackwardStoredGpu(const Blob& top, const std::vector<bool>& propagate_down,
+                            const std::vector<Blob*>& bottom) const;
+#endif
 
   /// The DNNL engine of SUM (eltwise_layer_dnnl.cpp).
   struct DnnlState;

@@ -4,8 +4,13 @@
 #include <memory>
 
 #include "demi/layer.hpp"
+#include "demi/layers/narrow_staging.hpp"
 
 namespace demi {
+
+#ifndef CPU_ONLY
+struct PoolKernelShape;  ///< pooling_layer.cu
+#endif
 
 /// @brief 2-D max or average pooling, as in Caffe.
 ///
@@ -68,10 +73,9 @@ class PoolingLayer : public Layer {
     return DnnlReady() ? BlobFormats::kPerBlob : BlobFormats::kNone;
   }
   /// oneDNN pools in the bottom's type (FLOAT16 in FLOAT, reordered); the
-  /// top is reordered to its own.
-  BlobFormats narrow_blobs() const override {
-    return NarrowBlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
-  }
+  /// top is reordered to its own. On a GPU, cuDNN or the CUDA kernels pool
+  /// in one 16-bit type, a FLOAT bottom or top converted through scratch.
+  BlobFormats narrow_blobs() const override;
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -84,6 +88,13 @@ class PoolingLayer : public Layer {
 #endif
 
  private:
+#ifndef CPU_ONLY
+  /// The geometry the CUDA kernels read (pooling_layer.cu).
+  PoolKernelShape KernelShape() const;
+  /// On a GPU: the type the kernels pool in, and a FLOAT bottom's or top's
+  /// 16-bit stand-in.
+  NarrowStaging staging_;
+#endif
 #ifdef USE_CUDNN
   /// The cuDNN engine (pooling_layer_cudnn.cpp).
   struct CudnnState;

@@ -46,9 +46,12 @@ class ScaleLayer : public Layer {
   BlobFormats blocked_layouts() const override {
     return per_channel_ ? BlobFormats::kUniform : BlobFormats::kNone;
   }
-  /// The same per-channel loops over 16-bit blobs, in FLOAT.
+  /// The same per-channel loops over 16-bit blobs, in FLOAT; on a GPU, the
+  /// CUDA kernels, with the scale a param.
   BlobFormats narrow_blobs() const override {
-    return NarrowBlobsWhen(per_channel_, BlobFormats::kUniform);
+    return NarrowBlobsWhen(
+        per_channel_ || (context_.device == Device::kGPU && layer_param_.bottom_size() == 1),
+        BlobFormats::kUniform);
   }
 
  protected:

@@ -16,8 +16,7 @@ class SplitLayer : public OneBodyLayer<Layer> {
   bool CanReplay() const override { return true; }
   /// The tops share the bottom's data; their diffs add element-wise.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// On the CPU (the only device whose decision stores 16 bits), 16-bit
-  /// blobs too: the gradients add in FLOAT.
+  /// 16-bit blobs too, on both devices: the gradients add in FLOAT.
   BlobFormats narrow_blobs() const override { return NarrowBlobsWhen(true, BlobFormats::kUniform); }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
@@ -34,6 +33,10 @@ class SplitLayer : public OneBodyLayer<Layer> {
   /// from a vector sized at Reshape (no allocation per step).
   template <typename Half>
   void SumHalfDiffs(const std::vector<Blob*>& top, Blob* bottom);
+#ifndef CPU_ONLY
+  /// The same on the GPU (split_layer.cu).
+  void SumHalfDiffsGpu(const std::vector<Blob*>& top, Blob* bottom);
+#endif
   std::vector<const void*> top_diffs_;
 };
 

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "demi/proto/demi.pb.h"
+
 #define DEMI_CUDNN_CHECK(call)                                                                \
   do {                                                                                        \
     const cudnnStatus_t status_ = (call);                                                     \
@@ -38,27 +40,33 @@ class CudnnDescriptor {
   Descriptor desc_ = nullptr;
 };
 
-/// A float NCHW-style tensor descriptor of any rank >= 1 (padded to 4-D, as
-/// cuDNN wants), packed unless strides are given.
+/// cuDNN's name for a stored type (FLOAT, FLOAT16, BFLOAT16).
+cudnnDataType_t CudnnDataType(Type type);
+
+/// An NCHW-style tensor descriptor of any rank >= 1 (padded to 4-D, as
+/// cuDNN wants) of elements stored in `type`, packed unless strides are
+/// given.
 class CudnnTensor : public CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
                                            cudnnDestroyTensorDescriptor> {
  public:
-  void Set(const std::vector<int64_t>& shape);
-  void Set(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
+  void Set(const std::vector<int64_t>& shape, Type type = FLOAT);
+  void Set(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+           Type type = FLOAT);
 };
 
 class CudnnFilter : public CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
                                            cudnnDestroyFilterDescriptor> {
  public:
   /// {out channels, in channels / group, kernel dims...}
-  void Set(const std::vector<int64_t>& shape);
+  void Set(const std::vector<int64_t>& shape, Type type = FLOAT);
 };
 
 class CudnnConvolution
     : public CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                              cudnnDestroyConvolutionDescriptor> {
  public:
-  /// Cross-correlation (Caffe's convolution), float math, `group` groups.
+  /// Cross-correlation (Caffe's convolution), float math (products summed in
+  /// FLOAT whatever the tensors store), `group` groups.
   void Set(const std::vector<int>& pad, const std::vector<int>& stride,
            const std::vector<int>& dilation, int group);
 };

@@ -146,7 +146,7 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
     columns_.Reshape(std::vector<int64_t>{kernel_dim_ * group_, output_spatial_});
   }
 #ifdef USE_CUDNN
-  if (cudnn_) CudnnReshape(*bottom[0]);
+  if (cudnn_) CudnnReshape(*bottom[0], *top[0]);
 #endif
   if (dnnl_) DnnlReshape(*bottom[0], *top[0]);
 }
@@ -205,18 +205,19 @@ void BaseConvolutionLayer::BackwardOnDevice(const std::vector<Blob*>& top,
   }
 }
 
+BlobFormats BaseConvolutionLayer::narrow_blobs() const {
+  bool runs = DnnlReady();
+#ifdef USE_CUDNN
+  runs = runs || (context_.device == Device::kGPU && CudnnReady() && !reverse_dimensions());
+#endif
+  return NarrowBlobsWhen(runs && layer_param_.bottom_size() == 1, BlobFormats::kPerBlob);
+}
+
 bool BaseConvolutionLayer::EngineForward(const Blob& bottom, const float* weights, Blob* top) {
   const bool reverse = reverse_dimensions();
 #ifdef USE_CUDNN
   if (context_.device == Device::kGPU && CudnnReady()) {
-    const float* bottom_data = bottom.gpu_data();
-    float* y = top->mutable_gpu_data();
-    if (reverse) {
-      CudnnConvolveAdjoint(bottom_data, weights, y);
-    } else {
-      CudnnConvolve(bottom_data, weights, y);
-    }
-    if (bias_term_) CudnnAddBias(y);
+    CudnnForward(bottom, top);
     return true;
   }
 #endif
@@ -239,18 +240,7 @@ bool BaseConvolutionLayer::EngineBackward(const Blob& top, bool propagate_down, 
   const bool reverse = reverse_dimensions();
 #ifdef USE_CUDNN
   if (context_.device == Device::kGPU && CudnnReady()) {
-    // For Deconvolution the top is the convolution's image, the bottom its output.
-    const float* dy = top.gpu_diff();
-    if (bias_grad) CudnnBiasGradient(dy);
-    if (weight_grad) {
-      const float* x = bottom->gpu_data();
-      CudnnWeightGradient(reverse ? dy : x, reverse ? x : dy, blobs_[0]->mutable_gpu_diff());
-    }
-    if (propagate_down && reverse) {
-      CudnnConvolve(dy, blobs_[0]->gpu_data(), bottom->mutable_gpu_diff());
-    } else if (propagate_down) {
-      CudnnConvolveAdjoint(dy, blobs_[0]->gpu_data(), bottom->mutable_gpu_diff());
-    }
+    CudnnBackward(top, propagate_down, bottom);
     return true;
   }
 #endif

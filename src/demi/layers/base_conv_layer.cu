@@ -1,5 +1,6 @@
 #include "demi/layers/base_conv_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
+#include "demi/util/stored_types.cuh"
 
 namespace demi {
 
@@ -10,6 +11,14 @@ namespace {
 /// y[n, m, s] += b[m] over all images of one top.
 __global__ void AddBiasKernel(int64_t n, const float* bias, ChannelOf channel_of, float* top) {
   ElementwiseInto(n, top, [=](int64_t i) { return top[i] + bias[channel_of(i)]; });
+}
+
+/// The same on a top stored in T (the sum in FLOAT, rounded once).
+template <typename T>
+__global__ void AddBiasStoredKernel(int64_t n, const float* bias, ChannelOf channel_of, T* top) {
+  ElementwiseLoop(
+      n, [=](int64_t i) { return Widen(top[i]) + bias[channel_of(i)]; },
+      [=](int64_t i, float value) { top[i] = Narrow<T>(value); });
 }
 
 }  // namespace
@@ -27,6 +36,26 @@ void BaseConvolutionLayer::AddBiasGpu(float* top_data) const {
 void BaseConvolutionLayer::AccumulateBiasGradientGpu(const float* top_diff) {
   GpuChannelSums(num_, num_output_, top_h_ * top_w_, true, GradientTerm{top_diff, nullptr},
                  blobs_[1]->mutable_gpu_diff());
+}
+
+void BaseConvolutionLayer::AddBiasGpu(Type type, void* top_data) const {
+  const int64_t spatial = top_h_ * top_w_;
+  const int64_t n = num_ * num_output_ * spatial;
+  if (n == 0) return;
+  VisitStorageType(type, [&](auto tag) {
+    using T = decltype(tag);
+    Launch("AddBiasStoredKernel", ElementwiseBlocks(n), AddBiasStoredKernel<T>, n,
+           blobs_[1]->gpu_data(), ChannelOf(spatial, num_output_), static_cast<T*>(top_data));
+  });
+}
+
+void BaseConvolutionLayer::AccumulateBiasGradientGpu(Type type, const void* top_diff) {
+  VisitStorageType(type, [&](auto tag) {
+    using T = decltype(tag);
+    GpuChannelSums(num_, num_output_, top_h_ * top_w_, true,
+                   StoredGradientTerm<T>{static_cast<const T*>(top_diff), nullptr},
+                   blobs_[1]->mutable_gpu_diff());
+  });
 }
 
 }  // namespace demi

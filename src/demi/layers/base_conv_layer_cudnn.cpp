@@ -9,6 +9,8 @@
 #include <string>
 
 #include "demi/layers/cudnn_ops.hpp"
+#include "demi/layers/narrow_staging.hpp"
+#include "demi/util/convert_gpu.hpp"
 #include "demi/util/cuda.hpp"
 #include "demi/util/cudnn.hpp"
 
@@ -36,20 +38,35 @@ struct BaseConvolutionLayer::CudnnState {
   ConvAlgorithms algos;
   bool ready = false;  ///< algorithms were found for the current shape
   Blob workspace;      ///< scratch, bytes as floats
+  /// What the convolution reads and writes in: FLOAT, or the 16-bit type
+  /// the layer stores where its bottom or top is stored in it (tensor-op
+  /// products summed in FLOAT).
+  Type type = FLOAT;
+  NarrowStaging staging;  ///< FLOAT bottom or top of a 16-bit convolution
+  /// In a 16-bit type: the weights rounded to it at each Forward (the FLOAT
+  /// weights stay the master copy the solver updates), and the weight
+  /// gradient, in scratch, before it is added to the FLOAT one.
+  Blob narrow_weights, narrow_weight_diff;
 };
 
 namespace {
 
 // The first of cuDNN's ranked candidates that runs, is deterministic (this
 // drops BWD_DATA_ALGO_0 and BWD_FILTER_ALGO_0/3, which use atomics), keeps
-// FP32 math (no tensor-op TF32) and fits the budget.
+// FP32 math for FLOAT tensors (no tensor-op TF32; 16-bit tensors take
+// tensor ops, whose products of 16-bit numbers are exact) and fits the
+// budget.
 template <typename Perf, typename Algo>
-bool PickAlgorithm(const Perf* candidates, int count, size_t budget, Algo* algo) {
+bool PickAlgorithm(const Perf* candidates, int count, size_t budget, bool tensor_ops, Algo* algo,
+                   cudnnMathType_t* math) {
   for (int i = 0; i < count; ++i) {
     const Perf& c = candidates[i];
+    const bool fp32 = c.mathType == CUDNN_FMA_MATH || c.mathType == CUDNN_DEFAULT_MATH;
     if (c.status == CUDNN_STATUS_SUCCESS && c.determinism == CUDNN_DETERMINISTIC &&
-        (c.mathType == CUDNN_FMA_MATH || c.mathType == CUDNN_DEFAULT_MATH) && c.memory <= budget) {
+        (fp32 || tensor_ops) && c.memory <= budget) {
       *algo = c.algo;
+      // FMA for FLOAT: cuDNN's default math may run TF32 on Ampere and later.
+      *math = tensor_ops ? c.mathType : CUDNN_FMA_MATH;
       return true;
     }
   }
@@ -103,16 +120,31 @@ void BaseConvolutionLayer::CudnnSetUp() {
   // Plain FP32: with the default math, Ampere and later may run TF32. Each
   // call sets its pass's math first (FMA unless measured under kTensorOps).
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(cudnn_->conv.get(), CUDNN_FMA_MATH));
-  cudnn_->filter.Set(blobs_[0]->shape());
   cudnn_->bias.Set({1, num_output_, 1, 1});
   RegisterBuffer("cudnn_workspace", &cudnn_->workspace, BufferLifetime::kScratch);
+  const std::vector<Blob*> staged = cudnn_->staging.buffers();
+  for (size_t k = 0; k < staged.size(); ++k) {
+    RegisterBuffer(NarrowStaging::buffer_names()[k], staged[k], BufferLifetime::kScratch);
+  }
+  RegisterBuffer("narrow_weight_diff", &cudnn_->narrow_weight_diff, BufferLifetime::kScratch);
 }
 
-void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
+void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
   CudnnState& s = *cudnn_;
+  const Type narrow = NarrowBlobsWhen(true, BlobFormats::kPerBlob) == BlobFormats::kNone
+                          ? FLOAT
+                          : engine_.types.forward_storage;
+  s.type = NarrowStaging::ComputeType(narrow, bottom, top);
+  s.staging.Reshape(s.type, bottom, top);
+  const bool narrow_weights = s.type != FLOAT && bottom.count() > 0;
+  for (Blob* copy : {&s.narrow_weights, &s.narrow_weight_diff}) {
+    copy->set_storage_type(s.type);
+    copy->Reshape(narrow_weights ? blobs_[0]->shape() : std::vector<int64_t>{0});
+  }
+  s.filter.Set(blobs_[0]->shape(), s.type);
   const std::vector<int64_t> top_shape{num_, num_output_, top_h_, top_w_};
-  s.image.Set(reverse_dimensions() ? top_shape : bottom.shape());
-  s.output.Set(reverse_dimensions() ? bottom.shape() : top_shape);
+  s.image.Set(reverse_dimensions() ? top_shape : bottom.shape(), s.type);
+  s.output.Set(reverse_dimensions() ? bottom.shape() : top_shape, s.type);
 
   s.ready = false;
   s.workspace.Reshape(std::vector<int64_t>{0});
@@ -172,7 +204,9 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom) {
 void BaseConvolutionLayer::CudnnChooseDeterministicAlgorithms() {
   CudnnState& s = *cudnn_;
   s.algos = ConvAlgorithms{};
-  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), CUDNN_FMA_MATH));
+  const bool tensor_ops = s.type != FLOAT;
+  DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(),
+                                               tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   cudnnHandle_t handle = CudnnHandle();
   const size_t budget = context_.cudnn_workspace_bytes;
   int count = 0;
@@ -180,17 +214,20 @@ void BaseConvolutionLayer::CudnnChooseDeterministicAlgorithms() {
   DEMI_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
       handle, s.image.get(), s.filter.get(), s.conv.get(), s.output.get(),
       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, forward));
-  s.ready = PickAlgorithm(forward, count, budget, &s.algos.forward);
+  s.ready =
+      PickAlgorithm(forward, count, budget, tensor_ops, &s.algos.forward, &s.algos.forward_math);
   cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
       handle, s.filter.get(), s.output.get(), s.conv.get(), s.image.get(),
       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, backward_data));
-  s.ready = s.ready && PickAlgorithm(backward_data, count, budget, &s.algos.backward_data);
+  s.ready = s.ready && PickAlgorithm(backward_data, count, budget, tensor_ops,
+                                     &s.algos.backward_data, &s.algos.backward_data_math);
   cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   DEMI_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
       handle, s.image.get(), s.output.get(), s.conv.get(), s.filter.get(),
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, backward_filter));
-  s.ready = s.ready && PickAlgorithm(backward_filter, count, budget, &s.algos.backward_filter);
+  s.ready = s.ready && PickAlgorithm(backward_filter, count, budget, tensor_ops,
+                                     &s.algos.backward_filter, &s.algos.backward_filter_math);
 }
 
 // kTensorOps: each pass's algorithms timed by cudnnFind under tensor-op math
@@ -204,7 +241,7 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
       device, " ", type(), " bottom ", bottom.shape_string(), " filter ", blobs_[0]->shape_string(),
       " top ", top_h_, "x", top_w_, " pad ", geometry_.pad_h, ",", geometry_.pad_w, " stride ",
       geometry_.stride_h, ",", geometry_.stride_w, " dilation ", geometry_.dilation_h, ",",
-      geometry_.dilation_w, " group ", group_, " budget ", budget);
+      geometry_.dilation_w, " group ", group_, " budget ", budget, " type ", Type_Name(s.type));
   std::lock_guard<std::mutex> lock(measured_mutex);
   auto cached = Measured().find(key);
   if (cached == Measured().end()) {
@@ -237,7 +274,7 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
 
 bool BaseConvolutionLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; }
 
-void BaseConvolutionLayer::CudnnConvolve(const float* image, const float* weights, float* output) {
+void BaseConvolutionLayer::CudnnConvolve(const void* image, const void* weights, void* output) {
   CudnnState& s = *cudnn_;
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.forward_math));
   DEMI_CUDNN_CHECK(cudnnConvolutionForward(
@@ -246,8 +283,8 @@ void BaseConvolutionLayer::CudnnConvolve(const float* image, const float* weight
       CudnnScale::Zero(), s.output.get(), output));
 }
 
-void BaseConvolutionLayer::CudnnConvolveAdjoint(const float* output, const float* weights,
-                                                float* image) {
+void BaseConvolutionLayer::CudnnConvolveAdjoint(const void* output, const void* weights,
+                                                void* image) {
   CudnnState& s = *cudnn_;
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.backward_data_math));
   DEMI_CUDNN_CHECK(cudnnConvolutionBackwardData(
@@ -256,29 +293,80 @@ void BaseConvolutionLayer::CudnnConvolveAdjoint(const float* output, const float
       s.workspace.count() * sizeof(float), CudnnScale::Zero(), s.image.get(), image));
 }
 
-void BaseConvolutionLayer::CudnnWeightGradient(const float* image, const float* output,
-                                               float* weights_diff) {
+void BaseConvolutionLayer::CudnnWeightGradient(const void* image, const void* output) {
   CudnnState& s = *cudnn_;
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.backward_filter_math));
+  // FLOAT: accumulated into the param's gradient (beta 1). 16 bits: written
+  // to scratch, then widened and added.
+  const bool narrow = s.type != FLOAT;
+  void* weights_diff = narrow ? s.narrow_weight_diff.data()->mutable_gpu_data()
+                              : static_cast<void*>(blobs_[0]->mutable_gpu_diff());
   DEMI_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
       CudnnHandle(), CudnnScale::One(), s.image.get(), image, s.output.get(), output, s.conv.get(),
       s.algos.backward_filter, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
-      CudnnScale::One(), s.filter.get(), weights_diff));
+      narrow ? CudnnScale::Zero() : CudnnScale::One(), s.filter.get(), weights_diff));
+  if (narrow) {
+    GpuAddWidened(blobs_[0]->count(), s.type, s.narrow_weight_diff.data()->gpu_data(),
+                  blobs_[0]->mutable_gpu_diff());
+  }
 }
 
-void BaseConvolutionLayer::CudnnAddBias(float* top_data) {
+const void* BaseConvolutionLayer::CudnnWeights() {
   CudnnState& s = *cudnn_;
-  const CudnnTensor& top = reverse_dimensions() ? s.image : s.output;
-  DEMI_CUDNN_CHECK(cudnnAddTensor(CudnnHandle(), CudnnScale::One(), s.bias.get(),
-                                  blobs_[1]->gpu_data(), CudnnScale::One(), top.get(), top_data));
+  if (s.type == FLOAT) return blobs_[0]->gpu_data();
+  return s.narrow_weights.data()->gpu_data();
 }
 
-void BaseConvolutionLayer::CudnnBiasGradient(const float* top_diff) {
+void BaseConvolutionLayer::CudnnForward(const Blob& bottom, Blob* top) {
   CudnnState& s = *cudnn_;
-  const CudnnTensor& top = reverse_dimensions() ? s.image : s.output;
-  DEMI_CUDNN_CHECK(cudnnConvolutionBackwardBias(CudnnHandle(), CudnnScale::One(), top.get(),
-                                                top_diff, CudnnScale::One(), s.bias.get(),
-                                                blobs_[1]->mutable_gpu_diff()));
+  if (s.type != FLOAT) {  // the FLOAT weights may have changed since the last pass
+    GpuConvert(blobs_[0]->count(), FLOAT, blobs_[0]->gpu_data(), s.type,
+               s.narrow_weights.data()->mutable_gpu_data());
+  }
+  const void* x = s.staging.BottomData(bottom);
+  void* y = s.staging.MutableTopData(top);
+  if (reverse_dimensions()) {
+    CudnnConvolveAdjoint(x, CudnnWeights(), y);
+  } else {
+    CudnnConvolve(x, CudnnWeights(), y);
+  }
+  if (bias_term_ && s.type == FLOAT) {
+    const CudnnTensor& out = reverse_dimensions() ? s.image : s.output;
+    DEMI_CUDNN_CHECK(cudnnAddTensor(CudnnHandle(), CudnnScale::One(), s.bias.get(),
+                                    blobs_[1]->gpu_data(), CudnnScale::One(), out.get(), y));
+  } else if (bias_term_) {
+    AddBiasGpu(s.type, y);
+  }
+  s.staging.FinishTopData(top);
+}
+
+void BaseConvolutionLayer::CudnnBackward(const Blob& top, bool propagate_down, Blob* bottom) {
+  CudnnState& s = *cudnn_;
+  const bool weight_grad = param_propagate_down(0);
+  const bool bias_grad = bias_term_ && param_propagate_down(1);
+  const bool reverse = reverse_dimensions();
+  // For Deconvolution the top is the convolution's image, the bottom its output.
+  const void* dy = s.staging.TopDiff(top);
+  if (bias_grad && s.type == FLOAT) {
+    const CudnnTensor& out = reverse ? s.image : s.output;
+    DEMI_CUDNN_CHECK(cudnnConvolutionBackwardBias(CudnnHandle(), CudnnScale::One(), out.get(), dy,
+                                                  CudnnScale::One(), s.bias.get(),
+                                                  blobs_[1]->mutable_gpu_diff()));
+  } else if (bias_grad) {
+    AccumulateBiasGradientGpu(s.type, dy);
+  }
+  if (weight_grad) {
+    const void* x = s.staging.BottomData(*bottom);
+    CudnnWeightGradient(reverse ? dy : x, reverse ? x : dy);
+  }
+  if (!propagate_down) return;
+  void* dx = s.staging.MutableBottomDiff(bottom);
+  if (reverse) {
+    CudnnConvolve(dy, CudnnWeights(), dx);
+  } else {
+    CudnnConvolveAdjoint(dy, CudnnWeights(), dx);
+  }
+  s.staging.FinishBottomDiff(bottom);
 }
 
 }  // namespace demi

@@ -1,12 +1,15 @@
 #include "demi/layers/batch_norm_layer.hpp"
+#include "demi/util/convert_gpu.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math_gpu.hpp"
+#include "demi/util/stored_types.cuh"
 
 namespace demi {
 
 namespace {
 
-// kernels
+// kernels: written once over the type T the blobs are stored in (float,
+// float16, bfloat16), in float arithmetic (util/stored_types.cuh)
 
 struct BnShape {
   int64_t num, channels, spatial;
@@ -22,18 +25,19 @@ __device__ inline int64_t At(int64_t j, int64_t c, const BnShape& s) {
 
 /// One block per channel: the batch mean and biased variance (two passes in
 /// double, as the CPU), the running sums, and inv_std = 1 / sqrt(var + eps).
-__global__ void BatchStatsKernel(const float* x, BnShape s, float fraction, float correction,
-                                 float eps, float* mean, float* inv_std, float* mean_sum,
-                                 float* var_sum, float* factor) {
+template <typename T>
+__global__ void BatchStatsKernel(const T* x, BnShape s, float fraction, float correction, float eps,
+                                 float* mean, float* inv_std, float* mean_sum, float* var_sum,
+                                 float* factor) {
   __shared__ double shared[kCudaThreads];
   const int64_t m = s.num * s.spatial;
   for (int64_t c = blockIdx.x; c < s.channels; c += gridDim.x) {
     double sum = 0;
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) sum += x[At(j, c, s)];
+    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) sum += Widen(x[At(j, c, s)]);
     const double mu = m > 0 ? BlockSum(sum, shared) / static_cast<double>(m) : 0.0;
     double sumsq = 0;
     for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-      const double d = x[At(j, c, s)] - mu;
+      const double d = Widen(x[At(j, c, s)]) - mu;
       sumsq += d * d;
     }
     const double total = BlockSum(sumsq, shared);
@@ -60,47 +64,42 @@ __global__ void GlobalStatsKernel(int64_t channels, const float* mean_sum, const
 }
 
 /// y = (x - mean[c]) inv_std[c]; in place allowed.
-__global__ void NormalizeKernel(int64_t n, const float* x, const float* mean, const float* inv_std,
-                                BnShape s, float* y) {
-  ElementwiseInto(n, y, [=](int64_t i) {
+template <typename T>
+__global__ void NormalizeKernel(int64_t n, const T* x, const float* mean, const float* inv_std,
+                                BnShape s, T* y) {
+  ElementwiseStore(n, y, [=](int64_t i) {
     const int64_t c = s.channel_of(i);
-    return (x[i] - mean[c]) * inv_std[c];
+    return (Widen(x[i]) - mean[c]) * inv_std[c];
   });
 }
 
 /// dx = dy inv_std[c] (global statistics); in place allowed.
-__global__ void ScaleDiffKernel(int64_t n, const float* dy, const float* inv_std, BnShape s,
-                                float* dx) {
-  ElementwiseInto(n, dx, [=](int64_t i) { return dy[i] * inv_std[s.channel_of(i)]; });
+template <typename T>
+__global__ void ScaleDiffKernel(int64_t n, const T* dy, const float* inv_std, BnShape s, T* dx) {
+  ElementwiseStore(n, dx, [=](int64_t i) { return Widen(dy[i]) * inv_std[s.channel_of(i)]; });
 }
-
-/// The terms of BatchNorm's backward sums: dy and dy y.
-struct DiffTerms {
-  const float* y;
-  const float* dy;
-  __device__ DoublePair operator()(int64_t i) const {
-    return {static_cast<double>(dy[i]), static_cast<double>(dy[i]) * y[i]};
-  }
-};
 
 /// dx = inv_std (dy - mean(dy) - y mean(dy y)) from the channels' sums of dy
 /// and dy y (`sums`, over m values each); dx may alias dy.
-__global__ void BatchDiffKernel(int64_t n, const float* y, const float* dy, const float* inv_std,
-                                const DoublePair* sums, int64_t m, BnShape s, float* dx) {
-  ElementwiseInto(n, dx, [=](int64_t i) {
+template <typename T>
+__global__ void BatchDiffKernel(int64_t n, const T* y, const T* dy, const float* inv_std,
+                                const DoublePair* sums, int64_t m, BnShape s, T* dx) {
+  ElementwiseStore(n, dx, [=](int64_t i) {
     const int64_t c = s.channel_of(i);
     const float mean_dy = static_cast<float>(sums[c].a / static_cast<double>(m));
     const float mean_dy_y = static_cast<float>(sums[c].b / static_cast<double>(m));
-    return inv_std[c] * (dy[i] - mean_dy - y[i] * mean_dy_y);
+    return inv_std[c] * (Widen(dy[i]) - mean_dy - Widen(y[i]) * mean_dy_y);
   });
 }
 
 /// scale_bias: y = gamma[c] y + beta[c] (beta null: y = gamma[c] y), in place.
+template <typename T>
 __global__ void ChannelAffineKernel(int64_t n, const float* gamma, const float* beta, BnShape s,
-                                    float* y) {
-  ElementwiseInto(n, y, [=](int64_t i) {
+                                    T* y) {
+  ElementwiseStore(n, y, [=](int64_t i) {
     const int64_t c = s.channel_of(i);
-    return beta ? gamma[c] * y[i] + beta[c] : gamma[c] * y[i];
+    const float v = Widen(y[i]);
+    return beta ? gamma[c] * v + beta[c] : gamma[c] * v;
   });
 }
 
@@ -111,25 +110,34 @@ __global__ void ChannelAffineKernel(int64_t n, const float* gamma, const float* 
 void BatchNormLayer::AffineForward_gpu(Blob* top) {
   const int64_t n = top->count();
   if (n == 0) return;
-  Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel, n, blobs_[3]->gpu_data(),
-         blobs_[4]->gpu_data(), BnShape{num_, channels_, spatial_}, top->mutable_gpu_data());
+  VisitStorageType(top->storage_type(), [&](auto tag) {
+    using T = decltype(tag);
+    Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel<T>, n,
+           blobs_[3]->gpu_data(), blobs_[4]->gpu_data(), BnShape{num_, channels_, spatial_},
+           MutableGpuDataAs<T>(top));
+  });
 }
 
 void BatchNormLayer::AffineBackward_gpu(Blob* top, bool propagate_down) {
-  const float* dy = top->gpu_diff();
-  // gamma's gradient sums dy x_hat, beta's dy, as on the CPU.
-  if (param_propagate_down(3)) {
-    GpuChannelSums(num_, channels_, spatial_, true, GradientTerm{dy, x_norm_.gpu_data()},
-                   blobs_[3]->mutable_gpu_diff());
-  }
-  if (param_propagate_down(4)) {
-    GpuChannelSums(num_, channels_, spatial_, true, GradientTerm{dy, nullptr},
-                   blobs_[4]->mutable_gpu_diff());
-  }
-  const int64_t n = top->count();
-  if (!propagate_down || n == 0) return;
-  Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel, n, blobs_[3]->gpu_data(),
-         nullptr, BnShape{num_, channels_, spatial_}, top->mutable_gpu_diff());
+  VisitStorageType(top->storage_type(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* dy = GpuDiffAs<T>(*top);
+    // gamma's gradient sums dy x_hat, beta's dy, as on the CPU.
+    if (param_propagate_down(3)) {
+      GpuChannelSums(num_, channels_, spatial_, true,
+                     StoredGradientTerm<T>{dy, GpuDataAs<T>(x_norm_)},
+                     blobs_[3]->mutable_gpu_diff());
+    }
+    if (param_propagate_down(4)) {
+      GpuChannelSums(num_, channels_, spatial_, true, StoredGradientTerm<T>{dy, nullptr},
+                     blobs_[4]->mutable_gpu_diff());
+    }
+    const int64_t n = top->count();
+    if (!propagate_down || n == 0) return;
+    Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel<T>, n,
+           blobs_[3]->gpu_data(), nullptr, BnShape{num_, channels_, spatial_},
+           MutableGpuDiffAs<T>(top));
+  });
 }
 
 void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -142,6 +150,7 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
   const BnShape s{num_, channels_, spatial_};
   float* mean = mean_.mutable_gpu_data();
   float* inv_std = inv_std_.mutable_gpu_data();
+  const Type type = top[0]->storage_type();
   if (use_global_stats_) {
     Launch("GlobalStatsKernel", CudaBlocks(channels_), GlobalStatsKernel, channels_,
            blobs_[0]->gpu_data(), blobs_[1]->gpu_data(), blobs_[2]->gpu_data(), eps_, mean,
@@ -149,16 +158,24 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
   } else {
     const int64_t m = num_ * spatial_;
     const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.0f;
-    Launch("BatchStatsKernel", BlockPerItem(channels_), BatchStatsKernel, bottom[0]->gpu_data(), s,
-           moving_average_fraction_, correction, eps_, mean, inv_std, blobs_[0]->mutable_gpu_data(),
-           blobs_[1]->mutable_gpu_data(), blobs_[2]->mutable_gpu_data());
+    VisitStorageType(type, [&](auto tag) {
+      using T = decltype(tag);
+      Launch("BatchStatsKernel", BlockPerItem(channels_), BatchStatsKernel<T>,
+             GpuDataAs<T>(*bottom[0]), s, moving_average_fraction_, correction, eps_, mean, inv_std,
+             blobs_[0]->mutable_gpu_data(), blobs_[1]->mutable_gpu_data(),
+             blobs_[2]->mutable_gpu_data());
+    });
   }
   const int64_t n = top[0]->count();
   if (n == 0) return;
-  float* y = top[0]->mutable_gpu_data();
-  Launch("NormalizeKernel", ElementwiseBlocks(n), NormalizeKernel, n, bottom[0]->gpu_data(), mean,
-         inv_std, s, y);
-  if (keeps_x_norm() && runs_backward()) GpuCopy(n, y, x_norm_.mutable_gpu_data());
+  VisitStorageType(type, [&](auto tag) {
+    using T = decltype(tag);
+    T* y = MutableGpuDataAs<T>(top[0]);
+    Launch("NormalizeKernel", ElementwiseBlocks(n), NormalizeKernel<T>, n, GpuDataAs<T>(*bottom[0]),
+           mean, inv_std, s, y);
+    if (keeps_x_norm() && runs_backward())
+      GpuConvert(n, type, y, type, x_norm_.data()->mutable_gpu_data());
+  });
   if (scale_bias_) AffineForward_gpu(top[0]);
 }
 
@@ -170,25 +187,28 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
   const BnShape s{num_, channels_, spatial_};
-  const float* dy = top[0]->gpu_diff();
-  float* dx = bottom[0]->mutable_gpu_diff();  // may be dy (in place)
   const float* inv_std = inv_std_.gpu_data();
-  if (use_global_stats_) {
-    Launch("ScaleDiffKernel", ElementwiseBlocks(n), ScaleDiffKernel, n, dy, inv_std, s, dx);
-    return;
-  }
 #ifdef USE_CUDNN
-  if (cudnn_ && !in_place_ && !scale_bias_ && num_ * spatial_ > 1) {
+  if (CudnnForwardReady() && !in_place_) {
     CudnnBackward(*top[0], bottom[0]);
     return;
   }
 #endif
-  const float* y = keeps_x_norm() ? x_norm_.gpu_data() : top[0]->gpu_data();
-  // The sums are taken before dx overwrites dy (in place): the stream orders them.
-  const DoublePair* sums =
-      GpuChannelReduce<DoublePair>(num_, channels_, spatial_, DiffTerms{y, dy});
-  Launch("BatchDiffKernel", ElementwiseBlocks(n), BatchDiffKernel, n, y, dy, inv_std, sums,
-         num_ * spatial_, s, dx);
+  VisitStorageType(top[0]->storage_type(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* dy = GpuDiffAs<T>(*top[0]);
+    T* dx = MutableGpuDiffAs<T>(bottom[0]);  // may be dy (in place)
+    if (use_global_stats_) {
+      Launch("ScaleDiffKernel", ElementwiseBlocks(n), ScaleDiffKernel<T>, n, dy, inv_std, s, dx);
+      return;
+    }
+    const T* y = GpuDataAs<T>(keeps_x_norm() ? x_norm_ : *top[0]);
+    // The sums are taken before dx overwrites dy (in place): the stream orders them.
+    const DoublePair* sums =
+        GpuChannelReduce<DoublePair>(num_, channels_, spatial_, StoredGradientPair<T>{dy, y});
+    Launch("BatchDiffKernel", ElementwiseBlocks(n), BatchDiffKernel<T>, n, y, dy, inv_std, sums,
+           num_ * spatial_, s, dx);
+  });
 }
 
 }  // namespace demi

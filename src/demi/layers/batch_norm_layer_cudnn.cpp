@@ -3,18 +3,22 @@
 
 #ifdef USE_CUDNN
 
+#include "demi/util/convert_gpu.hpp"
 #include "demi/util/cudnn.hpp"
 #include "demi/util/math_gpu.hpp"
 
 namespace demi {
 
 struct BatchNormLayer::CudnnState {
-  CudnnTensor data;   ///< N x C x spatial x 1, for x, y and their gradients
-  CudnnTensor stats;  ///< 1 x C x 1 x 1
+  CudnnTensor data;   ///< N x C x spatial x 1, for x, y and their gradients, in their type
+  CudnnTensor stats;  ///< 1 x C x 1 x 1, FLOAT whatever the data's type
   /// Scratch, 4 C floats: ones, zeros, then two outputs cuDNN needs
   /// (forward: the unbiased batch variance and the saved mean; backward: the
   /// scale and bias gradients, which are dropped).
   Blob scratch;
+  /// x's and y's type. cuDNN's batch normalization takes FLOAT and FLOAT16
+  /// data (with FLOAT statistics); BFLOAT16 runs the CUDA kernels.
+  Type type = FLOAT;
 };
 
 void BatchNormLayer::CudnnSetUp() {
@@ -26,13 +30,16 @@ void BatchNormLayer::CudnnSetUp() {
 
 void BatchNormLayer::CudnnReshape(const Blob& bottom) {
   // cuDNN takes no empty tensors; the CUDA kernels handle those.
-  if (bottom.count() > 0) cudnn_->data.Set({num_, channels_, spatial_, 1});
+  cudnn_->type = bottom.storage_type();
+  if (bottom.count() > 0) {
+    cudnn_->data.Set({num_, channels_, spatial_, 1}, bottom.storage_type());
+  }
   cudnn_->scratch.Reshape(std::vector<int64_t>{4 * channels_});
 }
 
 bool BatchNormLayer::CudnnForwardReady() const {
-  return cudnn_ && !use_global_stats_ && !scale_bias_ && num_ * spatial_ > 1 && channels_ > 0 &&
-         (!in_place_ || runs_backward());
+  return cudnn_ && cudnn_->type != BFLOAT16 && !use_global_stats_ && !scale_bias_ &&
+         num_ * spatial_ > 1 && channels_ > 0 && (!in_place_ || runs_backward());
 }
 
 void BatchNormLayer::CudnnForward(const Blob& bottom, Blob* top) {
@@ -47,14 +54,16 @@ void BatchNormLayer::CudnnForward(const Blob& bottom, Blob* top) {
   float* mean = mean_.mutable_gpu_data();
   GpuSet(c, 0.0f, mean);
   // In place, y goes to the copy first: cuDNN reads x while it writes y.
-  float* y = in_place_ ? x_norm_.mutable_gpu_data() : top->mutable_gpu_data();
+  // x, y and the copy are stored in the blobs' type; the statistics in FLOAT.
+  void* y = (in_place_ ? &x_norm_ : top)->data()->mutable_gpu_data();
   // Factor 1: the "running" outputs receive this batch's mean and unbiased
   // variance; the saved inverse deviation is 1 / sqrt(biased var + eps).
   DEMI_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
       CudnnHandle(), CUDNN_BATCHNORM_SPATIAL, CudnnScale::One(), CudnnScale::Zero(), s.data.get(),
-      bottom.gpu_data(), s.data.get(), y, s.stats.get(), ones, zeros, 1.0, mean, unbiased_var, eps_,
-      saved_mean, inv_std_.mutable_gpu_data()));
-  if (in_place_) GpuCopy(top->count(), y, top->mutable_gpu_data());
+      bottom.data()->gpu_data(), s.data.get(), y, s.stats.get(), ones, zeros, 1.0, mean,
+      unbiased_var, eps_, saved_mean, inv_std_.mutable_gpu_data()));
+  const Type type = top->storage_type();
+  if (in_place_) GpuConvert(top->count(), type, y, type, top->data()->mutable_gpu_data());
   // The running sums, as on the CPU (the variance is already unbiased).
   const float f = moving_average_fraction_;
   float* factor = blobs_[2]->mutable_gpu_data();
@@ -75,9 +84,9 @@ void BatchNormLayer::CudnnBackward(const Blob& top, Blob* bottom) {
   // y, and scale := inv_std gives dx = inv_std (dy - mean(dy) - y mean(dy y)).
   DEMI_CUDNN_CHECK(cudnnBatchNormalizationBackward(
       CudnnHandle(), CUDNN_BATCHNORM_SPATIAL, CudnnScale::One(), CudnnScale::Zero(),
-      CudnnScale::One(), CudnnScale::Zero(), s.data.get(), top.gpu_data(), s.data.get(),
-      top.gpu_diff(), s.data.get(), bottom->mutable_gpu_diff(), s.stats.get(), inv_std_.gpu_data(),
-      ones + 2 * c, ones + 3 * c, eps_, zeros, ones));
+      CudnnScale::One(), CudnnScale::Zero(), s.data.get(), top.data()->gpu_data(), s.data.get(),
+      top.diff()->gpu_data(), s.data.get(), bottom->diff()->mutable_gpu_data(), s.stats.get(),
+      inv_std_.gpu_data(), ones + 2 * c, ones + 3 * c, eps_, zeros, ones));
 }
 
 }  // namespace demi

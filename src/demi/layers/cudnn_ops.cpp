@@ -5,8 +5,12 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <type_traits>
 #include <vector>
 
+#include "demi/util/cuda.hpp"
+#include "demi/util/cuda_scratch.hpp"
 #include "demi/util/cudnn.hpp"
 
 namespace demi {
@@ -43,35 +47,81 @@ const Activation& ActivationFor(cudnnActivationMode_t mode) {
 }
 
 /// This thread's tensor descriptor, reset to `shape` by each call.
-const CudnnTensor& TensorFor(const std::vector<int64_t>& shape) {
+const CudnnTensor& TensorFor(const std::vector<int64_t>& shape, Type type = FLOAT) {
   thread_local CudnnTensor tensor;
-  tensor.Set(shape);
+  tensor.Set(shape, type);
   return tensor;
+}
+
+/// Element `offset` of memory stored in `type`.
+template <typename Pointer>
+Pointer At(Pointer base, int64_t offset, Type type) {
+  using Byte =
+      std::conditional_t<std::is_const_v<std::remove_pointer_t<Pointer>>, const char, char>;
+  return static_cast<Byte*>(base) + offset * (type == FLOAT ? 4 : 2);
 }
 
 }  // namespace
 
-void CudnnActivationForward(cudnnActivationMode_t mode, int64_t count, const float* x, float* y) {
+void CudnnActivationForward(cudnnActivationMode_t mode, int64_t count, const void* x, void* y,
+                            Type type) {
   const Activation& activation = ActivationFor(mode);
   InChunks(count, [&](int64_t offset, int64_t n) {
-    const CudnnTensor& tensor = TensorFor({n});
+    const CudnnTensor& tensor = TensorFor({n}, type);
     DEMI_CUDNN_CHECK(cudnnActivationForward(CudnnHandle(), activation.get(), CudnnScale::One(),
-                                            tensor.get(), x + offset, CudnnScale::Zero(),
-                                            tensor.get(), y + offset));
+                                            tensor.get(), At(x, offset, type), CudnnScale::Zero(),
+                                            tensor.get(), At(y, offset, type)));
   });
 }
 
-void CudnnActivationBackward(cudnnActivationMode_t mode, int64_t count, const float* y,
-                             const float* dy, float* dx) {
+void CudnnActivationBackward(cudnnActivationMode_t mode, int64_t count, const void* y,
+                             const void* dy, void* dx, Type type) {
   const Activation& activation = ActivationFor(mode);
   InChunks(count, [&](int64_t offset, int64_t n) {
-    const CudnnTensor& tensor = TensorFor({n});
+    const CudnnTensor& tensor = TensorFor({n}, type);
     // x is given as y: the derivatives depend on y only (for ReLU, y > 0
     // exactly where x > 0), so in-place layers work.
-    DEMI_CUDNN_CHECK(cudnnActivationBackward(
-        CudnnHandle(), activation.get(), CudnnScale::One(), tensor.get(), y + offset, tensor.get(),
-        dy + offset, tensor.get(), y + offset, CudnnScale::Zero(), tensor.get(), dx + offset));
+    const void* y_chunk = At(y, offset, type);
+    DEMI_CUDNN_CHECK(
+        cudnnActivationBackward(CudnnHandle(), activation.get(), CudnnScale::One(), tensor.get(),
+                                y_chunk, tensor.get(), At(dy, offset, type), tensor.get(), y_chunk,
+                                CudnnScale::Zero(), tensor.get(), At(dx, offset, type)));
   });
+}
+
+bool CudnnPoolsAndActivatesIn(Type type) {
+  if (type != BFLOAT16) return type == FLOAT || type == FLOAT16;
+  static std::mutex mutex;
+  static std::map<int, bool> by_device;
+  int device = 0;
+  DEMI_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto known = by_device.find(device);
+  if (known != by_device.end()) return known->second;
+  // One element, pooled by a 1 x 1 window and put through ReLU, in place.
+  CudnnTensor tensor;
+  tensor.Set({1, 1, 1, 1}, type);
+  CudnnPooling pool;
+  DEMI_CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool.get(), CUDNN_POOLING_MAX_DETERMINISTIC,
+                                               CUDNN_NOT_PROPAGATE_NAN, 1, 1, 0, 0, 1, 1));
+  void* element = CudaScratch(2 * sizeof(uint16_t));
+  DEMI_CUDA_CHECK(cudaMemsetAsync(element, 0, 2 * sizeof(uint16_t), CudaStream()));
+  void* other = static_cast<uint16_t*>(element) + 1;
+  const bool pools =
+      cudnnPoolingForward(CudnnHandle(), pool.get(), CudnnScale::One(), tensor.get(), element,
+                          CudnnScale::Zero(), tensor.get(), other) == CUDNN_STATUS_SUCCESS;
+  const bool activates =
+      cudnnActivationForward(CudnnHandle(), ActivationFor(CUDNN_ACTIVATION_RELU).get(),
+                             CudnnScale::One(), tensor.get(), element, CudnnScale::Zero(),
+                             tensor.get(), other) == CUDNN_STATUS_SUCCESS;
+  DEMI_CUDA_CHECK(cudaStreamSynchronize(CudaStream()));
+  const bool takes = pools && activates;
+  if (!takes) {
+    LOG(INFO) << "cuDNN does not pool or activate BFLOAT16 on GPU " << device
+              << ": Pooling and ReLU run our kernels there";
+  }
+  by_device.emplace(device, takes);
+  return takes;
 }
 
 void CudnnSoftmaxForward(int64_t outer, int64_t channels, int64_t inner, const float* x, float* y) {

@@ -37,10 +37,7 @@ void EltwiseLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
 }
 
 void EltwiseLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  if (DnnlReady()) {
-    DnnlForward(bottom, top[0]);
-    return;
-  }
+  if (DnnlReady()) return DnnlForward(bottom, top[0]);
   if (op_ != EltwiseParameter::MAX) {
     ForwardByMath(Device::kCPU, bottom, top[0]);
     return;
@@ -74,10 +71,7 @@ void EltwiseLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vect
 void EltwiseLayer::Backward_cpu(const std::vector<Blob*>& top,
                                 const std::vector<bool>& propagate_down,
                                 const std::vector<Blob*>& bottom) {
-  if (DnnlReady()) {
-    DnnlBackward(*top[0], propagate_down, bottom);
-    return;
-  }
+  if (DnnlReady()) return DnnlBackward(*top[0], propagate_down, bottom);
   if (op_ != EltwiseParameter::MAX) {
     BackwardByMath(Device::kCPU, *top[0], propagate_down, bottom);
     return;

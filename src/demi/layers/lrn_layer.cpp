@@ -69,10 +69,7 @@ double LRNLayer::WindowSum(const float* image, int64_t c, int64_t h, int64_t w) 
 }
 
 void LRNLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  if (DnnlReady()) {
-    DnnlForward(*bottom[0], top[0]);
-    return;
-  }
+  if (DnnlReady()) return DnnlForward(*bottom[0], top[0]);
   const int64_t image = channels_ * height_ * width_;
   float* squares = ratio_.mutable_cpu_data();
   for (int64_t n = 0; n < num_; ++n) {
@@ -94,10 +91,7 @@ void LRNLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<B
 void LRNLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                             const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
-  if (DnnlReady()) {
-    DnnlBackward(*top[0], bottom[0]);
-    return;
-  }
+  if (DnnlReady()) return DnnlBackward(*top[0], bottom[0]);
   const int64_t image = channels_ * height_ * width_;
   const float coeff = 2.0f * beta_ * alpha_over_n_;
   float* ratio = ratio_.mutable_cpu_data();

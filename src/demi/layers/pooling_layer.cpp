@@ -93,6 +93,14 @@ void PoolingLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
   if (method_ == PoolingParameter::MAX) {
     RegisterBuffer("argmax", &argmax_, BufferLifetime::kSavedForBackward);
   }
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) {
+    const std::vector<Blob*> staged = staging_.buffers();
+    for (size_t k = 0; k < staged.size(); ++k) {
+      RegisterBuffer(NarrowStaging::buffer_names()[k], staged[k], BufferLifetime::kScratch);
+    }
+  }
+#endif
 #ifdef USE_CUDNN
   CudnnSetUp(bottom, top);
 #endif
@@ -128,17 +136,27 @@ void PoolingLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
     argmax_.ReshapeLike(*top[0]);
     if (top.size() > 1) top[1]->ReshapeLike(*top[0]);
   }
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) {
+    const Type narrow =
+        narrow_blobs() == BlobFormats::kNone ? FLOAT : engine_.types.forward_storage;
+    staging_.Reshape(NarrowStaging::ComputeType(narrow, *bottom[0], *top[0]), *bottom[0], *top[0]);
+  }
+#endif
 #ifdef USE_CUDNN
   if (cudnn_) CudnnReshape(*bottom[0], *top[0]);
 #endif
   if (dnnl_) DnnlReshape(*bottom[0], *top[0]);
 }
 
+BlobFormats PoolingLayer::narrow_blobs() const {
+  // The GPU's kernels (cuDNN's, or ours) keep no argmax mask top in 16 bits.
+  const bool gpu = context_.device == Device::kGPU && layer_param_.top_size() < 2;
+  return NarrowBlobsWhen(DnnlReady() || gpu, BlobFormats::kPerBlob);
+}
+
 void PoolingLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  if (DnnlReady()) {
-    DnnlForward(*bottom[0], top[0]);
-    return;
-  }
+  if (DnnlReady()) return DnnlForward(*bottom[0], top[0]);
   const int64_t in_plane = height_ * width_;
   const int64_t out_plane = pooled_h_ * pooled_w_;
   const float* x = bottom[0]->cpu_data();
@@ -184,10 +202,7 @@ void PoolingLayer::Backward_cpu(const std::vector<Blob*>& top,
                                 const std::vector<bool>& propagate_down,
                                 const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
-  if (DnnlReady()) {
-    DnnlBackward(*top[0], bottom[0]);
-    return;
-  }
+  if (DnnlReady()) return DnnlBackward(*top[0], bottom[0]);
   const int64_t in_plane = height_ * width_;
   const int64_t out_plane = pooled_h_ * pooled_w_;
   const float* dy = top[0]->cpu_diff();

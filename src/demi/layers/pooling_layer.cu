@@ -1,18 +1,19 @@
 #include "demi/layers/pooling_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math_gpu.hpp"
+#include "demi/util/stored_types.cuh"
 
 namespace demi {
+
+/// The window geometry of pooling_layer.cpp, passed by value to kernels.
+struct PoolKernelShape {
+  int64_t height, width, pooled_h, pooled_w;
+  int64_t kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w;
+};
 
 namespace {
 
 // kernels
-
-/// The window geometry of pooling_layer.cpp, passed by value to kernels.
-struct PoolShape {
-  int64_t height, width, pooled_h, pooled_w;
-  int64_t kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w;
-};
 
 /// One dimension of output `out`'s window, as PoolWindow in the CPU code:
 /// [begin, end) clipped to in + pad (AVE's divisor), [lo, hi) inside the image.
@@ -31,55 +32,67 @@ __device__ inline void Covering(int64_t i, int64_t kernel, int64_t pad, int64_t 
   *last = min((i + pad) / stride + 1, pooled);
 }
 
+// Written once over the type T the bottom and top are stored in (float,
+// float16, bfloat16): loads widened, sums in float or double, each output
+// rounded once (util/stored_types.cuh); argmax stays float.
+
 /// One thread per output: the first largest value in the clipped window, in
 /// the CPU's row-major order, and its index in the plane (-1, value 0, for a
 /// window wholly outside the image).
-__global__ void MaxPoolForwardKernel(int64_t n, const float* x, PoolShape s, float* y,
+template <typename T>
+__global__ void MaxPoolForwardKernel(int64_t n, const T* x, PoolKernelShape s, T* y,
                                      float* argmax) {
   for (int64_t out = GridStart(); out < n; out += GridStride()) {
     const int64_t ow = out % s.pooled_w;
     const int64_t oh = out / s.pooled_w % s.pooled_h;
-    const float* x_p = x + out / (s.pooled_w * s.pooled_h) * s.height * s.width;
+    const T* x_p = x + out / (s.pooled_w * s.pooled_h) * s.height * s.width;
     int64_t hb, he, hlo, hhi, wb, we, wlo, whi;
     Window(oh, s.kernel_h, s.pad_h, s.stride_h, s.height, &hb, &he, &hlo, &hhi);
     Window(ow, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
     int64_t best = -1;
+    float best_value = 0.0f;
     for (int64_t h = hlo; h < hhi; ++h) {
       for (int64_t w = wlo; w < whi; ++w) {
-        if (best < 0 || x_p[h * s.width + w] > x_p[best]) best = h * s.width + w;
+        const float value = Widen(x_p[h * s.width + w]);
+        if (best < 0 || value > best_value) {
+          best = h * s.width + w;
+          best_value = value;
+        }
       }
     }
-    y[out] = best < 0 ? 0.0f : x_p[best];
+    y[out] = Narrow<T>(best_value);
     argmax[out] = static_cast<float>(best);
   }
 }
 
 /// One thread per output: the clipped window's sum (in double, as the CPU)
 /// over the window's size clipped to [-pad, in + pad).
-__global__ void AvePoolForwardKernel(int64_t n, const float* x, PoolShape s, float* y) {
+template <typename T>
+__global__ void AvePoolForwardKernel(int64_t n, const T* x, PoolKernelShape s, T* y) {
   for (int64_t out = GridStart(); out < n; out += GridStride()) {
     const int64_t ow = out % s.pooled_w;
     const int64_t oh = out / s.pooled_w % s.pooled_h;
-    const float* x_p = x + out / (s.pooled_w * s.pooled_h) * s.height * s.width;
+    const T* x_p = x + out / (s.pooled_w * s.pooled_h) * s.height * s.width;
     int64_t hb, he, hlo, hhi, wb, we, wlo, whi;
     Window(oh, s.kernel_h, s.pad_h, s.stride_h, s.height, &hb, &he, &hlo, &hhi);
     Window(ow, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
     if (hlo >= hhi || wlo >= whi) {
-      y[out] = 0.0f;
+      y[out] = Narrow<T>(0.0f);
       continue;
     }
     double sum = 0;
     for (int64_t h = hlo; h < hhi; ++h) {
-      for (int64_t w = wlo; w < whi; ++w) sum += x_p[h * s.width + w];
+      for (int64_t w = wlo; w < whi; ++w) sum += Widen(x_p[h * s.width + w]);
     }
-    y[out] = static_cast<float>(sum / static_cast<double>((he - hb) * (we - wb)));
+    y[out] = Narrow<T>(static_cast<float>(sum / static_cast<double>((he - hb) * (we - wb))));
   }
 }
 
 /// One thread per input: sums dy of the outputs that chose it, in the CPU's
 /// output order (a gather, no atomics).
-__global__ void MaxPoolBackwardKernel(int64_t n, const float* dy, const float* argmax, PoolShape s,
-                                      float* dx) {
+template <typename T>
+__global__ void MaxPoolBackwardKernel(int64_t n, const T* dy, const float* argmax,
+                                      PoolKernelShape s, T* dx) {
   for (int64_t in = GridStart(); in < n; in += GridStride()) {
     const int64_t w = in % s.width;
     const int64_t h = in / s.width % s.height;
@@ -92,16 +105,17 @@ __global__ void MaxPoolBackwardKernel(int64_t n, const float* dy, const float* a
     for (int64_t oh = oh_first; oh < oh_last; ++oh) {
       for (int64_t ow = ow_first; ow < ow_last; ++ow) {
         const int64_t out = out_base + oh * s.pooled_w + ow;
-        if (argmax[out] == me) sum += dy[out];
+        if (argmax[out] == me) sum += Widen(dy[out]);
       }
     }
-    dx[in] = sum;
+    dx[in] = Narrow<T>(sum);
   }
 }
 
 /// One thread per input: sums dy / window size of the windows holding it,
 /// in the CPU's output order.
-__global__ void AvePoolBackwardKernel(int64_t n, const float* dy, PoolShape s, float* dx) {
+template <typename T>
+__global__ void AvePoolBackwardKernel(int64_t n, const T* dy, PoolKernelShape s, T* dx) {
   for (int64_t in = GridStart(); in < n; in += GridStride()) {
     const int64_t w = in % s.width;
     const int64_t h = in / s.width % s.height;
@@ -116,10 +130,11 @@ __global__ void AvePoolBackwardKernel(int64_t n, const float* dy, PoolShape s, f
       for (int64_t ow = ow_first; ow < ow_last; ++ow) {
         int64_t wb, we, wlo, whi;
         Window(ow, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
-        sum += dy[out_base + oh * s.pooled_w + ow] / static_cast<float>((he - hb) * (we - wb));
+        sum +=
+            Widen(dy[out_base + oh * s.pooled_w + ow]) / static_cast<float>((he - hb) * (we - wb));
       }
     }
-    dx[in] = sum;
+    dx[in] = Narrow<T>(sum);
   }
 }
 
@@ -127,50 +142,55 @@ __global__ void AvePoolBackwardKernel(int64_t n, const float* dy, PoolShape s, f
 
 // launchers
 
+PoolKernelShape PoolingLayer::KernelShape() const {
+  return {height_,   width_, pooled_h_, pooled_w_, kernel_h_,
+          kernel_w_, pad_h_, pad_w_,    stride_h_, stride_w_};
+}
+
 void PoolingLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
 #ifdef USE_CUDNN
-  if (CudnnReady()) {
-    CudnnForward(*bottom[0], top[0]);
-    return;
-  }
+  if (CudnnReady()) return CudnnForward(*bottom[0], top[0]);
 #endif
-  const PoolShape s{height_,   width_, pooled_h_, pooled_w_, kernel_h_,
-                    kernel_w_, pad_h_, pad_w_,    stride_h_, stride_w_};
   const int64_t n = top[0]->count();
   if (n == 0) return;
-  const float* x = bottom[0]->gpu_data();
-  float* y = top[0]->mutable_gpu_data();
-  if (method_ == PoolingParameter::MAX) {
-    float* argmax = argmax_.mutable_gpu_data();
-    Launch("MaxPoolForwardKernel", CudaBlocks(n), MaxPoolForwardKernel, n, x, s, y, argmax);
-    if (top.size() > 1) GpuCopy(n, argmax, top[1]->mutable_gpu_data());
-  } else {
-    Launch("AvePoolForwardKernel", CudaBlocks(n), AvePoolForwardKernel, n, x, s, y);
-  }
+  VisitStorageType(staging_.type(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(staging_.BottomData(*bottom[0]));
+    T* y = static_cast<T*>(staging_.MutableTopData(top[0]));
+    if (method_ == PoolingParameter::MAX) {
+      float* argmax = argmax_.mutable_gpu_data();
+      Launch("MaxPoolForwardKernel", CudaBlocks(n), MaxPoolForwardKernel<T>, n, x, KernelShape(), y,
+             argmax);
+      if (top.size() > 1) GpuCopy(n, argmax, top[1]->mutable_gpu_data());
+    } else {
+      Launch("AvePoolForwardKernel", CudaBlocks(n), AvePoolForwardKernel<T>, n, x, KernelShape(),
+             y);
+    }
+  });
+  staging_.FinishTopData(top[0]);
 }
 
 void PoolingLayer::Backward_gpu(const std::vector<Blob*>& top,
                                 const std::vector<bool>& propagate_down,
                                 const std::vector<Blob*>& bottom) {
-  if (!propagate_down[0]) return;
-#ifdef USE_CUDNN
-  if (CudnnReady()) {
-    CudnnBackward(*top[0], bottom[0]);
-    return;
-  }
-#endif
-  const PoolShape s{height_,   width_, pooled_h_, pooled_w_, kernel_h_,
-                    kernel_w_, pad_h_, pad_w_,    stride_h_, stride_w_};
   const int64_t n = bottom[0]->count();
-  if (n == 0) return;
-  const float* dy = top[0]->gpu_diff();
-  float* dx = bottom[0]->mutable_gpu_diff();
-  if (method_ == PoolingParameter::MAX) {
-    Launch("MaxPoolBackwardKernel", CudaBlocks(n), MaxPoolBackwardKernel, n, dy, argmax_.gpu_data(),
-           s, dx);
-  } else {
-    Launch("AvePoolBackwardKernel", CudaBlocks(n), AvePoolBackwardKernel, n, dy, s, dx);
-  }
+  if (!propagate_down[0] || n == 0) return;
+#ifdef USE_CUDNN
+  if (CudnnReady()) return CudnnBackward(*top[0], bottom[0]);
+#endif
+  VisitStorageType(staging_.type(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* dy = static_cast<const T*>(staging_.TopDiff(*top[0]));
+    T* dx = static_cast<T*>(staging_.MutableBottomDiff(bottom[0]));
+    if (method_ == PoolingParameter::MAX) {
+      Launch("MaxPoolBackwardKernel", CudaBlocks(n), MaxPoolBackwardKernel<T>, n, dy,
+             argmax_.gpu_data(), KernelShape(), dx);
+    } else {
+      Launch("AvePoolBackwardKernel", CudaBlocks(n), AvePoolBackwardKernel<T>, n, dy, KernelShape(),
+             dx);
+    }
+  });
+  staging_.FinishBottomDiff(bottom[0]);
 }
 
 }  // namespace demi

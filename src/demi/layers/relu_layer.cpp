@@ -15,6 +15,14 @@ void ReLULayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob
   if (dnnl_) DnnlReshape(*bottom[0]);
 }
 
+BlobFormats ReLULayer::narrow_blobs() const {
+  // On a GPU, cuDNN or our kernels (ForwardStoredGpu); on the CPU, oneDNN
+  // or the CAFFE engine's loop.
+  const bool gpu = context_.device == Device::kGPU;
+  return NarrowBlobsWhen(gpu || DnnlReady() || engine_.engine == EngineKind::kCaffe,
+                         BlobFormats::kUniform);
+}
+
 void ReLULayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const Device device = context_.device;
   if (device == Device::kCPU && DnnlReady()) {
@@ -24,12 +32,20 @@ void ReLULayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vec
   const float slope = layer_param_.relu_param().negative_slope();
   DEMI_CHECK(slope >= 0, "ReLU layer '", layer_param_.name(),
              "' needs a non-negative negative_slope, got ", slope);
+  [[maybe_unused]] const Type type = top[0]->storage_type();
 #ifdef USE_CUDNN
-  if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn && bottom[0]->count() > 0) {
-    CudnnActivationForward(CUDNN_ACTIVATION_RELU, bottom[0]->count(), bottom[0]->gpu_data(),
-                           top[0]->mutable_gpu_data());
+  if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn &&
+      CudnnPoolsAndActivatesIn(type)) {
+    const int64_t n = bottom[0]->count();
+    if (n > 0) {  // in the blobs' storage type
+      CudnnActivationForward(CUDNN_ACTIVATION_RELU, n, bottom[0]->data()->gpu_data(),
+                             top[0]->data()->mutable_gpu_data(), type);
+    }
     return;
   }
+#endif
+#ifndef CPU_ONLY
+  if (device == Device::kGPU && type != FLOAT) return ForwardStoredGpu(*bottom[0], top[0], slope);
 #endif
   MapForward(device, *bottom[0], top[0], ReLUForward{slope});
 }
@@ -44,12 +60,21 @@ void ReLULayer::BackwardOnDevice(const std::vector<Blob*>& top,
     return;
   }
   const float slope = layer_param_.relu_param().negative_slope();
+  [[maybe_unused]] const Type type = top[0]->storage_type();
 #ifdef USE_CUDNN
-  if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn && top[0]->count() > 0) {
-    CudnnActivationBackward(CUDNN_ACTIVATION_RELU, top[0]->count(), top[0]->gpu_data(),
-                            top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
+  if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn &&
+      CudnnPoolsAndActivatesIn(type)) {
+    const int64_t n = top[0]->count();
+    if (n > 0) {
+      CudnnActivationBackward(CUDNN_ACTIVATION_RELU, n, top[0]->data()->gpu_data(),
+                              top[0]->diff()->gpu_data(), bottom[0]->diff()->mutable_gpu_data(),
+                              type);
+    }
     return;
   }
+#endif
+#ifndef CPU_ONLY
+  if (device == Device::kGPU && type != FLOAT) return BackwardStoredGpu(*top[0], bottom[0], slope);
 #endif
   MapBackward(device, *top[0], *top[0], bottom[0], ReLUBackward{slope});
 }

@@ -27,10 +27,7 @@ void SoftmaxLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
 
 void SoftmaxLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (bottom[0]->count() == 0) return;  // an empty softmax axis has no row to start from
-  if (DnnlReady()) {
-    DnnlForward(*bottom[0], top[0]);
-    return;
-  }
+  if (DnnlReady()) return DnnlForward(*bottom[0], top[0]);
   const int64_t dim = channels_ * inner_num_;
   const float* bottom_data = bottom[0]->cpu_data();
   float* top_data = top[0]->mutable_cpu_data();
@@ -60,10 +57,7 @@ void SoftmaxLayer::Backward_cpu(const std::vector<Blob*>& top,
                                 const std::vector<bool>& propagate_down,
                                 const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
-  if (DnnlReady()) {
-    DnnlBackward(*top[0], bottom[0]);
-    return;
-  }
+  if (DnnlReady()) return DnnlBackward(*top[0], bottom[0]);
   const int64_t dim = channels_ * inner_num_;
   const float* top_data = top[0]->cpu_data();
   const float* top_diff = top[0]->cpu_diff();

@@ -49,6 +49,11 @@ void SplitLayer::BackwardOnDevice(const std::vector<Blob*>& top,
                                   const std::vector<bool>& propagate_down,
                                   const std::vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU && bottom[0]->storage_type() != FLOAT) {
+    return SumHalfDiffsGpu(top, bottom[0]);
+  }
+#endif
   if (bottom[0]->storage_type() == BFLOAT16) return SumHalfDiffs<bfloat16>(top, bottom[0]);
   if (bottom[0]->storage_type() == FLOAT16) return SumHalfDiffs<float16>(top, bottom[0]);
   const Device device = context_.device;

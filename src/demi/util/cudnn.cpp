@@ -60,28 +60,41 @@ cudnnHandle_t CudnnHandle() {
   return handles.Current();
 }
 
-void CudnnTensor::Set(const std::vector<int64_t>& shape) {
+cudnnDataType_t CudnnDataType(Type type) {
+  switch (type) {
+    case FLOAT16:
+      return CUDNN_DATA_HALF;
+    case BFLOAT16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      CHECK_EQ(type, FLOAT) << "cuDNN tensors are stored in FLOAT, FLOAT16 or BFLOAT16 here";
+      return CUDNN_DATA_FLOAT;
+  }
+}
+
+void CudnnTensor::Set(const std::vector<int64_t>& shape, Type type) {
   const std::vector<int64_t> padded = PadTo4(shape);
   std::vector<int64_t> strides(padded.size(), 1);
   for (int i = static_cast<int>(padded.size()) - 2; i >= 0; --i) {
     strides[i] = strides[i + 1] * padded[i + 1];
   }
-  Set(padded, strides);
+  Set(padded, strides, type);
 }
 
-void CudnnTensor::Set(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+void CudnnTensor::Set(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                      Type type) {
   CHECK_EQ(shape.size(), strides.size());
   const std::vector<int> dims = ToInts(PadTo4(shape));
   std::vector<int64_t> padded_strides = strides;
   while (padded_strides.size() < dims.size()) padded_strides.push_back(1);
   const std::vector<int> stride_ints = ToInts(padded_strides);
   DEMI_CUDNN_CHECK(cudnnSetTensorNdDescriptor(
-      get(), CUDNN_DATA_FLOAT, static_cast<int>(dims.size()), dims.data(), stride_ints.data()));
+      get(), CudnnDataType(type), static_cast<int>(dims.size()), dims.data(), stride_ints.data()));
 }
 
-void CudnnFilter::Set(const std::vector<int64_t>& shape) {
+void CudnnFilter::Set(const std::vector<int64_t>& shape, Type type) {
   const std::vector<int> dims = ToInts(PadTo4(shape));
-  DEMI_CUDNN_CHECK(cudnnSetFilterNdDescriptor(get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+  DEMI_CUDNN_CHECK(cudnnSetFilterNdDescriptor(get(), CudnnDataType(type), CUDNN_TENSOR_NCHW,
                                               static_cast<int>(dims.size()), dims.data()));
 }
 

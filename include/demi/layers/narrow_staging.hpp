@@ -1,0 +1,60 @@
+#ifndef DEMI_LAYERS_NARROW_STAGING_HPP_
+#define DEMI_LAYERS_NARROW_STAGING_HPP_
+
+// A GPU layer of one bottom and one top whose kernels read and write a
+// single 16-bit type (cuDNN's convolutions and pooling take one type for x
+// and y) next to a net that stores each blob in FLOAT or in that type
+// (BlobFormats::kPerBlob): a FLOAT bottom or top gets a 16-bit stand-in in
+// the layer's scratch, converted on the way in and out; a blob already in
+// the type is read and written where it is. The CPU twin is oneDNN's
+// reorders around its primitives (the DNNL engines do the same there).
+#ifndef CPU_ONLY
+
+#include <vector>
+
+#include "demi/blob.hpp"
+
+namespace demi {
+
+class NarrowStaging {
+ public:
+  /// The stand-ins, for Layer::RegisterBuffer (kScratch) at SetUp: each
+  /// holds its values in its data memory, empty where nothing is staged.
+  std::vector<Blob*> buffers() { return {&bottom_data_, &bottom_diff_, &top_data_, &top_diff_}; }
+  static std::vector<const char*> buffer_names() {
+    return {"staged_bottom", "staged_bottom_diff", "staged_top", "staged_top_diff"};
+  }
+
+  /// The type the kernels compute in at these blobs' storage types: `narrow`
+  /// (BFLOAT16 or FLOAT16; FLOAT for a layer that stores no 16 bits) where
+  /// the bottom or the top is stored in it, else FLOAT, staging nothing.
+  static Type ComputeType(Type narrow, const Blob& bottom, const Blob& top);
+  /// Sizes the stand-ins for the current shapes and computing in `type`.
+  void Reshape(Type type, const Blob& bottom, const Blob& top);
+  Type type() const { return type_; }
+
+  // Device pointers in type(), valid until the layer's call returns.
+  /// x: the bottom's data, converted into its stand-in where staged.
+  const void* BottomData(const Blob& bottom);
+  /// y for a forward to write; FinishTopData stores it into a FLOAT top.
+  void* MutableTopData(Blob* top);
+  void FinishTopData(Blob* top);
+  /// y again, for a backward that reads it.
+  const void* TopData(const Blob& top);
+  /// dy, converted where staged.
+  const void* TopDiff(const Blob& top);
+  /// dx for a backward to write; FinishBottomDiff stores it into a FLOAT bottom.
+  void* MutableBottomDiff(Blob* bottom);
+  void FinishBottomDiff(Blob* bottom);
+
+ private:
+  bool Staged(const Blob& blob) const { return blob.storage_type() != type_; }
+
+  Type type_ = FLOAT;
+  Blob bottom_data_, bottom_diff_, top_data_, top_diff_;
+};
+
+}  // namespace demi
+
+#endif  // CPU_ONLY
+#endif  // DEMI_LAYERS_NARROW_STAGING_HPP_

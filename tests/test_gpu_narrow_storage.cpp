@@ -1,0 +1,128 @@
+// FLOAT16 and BFLOAT16 blobs on a GPU (engine_decision.cpp's GPU rows):
+// cuDNN's convolution, pooling, ReLU and batch normalization and the CUDA
+// kernels of Scale, Eltwise SUM, Split and BatchNorm against the same
+// layers in FLOAT on the GPU, on the same 16-bit numbers, within
+// storage_compare_util.hpp's tolerance; a FLOAT bottom or top of a 16-bit
+// convolution converted through scratch; and the ResNet block net trained
+// on the GPU in 16 bits against FLOAT, planned against unplanned. The CPU
+// twins are test_bf16_storage.cpp's and test_f16_storage.cpp's. Skipped
+// without a CUDA device.
+#include <string>
+
+#include "demi/solver_registry.hpp"
+#include "demi/util/device.hpp"
+#include "gpu_test_util.hpp"
+#include "storage_compare_util.hpp"
+
+namespace demi {
+namespace {
+
+class GpuNarrowStorageTest : public ::testing::TestWithParam<Type> {
+ protected:
+  void SetUp() override {
+    if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+#ifndef USE_CUDNN
+    GTEST_SKIP() << "built without cuDNN: no GPU layer stores 16 bits";
+#endif
+  }
+  Type type() const { return GetParam(); }
+};
+
+TEST_P(GpuNarrowStorageTest, Convolution) {
+  for (const char* geometry :
+       {"num_output: 16 kernel_size: 3 pad: 1", "num_output: 32 kernel_size: 1 bias_term: false",
+        "num_output: 8 kernel_size: 3 stride: 2"}) {
+    SCOPED_TRACE(geometry);
+    ExpectStoresLikeFloat(
+        {StrCat("type: 'Convolution' convolution_param { ", geometry, kStorageFillers, " }")},
+        type(), 1, Device::kGPU);
+  }
+}
+
+TEST_P(GpuNarrowStorageTest, ConvolutionConvertsAFloatBottomOrTopThroughScratch) {
+  // As a net's first convolution reads its FLOAT input, and its last writes
+  // what a FLOAT InnerProduct reads.
+  for (bool float_bottom : {true, false}) {
+    SCOPED_TRACE(float_bottom ? "FLOAT bottom" : "FLOAT top");
+    StorageCase c{
+        StrCat("type: 'Convolution' convolution_param { num_output: 16 kernel_size: 3 "
+               "pad: 1",
+               kStorageFillers, " }")};
+    c.float_bottoms = float_bottom;
+    c.float_tops = !float_bottom;
+    ExpectStoresLikeFloat(c, type(), 1, Device::kGPU);
+  }
+}
+
+TEST_P(GpuNarrowStorageTest, BatchNorm) { ExpectCasesStoreLikeFloatOnGpu("BatchNorm", type()); }
+
+TEST_P(GpuNarrowStorageTest, Scale) { ExpectCasesStoreLikeFloatOnGpu("Scale", type()); }
+
+TEST_P(GpuNarrowStorageTest, ReLU) {
+  // cuDNN's (ours where cuDNN takes no such type), then ours.
+  ExpectStoresLikeFloat({"type: 'ReLU'"}, type(), 1, Device::kGPU);
+  ExpectStoresLikeFloat({"type: 'ReLU' relu_param { negative_slope: 0.1 }"}, type(), 1,
+                        Device::kGPU);
+}
+
+TEST_P(GpuNarrowStorageTest, EltwiseSum) { ExpectCasesStoreLikeFloatOnGpu("Eltwise", type()); }
+
+TEST_P(GpuNarrowStorageTest, Pooling) {
+  ExpectCasesStoreLikeFloatOnGpu("Pooling", type());
+  StorageCase c = StorageCasesOf("Pooling")[0];
+  c.float_tops = true;  // the last pooling before a FLOAT classifier
+  ExpectStoresLikeFloat(c, type(), 1, Device::kGPU);
+  // Caffe's ceiled windows, which cuDNN does not count (ResNet's pool1):
+  // our kernels, from a FLOAT bottom.
+  c.shape = {2, 16, 8, 8};
+  c.float_tops = false;
+  c.float_bottoms = true;
+  ExpectStoresLikeFloat(c, type(), 1, Device::kGPU);
+}
+
+TEST_P(GpuNarrowStorageTest, Split) {
+  ExpectCasesStoreLikeFloatOnGpu("Split", type());
+  // Past the kernel's four gradients a pass.
+  ExpectStoresLikeFloat({"type: 'Split'", 1, 6}, type(), 1, Device::kGPU);
+}
+
+TEST_P(GpuNarrowStorageTest, ANetStoresTheBlobsBetweenSixteenBitLayersInSixteenBits) {
+  auto narrow = BlockNet(type(), ARENA, Device::kGPU);
+  ExpectBlockNetStores(*narrow, type());
+  auto wide = BlockNet(FLOAT, ARENA, Device::kGPU);
+  EXPECT_LT(narrow->memory_plan().arena_bytes, wide->memory_plan().arena_bytes);
+}
+
+TEST_P(GpuNarrowStorageTest, ANetComputesWhatItComputesInFloat) {
+  // The CPU tests' bounds (test_bf16_storage.cpp, test_f16_storage.cpp).
+  if (type() == BFLOAT16) {
+    ExpectBlockNetNearFloat(BFLOAT16, 0.01f, 0.1, Device::kGPU);
+  } else {
+    ExpectBlockNetNearFloat(FLOAT16, 0.002f, 0.05, Device::kGPU);
+  }
+}
+
+TEST_P(GpuNarrowStorageTest, PlannedAndUnplannedNetsAreBitIdentical) {
+  auto planned = BlockNet(type(), ARENA, Device::kGPU);
+  auto unplanned = BlockNet(type(), NONE, Device::kGPU);
+  ExpectPlannedMatchesUnplanned(planned.get(), unplanned.get());
+}
+
+TEST_P(GpuNarrowStorageTest, ResumeWithDynamicLossScalingIsBitIdentical) {
+  ExpectSixteenBitResumeIsBitIdentical(type(), [](const std::string& text) {
+    SolverParameter param = ParseText<SolverParameter>(text);
+    if (!param.has_snapshot_after_train()) param.set_snapshot_after_train(false);
+    Context context;
+    context.device = Device::kGPU;
+    SetCurrentDevice(0);
+    return SolverRegistry::Create(param, context);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuNarrowStorageTest, ::testing::Values(FLOAT16, BFLOAT16),
+                         [](const ::testing::TestParamInfo<Type>& info) {
+                           return Type_Name(info.param);
+                         });
+
+}  // namespace
+}  // namespace demi
