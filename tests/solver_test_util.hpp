@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,36 @@ inline std::vector<float> AllHistory(const Solver& solver) {
     values.insert(values.end(), blob->cpu_data(), blob->cpu_data() + blob->count());
   }
   return values;
+}
+
+/// The solver text for a snapshot prefix, a max_iter and extra fields.
+using SolverText =
+    std::function<std::string(const std::string& prefix, int max_iter, const std::string& extra)>;
+using SolverMaker = std::function<std::unique_ptr<Solver>(const std::string& text)>;
+
+/// Three runs of `text` in `dir`: `iterations` straight, the first half
+/// ending in a snapshot, and the second half resumed from that snapshot.
+struct ResumeRuns {
+  std::unique_ptr<Solver> straight, first_half, second_half;
+};
+
+inline ResumeRuns RunStraightAndResumed(const ScratchDir& dir, const SolverText& text,
+                                        int iterations, const SolverMaker& make = MakeSolver) {
+  ResumeRuns runs;
+  runs.straight = make(text(dir.file("straight"), iterations, ""));
+  runs.straight->Solve();
+  const int half = iterations / 2;
+  runs.first_half = make(text(dir.file("split"), half, "snapshot_after_train: true"));
+  runs.first_half->Solve();
+  runs.second_half = make(text(dir.file("split"), iterations, ""));
+  runs.second_half->Solve(dir.file(StrCat("split_iter_", half, ".solverstate")));
+  EXPECT_EQ(runs.second_half->iter(), iterations);
+  // Resumed, the params, history and iteration are the straight run's, bit
+  // for bit; the first half's differ (it stopped early).
+  EXPECT_EQ(AllParams(runs.second_half->net()), AllParams(runs.straight->net()));
+  EXPECT_EQ(AllHistory(*runs.second_half), AllHistory(*runs.straight));
+  EXPECT_NE(AllParams(runs.first_half->net()), AllParams(runs.straight->net()));
+  return runs;
 }
 
 }  // namespace

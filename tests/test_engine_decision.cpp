@@ -267,7 +267,7 @@ TEST(EngineDecisionTest, APrecisionOnTheGpuStoresSixteenBitsBetweenCudnnAndOurKe
   };
   for (Type type : {FLOAT16, BFLOAT16}) {
     // Stored in 16 bits, computed in FLOAT (tensor-op products for the
-    // convolutions): cuDNN's layers and the CUDA kernels of a ResNet block.
+    // convolutions and the inner products): cuDNN's layers and our kernels.
     const LayerTypes storage{type, FLOAT, type, FLOAT};
     for (const char* layer :
          {"type: 'Convolution'", "type: 'Pooling'", "type: 'ReLU'", "type: 'BatchNorm'"}) {
@@ -275,18 +275,19 @@ TEST(EngineDecisionTest, APrecisionOnTheGpuStoresSixteenBitsBetweenCudnnAndOurKe
       EXPECT_EQ(EngineName(decision.engine), "CUDNN") << layer;
       EXPECT_EQ(decision.types, storage) << layer << " " << Type_Name(type);
     }
-    for (const char* layer : {"type: 'Scale'", "type: 'Eltwise'", "type: 'Split'",
-                              "type: 'BatchNorm' batch_norm_param { engine: CAFFE }",
-                              "type: 'ReLU' relu_param { negative_slope: 0.1 }",
-                              "type: 'Pooling' pooling_param { engine: CAFFE }"}) {
+    for (const char* layer :
+         {"type: 'Scale'", "type: 'Eltwise'", "type: 'Split'", "type: 'Concat'", "type: 'Dropout'",
+          "type: 'InnerProduct'", "type: 'BatchNorm' batch_norm_param { engine: CAFFE }",
+          "type: 'ReLU' relu_param { negative_slope: 0.1 }",
+          "type: 'Pooling' pooling_param { engine: CAFFE }"}) {
       const EngineDecision decision = decide(layer, type);
       EXPECT_EQ(EngineName(decision.engine), "CAFFE") << layer;
       EXPECT_EQ(decision.types, storage) << layer << " " << Type_Name(type);
     }
     // The rest run FLOAT: no 16-bit kernel of theirs on the GPU yet.
     for (const char* layer :
-         {"type: 'InnerProduct'", "type: 'Deconvolution'", "type: 'Softmax'", "type: 'LRN'",
-          "type: 'Concat'", "type: 'Eltwise' eltwise_param { operation: MAX }",
+         {"type: 'Deconvolution'", "type: 'Softmax'", "type: 'LRN'", "type: 'SoftmaxWithLoss'",
+          "type: 'Eltwise' eltwise_param { operation: MAX }",
           "type: 'Convolution' convolution_param { engine: CAFFE }"}) {
       EXPECT_EQ(decide(layer, type).types, LayerTypes{}) << layer << " " << Type_Name(type);
     }

@@ -86,9 +86,30 @@ TEST_P(GpuNarrowStorageTest, Split) {
   ExpectStoresLikeFloat({"type: 'Split'", 1, 6}, type(), 1, Device::kGPU);
 }
 
+TEST_P(GpuNarrowStorageTest, Concat) { ExpectCasesStoreLikeFloatOnGpu("Concat", type()); }
+
+TEST_P(GpuNarrowStorageTest, InnerProduct) {
+  StorageCase c{
+      StrCat("type: 'InnerProduct' inner_product_param { num_output: 10", kStorageFillers, " }")};
+  ExpectStoresLikeFloat(c, type(), 1, Device::kGPU);
+  c.float_tops = true;  // as a classifier feeding a FLOAT loss
+  ExpectStoresLikeFloat(c, type(), 1, Device::kGPU);
+  c.layer = StrCat("type: 'InnerProduct' inner_product_param { num_output: 7 transpose: true",
+                   kStorageFillers, " }");
+  c.float_tops = false;
+  c.float_bottoms = true;
+  ExpectStoresLikeFloat(c, type(), 1, Device::kGPU);
+}
+
+TEST_P(GpuNarrowStorageTest, Dropout) {
+  // Both layers draw the same mask from their fresh random streams.
+  ExpectStoresLikeFloat({"type: 'Dropout' dropout_param { dropout_ratio: 0.3 }"}, type(), 1,
+                        Device::kGPU);
+}
+
 TEST_P(GpuNarrowStorageTest, ANetStoresTheBlobsBetweenSixteenBitLayersInSixteenBits) {
   auto narrow = BlockNet(type(), ARENA, Device::kGPU);
-  ExpectBlockNetStores(*narrow, type());
+  ExpectBlockNetStores(*narrow, type(), Device::kGPU);
   auto wide = BlockNet(FLOAT, ARENA, Device::kGPU);
   EXPECT_LT(narrow->memory_plan().arena_bytes, wide->memory_plan().arena_bytes);
 }

@@ -93,19 +93,13 @@ class ResumeTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(ResumeTest, ResumeIsBitIdentical) {
   const std::string type = GetParam();
   ScratchDir dir;
-  auto straight = MakeSolver(RandomSolver(type, dir.file("straight"), 8));
-  straight->Solve();
-  auto first_half =
-      MakeSolver(RandomSolver(type, dir.file("split"), 4, "snapshot_after_train: true"));
-  first_half->Solve();
-  ASSERT_TRUE(fs::exists(dir.file("split_iter_4.solverstate")));
-  auto second_half = MakeSolver(RandomSolver(type, dir.file("split"), 8));
-  second_half->Solve(dir.file("split_iter_4.solverstate"));
-  EXPECT_EQ(second_half->iter(), 8);
-  EXPECT_EQ(AllParams(second_half->net()), AllParams(straight->net()));
-  EXPECT_EQ(AllHistory(*second_half), AllHistory(*straight));
-  EXPECT_NE(AllParams(first_half->net()), AllParams(straight->net()));
-  EXPECT_EQ(second_half->TestAll(), straight->TestAll());
+  const ResumeRuns runs = RunStraightAndResumed(
+      dir,
+      [&](const std::string& prefix, int max_iter, const std::string& extra) {
+        return RandomSolver(type, prefix, max_iter, extra);
+      },
+      8);
+  EXPECT_EQ(runs.second_half->TestAll(), runs.straight->TestAll());
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryType, ResumeTest,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <set>
+#include <string>
 
 #ifdef USE_CUDNN
 #include <cudnn.h>
@@ -146,19 +148,22 @@ const std::vector<EngineRow>& EngineTable() {
 /// gradients in FLOAT; Concat copies; ReLU maps in FLOAT a chunk at a time),
 /// so a branch or a join does not end a 16-bit stretch of a net, and ReLU
 /// stores FLOAT16, which oneDNN's eltwise does not on these CPUs. On the
-/// GPU, Split's, Scale's, BatchNorm's, ReLU's, Pooling's and Eltwise SUM's
-/// kernels store 16 bits (in FLOAT arithmetic), so a ResNet's blocks stay
-/// 16-bit between its cuDNN convolutions, and where cuDNN takes no
-/// BFLOAT16 pooling or activation, ours run instead.
+/// GPU, Split's, Scale's, BatchNorm's, ReLU's, Pooling's, Concat's,
+/// Dropout's and Eltwise SUM's kernels store 16 bits (in FLOAT arithmetic),
+/// and InnerProduct's cuBLAS products take 16-bit inputs with FLOAT sums, so
+/// a net stays 16-bit from its first cuDNN convolution up to its loss (LRN,
+/// Softmax and the losses stay FLOAT); where cuDNN takes no BFLOAT16
+/// pooling or activation, ours run instead.
 EngineRow ReferenceRow(const LayerParameter& param, Device device) {
+  static const std::set<std::string> cpu_narrow = {"Split", "Concat", "ReLU"};
+  static const std::set<std::string> gpu_narrow = {"Split",   "Concat",       "ReLU",
+                                                   "Scale",   "BatchNorm",    "Pooling",
+                                                   "Dropout", "InnerProduct", "Eltwise"};
   const std::string& layer_type = param.type();
-  const bool narrow = device == Device::kCPU
-                          ? layer_type == "Split" || layer_type == "Concat" || layer_type == "ReLU"
-                          : layer_type == "Split" || layer_type == "Scale" ||
-                                layer_type == "BatchNorm" || layer_type == "ReLU" ||
-                                layer_type == "Pooling" ||
-                                (layer_type == "Eltwise" &&
-                                 param.eltwise_param().operation() == EltwiseParameter::SUM);
+  const bool sum =
+      layer_type != "Eltwise" || param.eltwise_param().operation() == EltwiseParameter::SUM;
+  const bool narrow =
+      sum && (device == Device::kCPU ? cpu_narrow : gpu_narrow).count(layer_type) > 0;
   return {"",
           device,
           EngineKind::kCaffe,

@@ -27,8 +27,8 @@ class ConcatLayer : public OneBodyLayer<Layer> {
   BlobFormats blocked_layouts() const override {
     return axis_ == 1 ? BlobFormats::kUniform : BlobFormats::kNone;
   }
-  /// On the CPU (the only device whose decision stores 16 bits) the parts
-  /// and the whole may all be 16-bit: the copies move elements.
+  /// The parts and the whole may all be 16-bit, on either device: the
+  /// copies move elements.
   BlobFormats narrow_blobs() const override { return NarrowBlobsWhen(true, BlobFormats::kUniform); }
   int MinBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }

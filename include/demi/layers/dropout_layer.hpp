@@ -26,6 +26,10 @@ class DropoutLayer : public NeuronLayer {
   /// A replay applies the mask Forward drew: no second draw.
   bool ReplayReadsSavedBuffers() const override { return true; }
   void Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  /// On a GPU, 16-bit blobs too (the mask stays FLOAT).
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(context_.device == Device::kGPU, BlobFormats::kUniform);
+  }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -33,11 +37,12 @@ class DropoutLayer : public NeuronLayer {
                     const std::vector<Blob*>& bottom) override;
 #ifndef CPU_ONLY
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  /// Backward_cpu works on either device: math calls on context().device.
+  /// FLOAT blobs: Backward_cpu, whose math calls run on context().device.
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override {
-    Backward_cpu(top, propagate_down, bottom);
-  }
+                    const std::vector<Blob*>& bottom) override;
+  /// to = from * mask (TRAIN) or from (TEST), of blobs stored in `type`, on
+  /// the GPU: y from x, or dx from dy.
+  void ApplyMaskGpu(Type type, int64_t count, const void* from, void* to) const;
 #endif
 
  private:

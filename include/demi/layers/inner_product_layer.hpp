@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "demi/layer.hpp"
+#include "demi/layers/narrow_staging.hpp"
 
 namespace demi {
 
@@ -22,6 +23,11 @@ namespace demi {
 /// a planned buffer. dW and db are added to the param diffs by the same GEMM
 /// as the CAFFE engine's (oneDNN's backward-weights primitive can only
 /// overwrite, which would cost a weight-sized buffer and a pass over it).
+///
+/// On a GPU the layer may store 16 bits (FLOAT16, BFLOAT16): cuBLAS
+/// multiplies x and W rounded to the type (at each Forward, from the FLOAT
+/// master copy) with FLOAT sums, and adds dW into the FLOAT gradient; a FLOAT
+/// bottom or top (a loss reads FLOAT) is converted through scratch.
 class InnerProductLayer : public OneBodyLayer<Layer> {
  public:
   using OneBodyLayer::OneBodyLayer;
@@ -37,6 +43,9 @@ class InnerProductLayer : public OneBodyLayer<Layer> {
   /// With axis 1 the bottom may be blocked; the top is 2-D, never blocked.
   BlobFormats blocked_layouts() const override {
     return DnnlReady() && axis_ == 1 ? BlobFormats::kPerBlob : BlobFormats::kNone;
+  }
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(context_.device == Device::kGPU, BlobFormats::kPerBlob);
   }
 
  protected:
@@ -62,6 +71,14 @@ class InnerProductLayer : public OneBodyLayer<Layer> {
                           float* bias_diff);
   void DnnlBackwardData(const Blob& top, Blob* bottom);
   std::shared_ptr<DnnlState> dnnl_;  ///< null for other engines
+#ifndef CPU_ONLY
+  /// Forward and Backward in staging_.type(), a 16-bit type
+  /// (inner_product_layer.cu).
+  void ForwardStoredGpu(const Blob& bottom, Blob* top);
+  void BackwardStoredGpu(const Blob& top, bool propagate_down, Blob* bottom);
+  NarrowStaging staging_;  ///< on a GPU: the type computed in, FLOAT sides' stand-ins
+  Blob narrow_weights_;    ///< W rounded to staging_.type() at each Forward
+#endif
 
   int axis_ = 1;   ///< canonical `axis`
   int64_t m_ = 0;  ///< rows: product of the axes before `axis`

@@ -10,19 +10,21 @@
 // reorders around its primitives (the DNNL engines do the same there).
 #ifndef CPU_ONLY
 
-#include <vector>
-
 #include "demi/blob.hpp"
 
 namespace demi {
 
 class NarrowStaging {
  public:
-  /// The stand-ins, for Layer::RegisterBuffer (kScratch) at SetUp: each
-  /// holds its values in its data memory, empty where nothing is staged.
-  std::vector<Blob*> buffers() { return {&bottom_data_, &bottom_diff_, &top_data_, &top_diff_}; }
-  static std::vector<const char*> buffer_names() {
-    return {"staged_bottom", "staged_bottom_diff", "staged_top", "staged_top_diff"};
+  /// Calls register_buffer(name, blob) for each stand-in, for the layer to
+  /// pass to Layer::RegisterBuffer (kScratch) at SetUp: each holds its
+  /// values in its data memory, empty where nothing is staged.
+  template <typename F>
+  void ForEachBuffer(F register_buffer) {
+    register_buffer("staged_bottom", &bottom_data_);
+    register_buffer("staged_bottom_diff", &bottom_diff_);
+    register_buffer("staged_top", &top_data_);
+    register_buffer("staged_top_diff", &top_diff_);
   }
 
   /// The type the kernels compute in at these blobs' storage types: `narrow`

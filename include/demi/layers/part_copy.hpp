@@ -7,7 +7,7 @@
 // the parts into the whole (Concat's Forward, Slice's Backward); Scatter
 // reads them out of it (Slice's Forward, Concat's Backward). Both run on
 // `device` and move the data or, with BlobField::kDiff, the gradients, of
-// FLOAT blobs, or on the CPU of BFLOAT16 ones (every blob of one type).
+// blobs stored in FLOAT, BFLOAT16 or FLOAT16 (every blob of one type).
 
 #include <cstdint>
 #include <vector>
@@ -25,11 +25,12 @@ void ScatterParts(Device device, int axis, BlobField field, const Blob& whole,
                   const std::vector<Blob*>& parts, const std::vector<bool>& wanted);
 
 #ifndef CPU_ONLY
-/// The kernel's launcher (part_copy.cu): moves the n floats of a part to
-/// (into_whole) or from their place in the whole, which has rows of
-/// whole_row floats with the part's rows of part_row floats at `offset`.
+/// The kernel's launcher (part_copy.cu): moves the n elements (of
+/// `element_bytes`, 4 or 2) of a part to (into_whole) or from their place in
+/// the whole, which has rows of whole_row elements with the part's rows of
+/// part_row elements at `offset`.
 void GpuCopyPart(int64_t n, int64_t part_row, int64_t whole_row, int64_t offset, bool into_whole,
-                 const float* from, float* to);
+                 size_t element_bytes, const void* from, void* to);
 #endif
 
 }  // namespace demi

@@ -2,10 +2,10 @@
 #define DEMI_UTIL_CONVERT_GPU_HPP_
 
 // Conversions between the stored types (FLOAT, FLOAT16, BFLOAT16) in device
-// memory, on this thread's stream: where a GPU layer computing in a 16-bit
-// type meets a FLOAT blob or param. The CPU twins are float16.hpp's and
-// bfloat16.hpp's RoundToFloat16, RoundToBfloat16 and WidenFloat16, which
-// give the same bits (round to nearest, ties to even; widening exact).
+// memory, and a product of 16-bit matrices, on this thread's stream: where a
+// GPU layer computing in a 16-bit type meets a FLOAT blob or param. The CPU twins are float16.hpp's
+// and bfloat16.hpp's RoundToFloat16, RoundToBfloat16 and WidenFloat16, which give the same bits
+// (round to nearest, ties to even; widening exact).
 #ifndef CPU_ONLY
 
 #include <cstdint>
@@ -20,6 +20,12 @@ void GpuConvert(int64_t n, Type from, const void* x, Type to, void* y);
 /// y[i] += x[i] widened, x stored in `type`: a gradient computed in 16 bits
 /// added into a FLOAT param gradient.
 void GpuAddWidened(int64_t n, Type type, const void* x, float* y);
+
+/// GpuGemm (row-major C = alpha op(A) op(B) + beta C) with A and B stored in
+/// `ab_type` and C in `c_type` (FLOAT, or ab_type), products summed in FLOAT
+/// (cublasGemmEx, CUBLAS_COMPUTE_32F: tensor ops for 16-bit inputs).
+void GpuGemmStored(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                   Type ab_type, const void* a, const void* b, float beta, Type c_type, void* c);
 
 }  // namespace demi
 

@@ -122,10 +122,9 @@ void BaseConvolutionLayer::CudnnSetUp() {
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(cudnn_->conv.get(), CUDNN_FMA_MATH));
   cudnn_->bias.Set({1, num_output_, 1, 1});
   RegisterBuffer("cudnn_workspace", &cudnn_->workspace, BufferLifetime::kScratch);
-  const std::vector<Blob*> staged = cudnn_->staging.buffers();
-  for (size_t k = 0; k < staged.size(); ++k) {
-    RegisterBuffer(NarrowStaging::buffer_names()[k], staged[k], BufferLifetime::kScratch);
-  }
+  cudnn_->staging.ForEachBuffer([this](const char* name, Blob* blob) {
+    RegisterBuffer(name, blob, BufferLifetime::kScratch);
+  });
   RegisterBuffer("narrow_weight_diff", &cudnn_->narrow_weight_diff, BufferLifetime::kScratch);
 }
 

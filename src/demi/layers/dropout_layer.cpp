@@ -45,6 +45,10 @@ void DropoutLayer::Replay(const std::vector<Blob*>& bottom, const std::vector<Bl
   }
   const int64_t count = bottom[0]->count();
 #ifndef CPU_ONLY
+  if (context_.device == Device::kGPU && top[0]->storage_type() != FLOAT) {
+    return ApplyMaskGpu(top[0]->storage_type(), count, bottom[0]->data()->gpu_data(),
+                        top[0]->data()->mutable_gpu_data());
+  }
   if (context_.device == Device::kGPU) {
     if (count > 0)
       GpuMul(count, bottom[0]->gpu_data(), mask_.gpu_data(), top[0]->mutable_gpu_data());

@@ -1,7 +1,9 @@
 #include "demi/layers/dropout_layer.hpp"
+#include "demi/util/convert_gpu.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math.hpp"
 #include "demi/util/math_gpu.hpp"
+#include "demi/util/stored_types.cuh"
 
 namespace demi {
 
@@ -20,12 +22,42 @@ __global__ void DropoutForwardKernel(int64_t n, float ratio, float scale, const 
   }
 }
 
+/// to = from * mask, stored in T (the mask, already scaled, FLOAT).
+template <typename T>
+__global__ void MaskStoredKernel(int64_t n, const T* from, const float* mask, T* to) {
+  ElementwiseStore(n, to, [=](int64_t i) { return Widen(from[i]) * mask[i]; });
+}
+
 }  // namespace
 
 // launchers
 
+void DropoutLayer::ApplyMaskGpu(Type type, int64_t count, const void* from, void* to) const {
+  if (phase_ != TRAIN) {
+    if (to != from) GpuConvert(count, type, from, type, to);
+    return;
+  }
+  if (count == 0) return;
+  VisitStorageType(type, [&](auto tag) {
+    using T = decltype(tag);
+    Launch("MaskStoredKernel", ElementwiseBlocks(count), MaskStoredKernel<T>, count,
+           static_cast<const T*>(from), mask_.gpu_data(), static_cast<T*>(to));
+  });
+}
+
 void DropoutLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t count = bottom[0]->count();
+  const Type type = top[0]->storage_type();
+  if (type != FLOAT) {
+    // Drawn on the host as below; the scaled mask then applied in `type`.
+    if (phase_ == TRAIN) {
+      float* mask = mask_.mutable_cpu_data();
+      RngUniform(count, 0.0f, 1.0f, mask, rng());
+      for (int64_t i = 0; i < count; ++i) mask[i] = mask[i] >= ratio_ ? scale_ : 0.0f;
+    }
+    return ApplyMaskGpu(type, count, bottom[0]->data()->gpu_data(),
+                        top[0]->data()->mutable_gpu_data());
+  }
   if (phase_ != TRAIN) {
     if (top[0] != bottom[0]) GpuCopy(count, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
     return;
@@ -36,6 +68,16 @@ void DropoutLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vect
   if (count == 0) return;
   Launch("DropoutForwardKernel", CudaBlocks(count), DropoutForwardKernel, count, ratio_, scale_,
          bottom[0]->gpu_data(), mask_.mutable_gpu_data(), top[0]->mutable_gpu_data());
+}
+
+void DropoutLayer::Backward_gpu(const std::vector<Blob*>& top,
+                                const std::vector<bool>& propagate_down,
+                                const std::vector<Blob*>& bottom) {
+  const Type type = top[0]->storage_type();
+  if (type == FLOAT) return Backward_cpu(top, propagate_down, bottom);
+  if (!propagate_down[0]) return;
+  ApplyMaskGpu(type, top[0]->count(), top[0]->diff()->gpu_data(),
+               bottom[0]->diff()->mutable_gpu_data());
 }
 
 }  // namespace demi

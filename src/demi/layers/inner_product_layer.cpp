@@ -18,6 +18,13 @@ void InnerProductLayer::LayerSetUp(const std::vector<Blob*>& bottom,
   k_ = bottom[0]->count(axis);
   param_propagate_down_.assign(bias_term_ ? 2 : 1, true);
   DnnlSetUp();
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) {
+    staging_.ForEachBuffer([this](const char* name, Blob* blob) {
+      RegisterBuffer(name, blob, BufferLifetime::kScratch);
+    });
+  }
+#endif
   if (!blobs_.empty()) {
     LOG(INFO) << "Skipping parameter initialization of " << layer_param_.name();
     return;
@@ -42,6 +49,16 @@ void InnerProductLayer::Reshape(const std::vector<Blob*>& bottom, const std::vec
   top_shape.push_back(n_);
   top[0]->Reshape(top_shape);
   if (dnnl_) DnnlReshape(*bottom[0]);
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) {
+    const Type narrow =
+        narrow_blobs() == BlobFormats::kNone ? FLOAT : engine_.types.forward_storage;
+    staging_.Reshape(NarrowStaging::ComputeType(narrow, *bottom[0], *top[0]), *bottom[0], *top[0]);
+    narrow_weights_.set_storage_type(staging_.type());
+    narrow_weights_.Reshape(staging_.type() == FLOAT ? std::vector<int64_t>{0}
+                                                     : blobs_[0]->shape());
+  }
+#endif
 }
 
 void InnerProductLayer::ForwardOnDevice(const std::vector<Blob*>& bottom,
@@ -51,6 +68,11 @@ void InnerProductLayer::ForwardOnDevice(const std::vector<Blob*>& bottom,
     DnnlForward(*bottom[0], top[0]);
     return;
   }
+#ifndef CPU_ONLY
+  if (device == Device::kGPU && staging_.type() != FLOAT) {
+    return ForwardStoredGpu(*bottom[0], top[0]);
+  }
+#endif
   float* y = top[0]->mutable_data_on(device);
   Gemm(device, false, !transpose_, m_, n_, k_, 1.0f, bottom[0]->data_on(device),
        blobs_[0]->data_on(device), 0.0f, y);
@@ -61,6 +83,11 @@ void InnerProductLayer::BackwardOnDevice(const std::vector<Blob*>& top,
                                          const std::vector<bool>& propagate_down,
                                          const std::vector<Blob*>& bottom) {
   const Device device = context_.device;
+#ifndef CPU_ONLY
+  if (device == Device::kGPU && staging_.type() != FLOAT) {
+    return BackwardStoredGpu(*top[0], propagate_down[0], bottom[0]);
+  }
+#endif
   const bool dnnl = device == Device::kCPU && DnnlReady();
   const float* dy = top[0]->diff_on(device);
   const bool weights_wanted = param_propagate_down(0);

@@ -8,14 +8,18 @@ namespace demi {
 
 namespace {
 
-/// The data or diff of `blob` as elements of T: floats on either device, or
-/// a 16-bit type on the CPU.
+/// The data or diff of `blob` as elements of T, its storage type, on
+/// `device`.
 template <typename T>
 const T* Values(const Blob& blob, BlobField field, Device device) {
   if constexpr (std::is_same_v<T, float>) {
     return field == BlobField::kData ? blob.data_on(device) : blob.diff_on(device);
   } else {
-    return field == BlobField::kData ? blob.cpu_data_as<T>() : blob.cpu_diff_as<T>();
+    if (device == Device::kCPU) {
+      return field == BlobField::kData ? blob.cpu_data_as<T>() : blob.cpu_diff_as<T>();
+    }
+    SyncedMemory& memory = field == BlobField::kData ? *blob.data() : *blob.diff();
+    return static_cast<const T*>(memory.gpu_data());
   }
 }
 
@@ -25,8 +29,12 @@ T* MutableValues(Blob* blob, BlobField field, Device device) {
     return field == BlobField::kData ? blob->mutable_data_on(device)
                                      : blob->mutable_diff_on(device);
   } else {
-    return field == BlobField::kData ? blob->mutable_cpu_data_as<T>()
-                                     : blob->mutable_cpu_diff_as<T>();
+    if (device == Device::kCPU) {
+      return field == BlobField::kData ? blob->mutable_cpu_data_as<T>()
+                                       : blob->mutable_cpu_diff_as<T>();
+    }
+    SyncedMemory& memory = field == BlobField::kData ? *blob->data() : *blob->diff();
+    return static_cast<T*>(memory.mutable_gpu_data());
   }
 }
 
@@ -36,10 +44,9 @@ template <typename T>
 void CopyPart(Device device, int64_t rows, int64_t part_row, int64_t whole_row, int64_t offset,
               bool into_whole, const T* from, T* to) {
 #ifndef CPU_ONLY
-  if constexpr (std::is_same_v<T, float>) {
-    if (device == Device::kGPU) {
-      return GpuCopyPart(rows * part_row, part_row, whole_row, offset, into_whole, from, to);
-    }
+  if (device == Device::kGPU) {
+    return GpuCopyPart(rows * part_row, part_row, whole_row, offset, into_whole, sizeof(T), from,
+                       to);
   }
 #endif
   for (int64_t n = 0; n < rows; ++n) {

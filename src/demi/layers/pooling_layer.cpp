@@ -95,10 +95,9 @@ void PoolingLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
   }
 #ifndef CPU_ONLY
   if (context_.device == Device::kGPU) {
-    const std::vector<Blob*> staged = staging_.buffers();
-    for (size_t k = 0; k < staged.size(); ++k) {
-      RegisterBuffer(NarrowStaging::buffer_names()[k], staged[k], BufferLifetime::kScratch);
-    }
+    staging_.ForEachBuffer([this](const char* name, Blob* blob) {
+      RegisterBuffer(name, blob, BufferLifetime::kScratch);
+    });
   }
 #endif
 #ifdef USE_CUDNN
