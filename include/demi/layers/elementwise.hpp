@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "demi/blob.hpp"
 #include "demi/layers/neuron_layer.hpp"
@@ -41,12 +42,24 @@ void MapOnHost(int64_t n, const float* a, const float* b, float* y, F f) {
   });
 }
 
+/// chunk[i] = f(widened[0][i], widened[1][i], ...) for i < m.
+template <typename F, size_t... I>
+void MapWidened(F f, int64_t m, const float (*widened)[kRoundedChunk], float* chunk,
+                std::index_sequence<I...>) {
+#pragma omp simd
+  for (int64_t i = 0; i < m; ++i) chunk[i] = f(widened[I][i]...);
+}
+
 /// y[i] = f(x[i]) (or f(a[i], b[i])) over n host values stored in a 16-bit
-/// type, in floats a chunk at a time (rounded_chunks.hpp), in place too.
+/// type, in floats a chunk at a time (rounded_chunks.hpp), in place too:
+/// each input's chunk widened first (LoadWidened), then mapped, then rounded.
 template <typename Half, typename F, typename... Inputs>
 void MapStoredOnHost(int64_t n, Half* y, F f, const Inputs*... inputs) {
   ParallelStoreRounded(n, y, [&](int64_t at, int64_t m, float* chunk) {
-    for (int64_t i = 0; i < m; ++i) chunk[i] = f(static_cast<float>(inputs[at + i])...);
+    float widened[sizeof...(Inputs)][kRoundedChunk];
+    int k = 0;
+    (LoadWidened(m, inputs + at, widened[k++]), ...);
+    MapWidened(f, m, widened, chunk, std::index_sequence_for<Inputs...>{});
   });
 }
 

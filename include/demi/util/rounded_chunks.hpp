@@ -32,6 +32,16 @@ void StoreRoundedChunks(int64_t begin, int64_t end, Half* y, const Compute& comp
   }
 }
 
+/// y[i] = x[i] widened, for a chunk of n 16-bit values: FLOAT16 through
+/// F16C where the CPU has it (float16's own conversion is bit arithmetic
+/// per element, which made a FLOAT16 ReLU a fifth of a ResNet-50 step),
+/// BFLOAT16 by a shift the compiler vectorizes.
+inline void LoadWidened(int64_t n, const float16* x, float* y) { WidenFloat16(n, x, y); }
+inline void LoadWidened(int64_t n, const bfloat16* x, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x[i]);
+}
+
 /// The same over y[0, count), threads taking ranges.
 template <typename Half, typename Compute>
 void ParallelStoreRounded(int64_t count, Half* y, const Compute& compute) {
