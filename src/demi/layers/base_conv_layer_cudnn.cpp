@@ -125,6 +125,9 @@ void BaseConvolutionLayer::CudnnSetUp() {
   cudnn_->staging.ForEachBuffer([this](const char* name, Blob* blob) {
     RegisterBuffer(name, blob, BufferLifetime::kScratch);
   });
+  // The rounded weights: written by Forward, read by Backward; placed by the
+  // planner like any saved buffer (empty in FLOAT).
+  RegisterBuffer("narrow_weights", &cudnn_->narrow_weights, BufferLifetime::kSavedForBackward);
   RegisterBuffer("narrow_weight_diff", &cudnn_->narrow_weight_diff, BufferLifetime::kScratch);
 }
 

@@ -23,6 +23,7 @@ void InnerProductLayer::LayerSetUp(const std::vector<Blob*>& bottom,
     staging_.ForEachBuffer([this](const char* name, Blob* blob) {
       RegisterBuffer(name, blob, BufferLifetime::kScratch);
     });
+    RegisterBuffer("narrow_weights", &narrow_weights_, BufferLifetime::kSavedForBackward);
   }
 #endif
   if (!blobs_.empty()) {
