@@ -78,6 +78,17 @@ TEST(F16StorageTest, RoundsAsIeeeHalfPrecision) {
     }
     ASSERT_EQ(float16(wide).bits, bits) << bits;
   }
+  // The bulk widening (F16C where the CPU has it) gives the scalar's bits,
+  // for every half.
+  std::vector<float16> halves(0x10000);
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) halves[bits].bits = static_cast<uint16_t>(bits);
+  std::vector<float> widened(halves.size());
+  WidenFloat16(static_cast<int64_t>(halves.size()), halves.data(), widened.data());
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    ASSERT_EQ(__builtin_bit_cast(uint32_t, widened[bits]),
+              __builtin_bit_cast(uint32_t, float16::Widen(static_cast<uint16_t>(bits))))
+        << bits;
+  }
   // The bulk rounding (F16C where the CPU has it) gives the scalar's bits:
   // random bit patterns (NaNs, infinities, subnormals), a length with a tail.
   std::mt19937 random(7);

@@ -46,19 +46,22 @@ struct float16 {
     return static_cast<uint16_t>(sign | RoundShift(magnitude - (112u << 23), 13));
   }
 
-  /// The float of FLOAT16 `bits`: exact (a NaN quiet).
+  /// The float of FLOAT16 `bits`: exact (a NaN quiet), F16C's bits. Written
+  /// without branches, every case computed and one selected, so the loops
+  /// of 16-bit layers (`omp simd`) vectorize it.
   static float Widen(uint16_t bits) {
     const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
     const uint32_t exponent = bits & 0x7c00u;
     const uint32_t mantissa = bits & 0x3ffu;
-    if (exponent == 0) {  // subnormal: an integer count of 2^-24, exact in float
-      const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-      return sign ? -magnitude : magnitude;
-    }
+    // Normal: exponent and mantissa moved into float's places, rebiased
+    // (15 -> 127). Subnormal: an integer count of 2^-24, exact in float.
+    const uint32_t normal = ((bits & 0x7fffu) << 13) + (112u << 23);
+    const uint32_t subnormal =
+        __builtin_bit_cast(uint32_t, static_cast<float>(mantissa) * 0x1p-24f);
     // Infinity stays infinite; a NaN widens quiet, as F16C's does.
-    const uint32_t special = mantissa == 0 ? 0x7f800000u : 0x7fc00000u | (mantissa << 13);
-    const uint32_t rest = exponent == 0x7c00u ? special : ((bits & 0x7fffu) << 13) + (112u << 23);
-    return __builtin_bit_cast(float, sign | rest);
+    const uint32_t special = 0x7f800000u | (mantissa << 13) | (mantissa != 0 ? 0x00400000u : 0u);
+    const uint32_t magnitude = exponent == 0x7c00u ? special : exponent == 0 ? subnormal : normal;
+    return __builtin_bit_cast(float, sign | magnitude);
   }
 
  private:
