@@ -63,7 +63,7 @@ int FirstNonFiniteTop(const Net& net, int layer_id) {
     // In the top's storage type: a 16-bit top is read as what it stores.
     const bool finite = VisitStorageType(tops[i]->storage_type(), [&](auto tag) {
       using T = decltype(tag);
-      const T* data = tops[i]->template cpu_data_as<T>();
+      const T* data = tops[i]->cpu_data_as<T>();
       for (int64_t k = 0; k < tops[i]->count(); ++k) {
         if (!std::isfinite(static_cast<float>(data[k]))) return false;
       }

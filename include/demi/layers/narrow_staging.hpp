@@ -11,6 +11,7 @@
 #ifndef CPU_ONLY
 
 #include "demi/blob.hpp"
+#include "demi/engine_decision.hpp"
 
 namespace demi {
 
@@ -27,12 +28,12 @@ class NarrowStaging {
     register_buffer("staged_top_diff", &top_diff_);
   }
 
-  /// The type the kernels compute in at these blobs' storage types: `narrow`
-  /// (BFLOAT16 or FLOAT16; FLOAT for a layer that stores no 16 bits) where
-  /// the bottom or the top is stored in it, else FLOAT, staging nothing.
-  static Type ComputeType(Type narrow, const Blob& bottom, const Blob& top);
-  /// Sizes the stand-ins for the current shapes and computing in `type`.
-  void Reshape(Type type, const Blob& bottom, const Blob& top);
+  /// Sizes the stand-ins for the current shapes. The kernels compute in the
+  /// 16-bit type `types` (the layer's engine decision) store both ways where
+  /// the bottom or the top is stored in it (the net stores a blob so only
+  /// where the layer allows it), else in FLOAT, staging nothing.
+  void Reshape(const LayerTypes& types, const Blob& bottom, const Blob& top);
+  /// The type the kernels compute in, as last reshaped.
   Type type() const { return type_; }
 
   // Device pointers in type(), valid until the layer's call returns.

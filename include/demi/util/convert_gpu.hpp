@@ -23,7 +23,8 @@ void GpuAddWidened(int64_t n, Type type, const void* x, float* y);
 
 /// GpuGemm (row-major C = alpha op(A) op(B) + beta C) with A and B stored in
 /// `ab_type` and C in `c_type` (FLOAT, or ab_type), products summed in FLOAT
-/// (cublasGemmEx, CUBLAS_COMPUTE_32F: tensor ops for 16-bit inputs).
+/// (cublasGemmEx, CUBLAS_COMPUTE_32F: tensor ops for 16-bit inputs). Defined
+/// in math_gpu.cu beside GpuGemm, whose size checks it shares.
 void GpuGemmStored(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    Type ab_type, const void* a, const void* b, float beta, Type c_type, void* c);
 

@@ -8,34 +8,21 @@ namespace {
 
 // kernels
 
-/// y[n, m, s] += b[m] over all images of one top.
-__global__ void AddBiasKernel(int64_t n, const float* bias, ChannelOf channel_of, float* top) {
-  ElementwiseInto(n, top, [=](int64_t i) { return top[i] + bias[channel_of(i)]; });
-}
-
-/// The same on a top stored in T (the sum in FLOAT, rounded once).
+/// y[n, m, s] += b[m] over all images of one top, stored in T (the sum in
+/// float, rounded once).
 template <typename T>
-__global__ void AddBiasStoredKernel(int64_t n, const float* bias, ChannelOf channel_of, T* top) {
-  ElementwiseLoop(
-      n, [=](int64_t i) { return Widen(top[i]) + bias[channel_of(i)]; },
-      [=](int64_t i, float value) { top[i] = Narrow<T>(value); });
+__global__ void AddBiasKernel(int64_t n, const float* bias, ChannelOf channel_of, T* top) {
+  ElementwiseStore(n, top, [=](int64_t i) { return Widen(top[i]) + bias[channel_of(i)]; });
 }
 
 }  // namespace
 
 // launchers
 
-void BaseConvolutionLayer::AddBiasGpu(float* top_data) const {
-  const int64_t spatial = top_h_ * top_w_;
-  const int64_t n = num_ * num_output_ * spatial;
-  if (n == 0) return;
-  Launch("AddBiasKernel", ElementwiseBlocks(n), AddBiasKernel, n, blobs_[1]->gpu_data(),
-         ChannelOf(spatial, num_output_), top_data);
-}
+void BaseConvolutionLayer::AddBiasGpu(float* top_data) const { AddBiasGpu(FLOAT, top_data); }
 
 void BaseConvolutionLayer::AccumulateBiasGradientGpu(const float* top_diff) {
-  GpuChannelSums(num_, num_output_, top_h_ * top_w_, true, GradientTerm{top_diff, nullptr},
-                 blobs_[1]->mutable_gpu_diff());
+  AccumulateBiasGradientGpu(FLOAT, top_diff);
 }
 
 void BaseConvolutionLayer::AddBiasGpu(Type type, void* top_data) const {
@@ -44,8 +31,8 @@ void BaseConvolutionLayer::AddBiasGpu(Type type, void* top_data) const {
   if (n == 0) return;
   VisitStorageType(type, [&](auto tag) {
     using T = decltype(tag);
-    Launch("AddBiasStoredKernel", ElementwiseBlocks(n), AddBiasStoredKernel<T>, n,
-           blobs_[1]->gpu_data(), ChannelOf(spatial, num_output_), static_cast<T*>(top_data));
+    Launch("AddBiasKernel", ElementwiseBlocks(n), AddBiasKernel<T>, n, blobs_[1]->gpu_data(),
+           ChannelOf(spatial, num_output_), static_cast<T*>(top_data));
   });
 }
 

@@ -38,11 +38,10 @@ struct BaseConvolutionLayer::CudnnState {
   ConvAlgorithms algos;
   bool ready = false;  ///< algorithms were found for the current shape
   Blob workspace;      ///< scratch, bytes as floats
-  /// What the convolution reads and writes in: FLOAT, or the 16-bit type
-  /// the layer stores where its bottom or top is stored in it (tensor-op
-  /// products summed in FLOAT).
-  Type type = FLOAT;
-  NarrowStaging staging;  ///< FLOAT bottom or top of a 16-bit convolution
+  /// What the convolution reads and writes in (staging.type()): FLOAT, or
+  /// the 16-bit type the layer stores where its bottom or top is stored in
+  /// it (tensor-op products summed in FLOAT), a FLOAT side staged.
+  NarrowStaging staging;
   /// In a 16-bit type: the weights rounded to it at each Forward (the FLOAT
   /// weights stay the master copy the solver updates), and the weight
   /// gradient, in scratch, before it is added to the FLOAT one.
@@ -133,20 +132,17 @@ void BaseConvolutionLayer::CudnnSetUp() {
 
 void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
   CudnnState& s = *cudnn_;
-  const Type narrow = NarrowBlobsWhen(true, BlobFormats::kPerBlob) == BlobFormats::kNone
-                          ? FLOAT
-                          : engine_.types.forward_storage;
-  s.type = NarrowStaging::ComputeType(narrow, bottom, top);
-  s.staging.Reshape(s.type, bottom, top);
-  const bool narrow_weights = s.type != FLOAT && bottom.count() > 0;
+  s.staging.Reshape(engine_.types, bottom, top);
+  const Type stored = s.staging.type();
+  const bool narrow_weights = stored != FLOAT && bottom.count() > 0;
   for (Blob* copy : {&s.narrow_weights, &s.narrow_weight_diff}) {
-    copy->set_storage_type(s.type);
+    copy->set_storage_type(stored);
     copy->Reshape(narrow_weights ? blobs_[0]->shape() : std::vector<int64_t>{0});
   }
-  s.filter.Set(blobs_[0]->shape(), s.type);
+  s.filter.Set(blobs_[0]->shape(), stored);
   const std::vector<int64_t> top_shape{num_, num_output_, top_h_, top_w_};
-  s.image.Set(reverse_dimensions() ? top_shape : bottom.shape(), s.type);
-  s.output.Set(reverse_dimensions() ? bottom.shape() : top_shape, s.type);
+  s.image.Set(reverse_dimensions() ? top_shape : bottom.shape(), stored);
+  s.output.Set(reverse_dimensions() ? bottom.shape() : top_shape, stored);
 
   s.ready = false;
   s.workspace.Reshape(std::vector<int64_t>{0});
@@ -206,7 +202,7 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
 void BaseConvolutionLayer::CudnnChooseDeterministicAlgorithms() {
   CudnnState& s = *cudnn_;
   s.algos = ConvAlgorithms{};
-  const bool tensor_ops = s.type != FLOAT;
+  const bool tensor_ops = s.staging.type() != FLOAT;
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(),
                                                tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   cudnnHandle_t handle = CudnnHandle();
@@ -239,11 +235,12 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
   const size_t budget = context_.cudnn_workspace_bytes;
   int device = 0;
   DEMI_CUDA_CHECK(cudaGetDevice(&device));
-  const std::string key = StrCat(
-      device, " ", type(), " bottom ", bottom.shape_string(), " filter ", blobs_[0]->shape_string(),
-      " top ", top_h_, "x", top_w_, " pad ", geometry_.pad_h, ",", geometry_.pad_w, " stride ",
-      geometry_.stride_h, ",", geometry_.stride_w, " dilation ", geometry_.dilation_h, ",",
-      geometry_.dilation_w, " group ", group_, " budget ", budget, " type ", Type_Name(s.type));
+  const std::string key =
+      StrCat(device, " ", type(), " bottom ", bottom.shape_string(), " filter ",
+             blobs_[0]->shape_string(), " top ", top_h_, "x", top_w_, " pad ", geometry_.pad_h, ",",
+             geometry_.pad_w, " stride ", geometry_.stride_h, ",", geometry_.stride_w, " dilation ",
+             geometry_.dilation_h, ",", geometry_.dilation_w, " group ", group_, " budget ", budget,
+             " type ", Type_Name(s.staging.type()));
   std::lock_guard<std::mutex> lock(measured_mutex);
   auto cached = Measured().find(key);
   if (cached == Measured().end()) {
@@ -300,7 +297,7 @@ void BaseConvolutionLayer::CudnnWeightGradient(const void* image, const void* ou
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.backward_filter_math));
   // FLOAT: accumulated into the param's gradient (beta 1). 16 bits: written
   // to scratch, then widened and added.
-  const bool narrow = s.type != FLOAT;
+  const bool narrow = s.staging.type() != FLOAT;
   void* weights_diff = narrow ? s.narrow_weight_diff.data()->mutable_gpu_data()
                               : static_cast<void*>(blobs_[0]->mutable_gpu_diff());
   DEMI_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
@@ -308,21 +305,21 @@ void BaseConvolutionLayer::CudnnWeightGradient(const void* image, const void* ou
       s.algos.backward_filter, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
       narrow ? CudnnScale::Zero() : CudnnScale::One(), s.filter.get(), weights_diff));
   if (narrow) {
-    GpuAddWidened(blobs_[0]->count(), s.type, s.narrow_weight_diff.data()->gpu_data(),
+    GpuAddWidened(blobs_[0]->count(), s.staging.type(), s.narrow_weight_diff.data()->gpu_data(),
                   blobs_[0]->mutable_gpu_diff());
   }
 }
 
 const void* BaseConvolutionLayer::CudnnWeights() {
   CudnnState& s = *cudnn_;
-  if (s.type == FLOAT) return blobs_[0]->gpu_data();
+  if (s.staging.type() == FLOAT) return blobs_[0]->gpu_data();
   return s.narrow_weights.data()->gpu_data();
 }
 
 void BaseConvolutionLayer::CudnnForward(const Blob& bottom, Blob* top) {
   CudnnState& s = *cudnn_;
-  if (s.type != FLOAT) {  // the FLOAT weights may have changed since the last pass
-    GpuConvert(blobs_[0]->count(), FLOAT, blobs_[0]->gpu_data(), s.type,
+  if (s.staging.type() != FLOAT) {  // the FLOAT weights may have changed since the last pass
+    GpuConvert(blobs_[0]->count(), FLOAT, blobs_[0]->gpu_data(), s.staging.type(),
                s.narrow_weights.data()->mutable_gpu_data());
   }
   const void* x = s.staging.BottomData(bottom);
@@ -332,12 +329,12 @@ void BaseConvolutionLayer::CudnnForward(const Blob& bottom, Blob* top) {
   } else {
     CudnnConvolve(x, CudnnWeights(), y);
   }
-  if (bias_term_ && s.type == FLOAT) {
+  if (bias_term_ && s.staging.type() == FLOAT) {
     const CudnnTensor& out = reverse_dimensions() ? s.image : s.output;
     DEMI_CUDNN_CHECK(cudnnAddTensor(CudnnHandle(), CudnnScale::One(), s.bias.get(),
                                     blobs_[1]->gpu_data(), CudnnScale::One(), out.get(), y));
   } else if (bias_term_) {
-    AddBiasGpu(s.type, y);
+    AddBiasGpu(s.staging.type(), y);
   }
   s.staging.FinishTopData(top);
 }
@@ -349,13 +346,13 @@ void BaseConvolutionLayer::CudnnBackward(const Blob& top, bool propagate_down, B
   const bool reverse = reverse_dimensions();
   // For Deconvolution the top is the convolution's image, the bottom its output.
   const void* dy = s.staging.TopDiff(top);
-  if (bias_grad && s.type == FLOAT) {
+  if (bias_grad && s.staging.type() == FLOAT) {
     const CudnnTensor& out = reverse ? s.image : s.output;
     DEMI_CUDNN_CHECK(cudnnConvolutionBackwardBias(CudnnHandle(), CudnnScale::One(), out.get(), dy,
                                                   CudnnScale::One(), s.bias.get(),
                                                   blobs_[1]->mutable_gpu_diff()));
   } else if (bias_grad) {
-    AccumulateBiasGradientGpu(s.type, dy);
+    AccumulateBiasGradientGpu(s.staging.type(), dy);
   }
   if (weight_grad) {
     const void* x = s.staging.BottomData(*bottom);

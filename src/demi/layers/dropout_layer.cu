@@ -2,7 +2,6 @@
 #include "demi/util/convert_gpu.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/math.hpp"
-#include "demi/util/math_gpu.hpp"
 #include "demi/util/stored_types.cuh"
 
 namespace demi {
@@ -12,13 +11,14 @@ namespace {
 // kernels
 
 /// Turns the uniform draws u into the scaled mask (u >= ratio keeps the
-/// element), in place, and applies it: y = x * mask.
-__global__ void DropoutForwardKernel(int64_t n, float ratio, float scale, const float* x,
-                                     float* mask, float* y) {
+/// element), in place, and applies it: y = x * mask, stored in T.
+template <typename T>
+__global__ void DropoutForwardKernel(int64_t n, float ratio, float scale, const T* x, float* mask,
+                                     T* y) {
   for (int64_t i = GridStart(); i < n; i += GridStride()) {
     const float m = mask[i] >= ratio ? scale : 0.0f;
     mask[i] = m;
-    y[i] = x[i] * m;
+    y[i] = Narrow<T>(Widen(x[i]) * m);
   }
 }
 
@@ -48,26 +48,18 @@ void DropoutLayer::ApplyMaskGpu(Type type, int64_t count, const void* from, void
 void DropoutLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t count = bottom[0]->count();
   const Type type = top[0]->storage_type();
-  if (type != FLOAT) {
-    // Drawn on the host as below; the scaled mask then applied in `type`.
-    if (phase_ == TRAIN) {
-      float* mask = mask_.mutable_cpu_data();
-      RngUniform(count, 0.0f, 1.0f, mask, rng());
-      for (int64_t i = 0; i < count; ++i) mask[i] = mask[i] >= ratio_ ? scale_ : 0.0f;
-    }
-    return ApplyMaskGpu(type, count, bottom[0]->data()->gpu_data(),
-                        top[0]->data()->mutable_gpu_data());
-  }
-  if (phase_ != TRAIN) {
-    if (top[0] != bottom[0]) GpuCopy(count, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
-    return;
-  }
+  const void* x = bottom[0]->data()->gpu_data();
+  void* y = top[0]->data()->mutable_gpu_data();
+  if (phase_ != TRAIN) return ApplyMaskGpu(type, count, x, y);  // a copy, unless in place
   // Drawn on the host from the layer's stream, as the CPU code does, so both
   // devices drop the same elements.
   RngUniform(count, 0.0f, 1.0f, mask_.mutable_cpu_data(), rng());
   if (count == 0) return;
-  Launch("DropoutForwardKernel", CudaBlocks(count), DropoutForwardKernel, count, ratio_, scale_,
-         bottom[0]->gpu_data(), mask_.mutable_gpu_data(), top[0]->mutable_gpu_data());
+  VisitStorageType(type, [&](auto tag) {
+    using T = decltype(tag);
+    Launch("DropoutForwardKernel", CudaBlocks(count), DropoutForwardKernel<T>, count, ratio_,
+           scale_, static_cast<const T*>(x), mask_.mutable_gpu_data(), static_cast<T*>(y));
+  });
 }
 
 void DropoutLayer::Backward_gpu(const std::vector<Blob*>& top,

@@ -31,16 +31,11 @@ __global__ void MaxUpdateKernel(int64_t n, float k, const float* x, float* y, fl
   }
 }
 
-/// y = c0 a + c1 b in one pass: the first two bottoms of a SUM. Rounds as
-/// zeroing y and adding each term by axpy (cuBLAS's fused multiply-add) would.
-__global__ void SumPairKernel(int64_t n, float c0, const float* a, float c1, const float* b,
-                              float* y) {
-  ElementwiseInto(n, y, [=](int64_t i) { return fmaf(c1, b[i], c0 * a[i]); });
-}
-
-/// SUM over bottoms stored in a 16-bit T: y = c0 a + c1 b, rounded once.
+/// y = c0 a + c1 b in one pass: the first two bottoms of a SUM, stored in
+/// T. Rounds as zeroing y and adding each term by axpy (cuBLAS's fused
+/// multiply-add) would, then once more to T.
 template <typename T>
-__global__ void StoredSumPairKernel(int64_t n, float c0, const T* a, float c1, const T* b, T* y) {
+__global__ void SumPairKernel(int64_t n, float c0, const T* a, float c1, const T* b, T* y) {
   ElementwiseStore(n, y, [=](int64_t i) { return fmaf(c1, Widen(b[i]), c0 * Widen(a[i])); });
 }
 
@@ -72,8 +67,8 @@ void EltwiseLayer::SumStoredGpu(const std::vector<Blob*>& bottom, Blob* top) con
   VisitStorageType(top->storage_type(), [&](auto tag) {
     using T = decltype(tag);
     T* y = MutableGpuDataAs<T>(top);
-    Launch("StoredSumPairKernel", ElementwiseBlocks(count), StoredSumPairKernel<T>, count,
-           coeffs_[0], GpuDataAs<T>(*bottom[0]), coeffs_[1], GpuDataAs<T>(*bottom[1]), y);
+    Launch("SumPairKernel", ElementwiseBlocks(count), SumPairKernel<T>, count, coeffs_[0],
+           GpuDataAs<T>(*bottom[0]), coeffs_[1], GpuDataAs<T>(*bottom[1]), y);
     for (size_t k = 2; k < bottom.size(); ++k) {
       Launch("StoredAxpyKernel", ElementwiseBlocks(count), StoredAxpyKernel<T>, count, coeffs_[k],
              GpuDataAs<T>(*bottom[k]), y);
@@ -107,7 +102,7 @@ void EltwiseLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vect
   if (op_ == EltwiseParameter::SUM && count > 0) {
     // One pass for the first pair instead of zeroing y and two axpys.
     float* y = top[0]->mutable_gpu_data();
-    Launch("SumPairKernel", ElementwiseBlocks(count), SumPairKernel, count, coeffs_[0],
+    Launch("SumPairKernel", ElementwiseBlocks(count), SumPairKernel<float>, count, coeffs_[0],
            bottom[0]->gpu_data(), coeffs_[1], bottom[1]->gpu_data(), y);
     for (size_t k = 2; k < bottom.size(); ++k) GpuAxpy(count, coeffs_[k], bottom[k]->gpu_data(), y);
     return;

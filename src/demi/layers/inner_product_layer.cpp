@@ -52,9 +52,7 @@ void InnerProductLayer::Reshape(const std::vector<Blob*>& bottom, const std::vec
   if (dnnl_) DnnlReshape(*bottom[0]);
 #ifndef CPU_ONLY
   if (context_.device == Device::kGPU) {
-    const Type narrow =
-        narrow_blobs() == BlobFormats::kNone ? FLOAT : engine_.types.forward_storage;
-    staging_.Reshape(NarrowStaging::ComputeType(narrow, *bottom[0], *top[0]), *bottom[0], *top[0]);
+    staging_.Reshape(engine_.types, *bottom[0], *top[0]);
     narrow_weights_.set_storage_type(staging_.type());
     narrow_weights_.Reshape(staging_.type() == FLOAT ? std::vector<int64_t>{0}
                                                      : blobs_[0]->shape());

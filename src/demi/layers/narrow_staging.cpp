@@ -16,18 +16,15 @@ void Size(bool staged, Type type, const Blob& blob, Blob* stand_in) {
 
 }  // namespace
 
-Type NarrowStaging::ComputeType(Type narrow, const Blob& bottom, const Blob& top) {
-  return narrow != FLOAT && (bottom.storage_type() == narrow || top.storage_type() == narrow)
-             ? narrow
-             : FLOAT;
-}
-
-void NarrowStaging::Reshape(Type type, const Blob& bottom, const Blob& top) {
-  type_ = type;
-  Size(Staged(bottom), type, bottom, &bottom_data_);
-  Size(Staged(bottom), type, bottom, &bottom_diff_);
-  Size(Staged(top), type, top, &top_data_);
-  Size(Staged(top), type, top, &top_diff_);
+void NarrowStaging::Reshape(const LayerTypes& types, const Blob& bottom, const Blob& top) {
+  const Type narrow = types.forward_storage;
+  const bool stores = narrow != FLOAT && narrow == types.backward_storage;
+  type_ =
+      stores && (bottom.storage_type() == narrow || top.storage_type() == narrow) ? narrow : FLOAT;
+  Size(Staged(bottom), type_, bottom, &bottom_data_);
+  Size(Staged(bottom), type_, bottom, &bottom_diff_);
+  Size(Staged(top), type_, top, &top_data_);
+  Size(Staged(top), type_, top, &top_diff_);
 }
 
 const void* NarrowStaging::BottomData(const Blob& bottom) {

@@ -137,9 +137,7 @@ void PoolingLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
   }
 #ifndef CPU_ONLY
   if (context_.device == Device::kGPU) {
-    const Type narrow =
-        narrow_blobs() == BlobFormats::kNone ? FLOAT : engine_.types.forward_storage;
-    staging_.Reshape(NarrowStaging::ComputeType(narrow, *bottom[0], *top[0]), *bottom[0], *top[0]);
+    staging_.Reshape(engine_.types, *bottom[0], *top[0]);
   }
 #endif
 #ifdef USE_CUDNN

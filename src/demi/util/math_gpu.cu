@@ -1,6 +1,7 @@
 #include <limits>
 
 #include "demi/common.hpp"
+#include "demi/util/convert_gpu.hpp"
 #include "demi/util/cuda_kernel.cuh"
 #include "demi/util/gpu_math.hpp"
 #include "demi/util/math_gpu.hpp"
@@ -15,6 +16,13 @@ int BlasInt(int64_t value) {
              " is past cuBLAS's 32-bit int (", std::numeric_limits<int>::max(),
              "): use a smaller batch or split the layer");
   return static_cast<int>(value);
+}
+
+/// cuBLAS's name for a stored type (the blobs' types, checked where they are set).
+cudaDataType_t CublasType(Type type) {
+  CHECK(type == FLOAT || type == FLOAT16 || type == BFLOAT16)
+      << "cuBLAS matrices are stored in FLOAT, FLOAT16 or BFLOAT16 here";
+  return type == FLOAT16 ? CUDA_R_16F : type == BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
 // kernels
@@ -145,6 +153,18 @@ void GpuGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
   DEMI_CUBLAS_CHECK(cublasSgemm(CublasHandleForMath(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                 trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, BlasInt(n), BlasInt(m),
                                 BlasInt(k), &alpha, b, ldb, a, lda, &beta, c, BlasInt(n)));
+}
+
+void GpuGemmStored(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                   Type ab_type, const void* a, const void* b, float beta, Type c_type, void* c) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  const int lda = BlasInt(trans_a ? m : k);
+  const int ldb = BlasInt(trans_b ? k : n);
+  DEMI_CUBLAS_CHECK(cublasGemmEx(CublasHandle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                 trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, BlasInt(n), BlasInt(m),
+                                 BlasInt(k), &alpha, b, CublasType(ab_type), ldb, a,
+                                 CublasType(ab_type), lda, &beta, c, CublasType(c_type), BlasInt(n),
+                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 void GpuGemv(bool trans_a, int64_t m, int64_t n, float alpha, const float* a, const float* x,
