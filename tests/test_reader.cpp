@@ -18,6 +18,15 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// Polls `done` every millisecond for up to 10 s; returns its last value.
+template <typename Done>
+bool WaitFor(Done done) {
+  const auto give_up = Clock::now() + std::chrono::seconds(10);
+  while (!done() && Clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return done();
+}
+
 TEST(DBReaderTest, ReadsInKeyOrderAndRewindsCountingEpochs) {
   TempDir dir;
   std::vector<Datum> datums;
@@ -34,7 +43,7 @@ TEST(DBReaderTest, ReadsInKeyOrderAndRewindsCountingEpochs) {
     EXPECT_EQ(record.epoch, epochs[i]);
     EXPECT_EQ(record.key, StrCat("0000000", indices[i]));
     Datum datum;
-    ASSERT_TRUE(datum.ParseFromString(record.value));
+    ASSERT_TRUE(datum.ParseFromArray(record.value.data(), static_cast<int>(record.value.size())));
     EXPECT_EQ(datum.label(), indices[i]);
   }
   reader.Skip(4);  // past 1 and 2 of epoch 2, then 0 and 1 of epoch 3
@@ -99,11 +108,7 @@ TEST(WorkerPoolTest, ASlowItemHoldsBackOnlyItsOwnThread) {
   pool.Run(8, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       if (i == 0) {
-        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (others_done < 7 && std::chrono::steady_clock::now() < give_up) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        saw_all = others_done == 7;
+        saw_all = WaitFor([&] { return others_done == 7; });
       } else {
         ++others_done;
       }
@@ -128,14 +133,90 @@ TEST(WorkerPoolTest, EveryBlockRunsWhenOneThrows) {
   for (const auto& count : seen) EXPECT_EQ(count, 1);
 }
 
+TEST(WorkerPoolTest, ConcurrentRunsEachRunEveryItemOnceAndGetTheirOwnErrors) {
+  WorkerPool pool(3);
+  constexpr int kCallers = 4;
+  std::vector<std::thread> callers;
+  std::vector<int> failures(kCallers, 0);
+  for (int caller = 0; caller < kCallers; ++caller) {
+    callers.emplace_back([&, caller] {
+      for (int repeat = 0; repeat < 50; ++repeat) {
+        const int64_t n = 1 + (caller * 7 + repeat) % 40;
+        std::vector<std::atomic<int>> seen(n);
+        const bool fail = repeat % 5 == caller % 5;
+        try {
+          pool.Run(n, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) ++seen[i];
+            if (fail && begin == 0) ThrowError(StrCat("caller ", caller, " run ", repeat));
+          });
+          if (fail) ++failures[caller];  // the error went missing
+        } catch (const Error& error) {
+          if (!fail || std::string(error.what()).find(StrCat("caller ", caller, " run ", repeat)) ==
+                           std::string::npos) {
+            ++failures[caller];  // another run's error, or one where none was thrown
+          }
+        }
+        for (const auto& count : seen) failures[caller] += count != 1;
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(failures, std::vector<int>(kCallers, 0));
+}
+
+TEST(WorkerPoolTest, AHelperServesAnotherCallerWhileTheFirstIsBusy) {
+  WorkerPool pool(2);  // one helper
+  // Caller A blocks in its own block until B's run is over. B's caller
+  // blocks in its block until another thread has run one of B's: only the
+  // helper can, once A has no block left. If helpers served only the run
+  // they started on, both callers would give up after 10 s.
+  std::atomic<bool> a_blocked{false}, b_helped{false}, b_done{false};
+  std::thread a([&] {
+    const std::thread::id a_caller = std::this_thread::get_id();
+    pool.Run(2, [&](int64_t, int64_t) {
+      if (std::this_thread::get_id() == a_caller) {
+        a_blocked = true;
+        WaitFor([&] { return b_done.load(); });
+      } else {
+        WaitFor([&] { return a_blocked.load(); });  // leaves A's caller a block
+      }
+    });
+  });
+  EXPECT_TRUE(WaitFor([&] { return a_blocked.load(); }));
+  const std::thread::id b_caller = std::this_thread::get_id();
+  pool.Run(2, [&](int64_t, int64_t) {
+    if (std::this_thread::get_id() == b_caller) {
+      WaitFor([&] { return b_helped.load(); });
+    } else {
+      b_helped = true;
+    }
+  });
+  b_done = true;
+  a.join();
+  EXPECT_TRUE(b_helped);
+}
+
+TEST(WorkerPoolTest, CallersAskingForTheSameCountShareOnePool) {
+  std::shared_ptr<WorkerPool> first = SharedWorkerPool(3);
+  EXPECT_EQ(SharedWorkerPool(3), first);
+  EXPECT_EQ(first->num_threads(), 3);
+  EXPECT_NE(SharedWorkerPool(2), first);
+  // Once the last owner lets go, the pool's threads end; the next caller
+  // gets a new pool.
+  std::weak_ptr<WorkerPool> gone = first;
+  first.reset();
+  EXPECT_TRUE(gone.expired());
+  EXPECT_EQ(SharedWorkerPool(3)->num_threads(), 3);
+}
+
 TEST(DefaultDecodeThreadsTest, CpusKeepOneGpusTakeTheFreeCores) {
-  EXPECT_EQ(DefaultDecodeThreads(false, 16, 1, 64), 1);
-  EXPECT_EQ(DefaultDecodeThreads(true, 16, 1, 64), 15);
-  EXPECT_EQ(DefaultDecodeThreads(true, 16, 2, 64), 7);  // (16 - 2) / 2
-  EXPECT_EQ(DefaultDecodeThreads(true, 64, 8, 64), 7);
-  EXPECT_EQ(DefaultDecodeThreads(true, 2, 2, 64), 1);  // never none
-  EXPECT_EQ(DefaultDecodeThreads(true, 1, 1, 64), 1);
-  EXPECT_EQ(DefaultDecodeThreads(true, 128, 1, 32), 32);  // a thread a row at most
+  EXPECT_EQ(DefaultDecodeThreads(false, 16, 1), 1);
+  EXPECT_EQ(DefaultDecodeThreads(true, 16, 1), 15);  // 15 free: 14 helpers and the prefetcher
+  EXPECT_EQ(DefaultDecodeThreads(true, 16, 2), 13);  // 14 free: 12 helpers and 2 prefetchers
+  EXPECT_EQ(DefaultDecodeThreads(true, 64, 8), 49);  // 56 free: 48 helpers and 8 prefetchers
+  EXPECT_EQ(DefaultDecodeThreads(true, 16, 8), 1);   // 8 free: the 8 prefetchers, no helper
+  EXPECT_EQ(DefaultDecodeThreads(true, 2, 2), 1);    // never fewer than one
+  EXPECT_EQ(DefaultDecodeThreads(true, 1, 1), 1);
 }
 
 TEST(PrefetcherTest, DeliversBatchesInFillOrder) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -22,10 +23,12 @@ namespace demi {
 
 /// One record as read from a database, with where it was in the stream:
 /// `index` is its position in the database (0-based, in key order) and
-/// `epoch` how many times the reader had rewound when it read it.
+/// `epoch` how many times the reader had rewound when it read it. Key and
+/// value are the database's bytes in place (its memory map, in the
+/// reader's read transaction): valid as long as the reader.
 struct Record {
-  std::string key;
-  std::string value;
+  std::string_view key;
+  std::string_view value;
   int64_t index = 0;
   int64_t epoch = 0;
 };
@@ -104,6 +107,11 @@ struct Batch {
 /// block runs even when another throws; the exception of the block that
 /// starts first is rethrown, so which error surfaces does not depend on
 /// timing. With one thread no helper is made.
+///
+/// Several threads may Run at once (the prefetch threads of data layers that
+/// share a pool, SharedWorkerPool): each caller works on its own run, and a
+/// free helper takes blocks of the oldest run that has blocks left, so
+/// helpers go where batches are being filled.
 class WorkerPool {
  public:
   /// fn(begin, end): process items [begin, end).
@@ -115,34 +123,38 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   void Run(int64_t n, const Task& task);
+  /// Helpers plus one: the threads a run gets when it runs alone.
   int num_threads() const { return static_cast<int>(helpers_.size()) + 1; }
 
  private:
+  /// One call of Run: its blocks, and the helpers working on it.
+  struct Job;
+
   void HelperLoop();
-  /// Takes blocks of the current run until none is left.
-  void TakeBlocks(const Task& task, int64_t n, int64_t block);
+  /// Takes blocks of `job` until none is left.
+  void TakeBlocks(Job* job);
 
   std::vector<std::thread> helpers_;
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
-  const Task* task_ = nullptr;
-  int64_t n_ = 0;
-  int64_t block_ = 1;
-  std::atomic<int64_t> next_{0};  ///< the first item no thread has taken
-  uint64_t generation_ = 0;
-  int pending_ = 0;
+  std::deque<Job*> jobs_;  ///< runs that may have blocks left, oldest first
   bool shutdown_ = false;
-  int64_t error_begin_ = 0;  ///< where the block of `error_` starts
-  std::exception_ptr error_;
 };
 
-/// Decode threads for a data layer whose count nobody set: on a CPU one,
-/// since training takes the cores; on a GPU the `cores` of the process less
-/// one per GPU replica it drives (their host threads launch the kernels),
-/// split among those `replicas`, at least one and at most `batch_size` (a
-/// batch's rows are what the threads share).
-int DefaultDecodeThreads(bool gpu, int cores, int replicas, int64_t batch_size);
+/// The pool of `num_threads` shared by every caller that asks for that many
+/// while one is alive: the default-threaded data layers of a process (all
+/// replicas' and the test nets') share one set of helpers.
+std::shared_ptr<WorkerPool> SharedWorkerPool(int num_threads);
+
+/// Threads of the process's shared decode pool when nobody set a data
+/// layer's count (WorkerPool::num_threads: helpers plus one). On a CPU one,
+/// no helper, since training takes the cores. On a GPU the `cores` of the
+/// process less one per GPU replica it drives (their host threads launch the
+/// kernels) are free for decoding; each replica's prefetch thread decodes its
+/// own batches, and helpers take the rest, so that with every replica
+/// prefetching the decoding threads number the free cores.
+int DefaultDecodeThreads(bool gpu, int cores, int replicas);
 
 /// @brief The prefetch thread: keeps up to `depth` batches filled ahead of
 /// the consumer, in a bounded ring of free and ready batches.

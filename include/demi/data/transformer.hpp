@@ -9,6 +9,7 @@
 
 #include "demi/common.hpp"
 #include "demi/data/byte_pixels.hpp"
+#include "demi/data/datum_view.hpp"
 #include "demi/proto/demi.pb.h"
 
 namespace demi {
@@ -103,15 +104,15 @@ class Transformer {
 
   /// The record as an H x W x C image (CV_8U, or CV_32F for float_data)
   /// after decoding and force_color / force_gray.
-  cv::Mat DatumToImage(const Datum& datum) const;
+  cv::Mat DatumToImage(const DatumView& datum) const;
   /// {C, H, W} of the output for a record (before any random choice).
-  std::vector<int64_t> OutputShape(const Datum& datum) const;
+  std::vector<int64_t> OutputShape(const DatumView& datum) const;
   std::vector<int64_t> OutputShape(const cv::Mat& image) const;
 
   /// Writes the transformed record into `out`, which holds `shape` =
   /// {C, H, W} floats. A record whose output would have another shape
   /// throws BadRecordError.
-  void Transform(const Datum& datum, const std::vector<int64_t>& shape, RandomEngine* engine,
+  void Transform(const DatumView& datum, const std::vector<int64_t>& shape, RandomEngine* engine,
                  float* out) const;
   void Transform(const cv::Mat& image, const std::vector<int64_t>& shape, RandomEngine* engine,
                  float* out) const;
@@ -143,8 +144,8 @@ class Transformer {
   /// Returns false, having drawn and written nothing, for a record whose
   /// pixels are floats (a float_data Datum, a CV_32F image): Transform takes
   /// those.
-  bool TransformBytes(const Datum& datum, const std::vector<int64_t>& shape, RandomEngine* engine,
-                      uint8_t* out) const;
+  bool TransformBytes(const DatumView& datum, const std::vector<int64_t>& shape,
+                      RandomEngine* engine, uint8_t* out) const;
   bool TransformBytes(const cv::Mat& image, const std::vector<int64_t>& shape, RandomEngine* engine,
                       uint8_t* out) const;
 
@@ -157,8 +158,8 @@ class Transformer {
     float* floats = nullptr;
     uint8_t* bytes = nullptr;
   };
-  void TransformDatum(const Datum& datum, const std::vector<int64_t>& shape, RandomEngine* engine,
-                      const Output& out) const;
+  void TransformDatum(const DatumView& datum, const std::vector<int64_t>& shape,
+                      RandomEngine* engine, const Output& out) const;
   void TransformImage(const cv::Mat& image, const std::vector<int64_t>& shape, RandomEngine* engine,
                       const Output& out) const;
   bool TransformJpegTo(std::string_view data, int channels, const std::vector<int64_t>& shape,
@@ -169,7 +170,7 @@ class Transformer {
   /// The output shape of such a JPEG from its header (empty for another
   /// record): OutputShape without decoding a pixel.
   std::vector<int64_t> JpegOutputShape(std::string_view data) const;
-  bool NeedsOpenCv(const Datum& datum) const;
+  bool NeedsOpenCv(const DatumView& datum) const;
   /// force_color / force_gray, resize_shorter_side, and (with an engine, in
   /// TRAIN) the random resized crop.
   cv::Mat Prepare(const cv::Mat& image, RandomEngine* engine) const;

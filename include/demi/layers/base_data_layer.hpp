@@ -18,9 +18,11 @@ namespace demi {
 /// Tops: data (N x C x H x W) and, optionally, label (N). A prefetch thread
 /// keeps up to data_param.prefetch batches ready (default 4); Forward copies
 /// the next one into the tops. Within a batch, examples are decoded and
-/// augmented by a pool of decode threads (data_param.threads or
-/// set_decode_threads, else DefaultDecodeThreads: 1 on a CPU, on a GPU the
-/// cores its training leaves free).
+/// augmented by its prefetch thread and a pool's helpers: a pool of the
+/// layer's own where data_param.threads or set_decode_threads gives the
+/// count, else the process's pool of DefaultDecodeThreads (no helper on a
+/// CPU; on a GPU the cores training leaves free), shared by the data layers
+/// of every replica and net in the process.
 ///
 /// Byte batches: where the transform's last step can wait
 /// (Transformer::DefersNormalization: no colour jitter, no mean_file), the
@@ -71,8 +73,9 @@ class BaseDataLayer : public Layer {
 
   /// Whether batches travel as bytes (see above); known after SetUp.
   bool byte_batches() const { return byte_batches_; }
-  /// Threads that decode each batch; known after SetUp.
-  int decode_threads() const { return decode_threads_; }
+  /// The threads a batch gets when it is decoded alone: its prefetch thread
+  /// and the pool's helpers (after SetUp).
+  int decode_threads() const;
 
   /// Threads that decode and augment each batch; call before SetUp.
   void set_decode_threads(int threads);
@@ -162,6 +165,8 @@ class BaseDataLayer : public Layer {
   void ReadOwnExample(int64_t row, int64_t* index, int64_t* epoch);
   /// The prefetch side's position now (the stream's next record).
   DataReadPosition StreamPosition() const;
+  /// The decode threads, for the setup line.
+  std::string DecodeThreadsText() const;
 
   std::string owner_;  ///< Owner(), kept for the destructor
   std::vector<int64_t> example_shape_;
@@ -172,8 +177,10 @@ class BaseDataLayer : public Layer {
   /// ceil(bytes / 4) floats), and the channels' means.
   Blob device_bytes_;
   Blob device_mean_;
-  int decode_threads_ = 0;  ///< 0: DefaultDecodeThreads
-  std::unique_ptr<WorkerPool> pool_;
+  /// Set by data_param.threads or set_decode_threads: a pool of the layer's
+  /// own. 0: the process's shared pool of DefaultDecodeThreads.
+  int decode_threads_ = 0;
+  std::shared_ptr<WorkerPool> pool_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::atomic<int64_t> skipped_{0};
   int64_t consecutive_bad_ = 0;  ///< bad records in a row, in stream order

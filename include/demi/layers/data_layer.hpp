@@ -41,7 +41,7 @@ class DataLayer : public BaseDataLayer {
  private:
   std::unique_ptr<DBReader> reader_;
   std::vector<Record> records_;  ///< the record behind each batch row
-  std::vector<Datum> datums_;    ///< parsed records, one per row
+  std::vector<Datum> datums_;    ///< each row's record but its data, which stays in place
 };
 
 }  // namespace demi

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <utility>
 
 #include "demi/common.hpp"
@@ -21,8 +22,8 @@ DBReader::DBReader(const std::string& source) : source_(source) {
 
 void DBReader::Next(Record* record) {
   CHECK(cursor_->valid());
-  record->key.assign(cursor_->key());
-  record->value.assign(cursor_->value());
+  record->key = cursor_->key();
+  record->value = cursor_->value();
   record->index = index_;
   record->epoch = epoch_;
   Advance();
@@ -64,11 +65,25 @@ void DBReader::Advance() {
 
 // ---- WorkerPool ----
 
-int DefaultDecodeThreads(bool gpu, int cores, int replicas, int64_t batch_size) {
+int DefaultDecodeThreads(bool gpu, int cores, int replicas) {
   if (!gpu) return 1;
   replicas = std::max(1, replicas);
-  const int64_t free_cores = std::max(1, cores - replicas) / replicas;
-  return static_cast<int>(std::clamp<int64_t>(free_cores, 1, std::max<int64_t>(1, batch_size)));
+  const int free_cores = std::max(1, cores - replicas);
+  // The replicas' prefetch threads decode too: helpers take the rest.
+  return std::max(1, free_cores - replicas + 1);
+}
+
+std::shared_ptr<WorkerPool> SharedWorkerPool(int num_threads) {
+  static std::mutex mutex;
+  static std::map<int, std::weak_ptr<WorkerPool>> pools;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::weak_ptr<WorkerPool>& slot = pools[num_threads];
+  std::shared_ptr<WorkerPool> pool = slot.lock();
+  if (!pool) {
+    pool = std::make_shared<WorkerPool>(num_threads);
+    slot = pool;
+  }
+  return pool;
 }
 
 Batch::~Batch() {
@@ -80,6 +95,20 @@ void Batch::MarkCopied() {
   copied->Record();
 }
 
+struct WorkerPool::Job {
+  Job(const Task& task, int64_t n, int64_t block) : task(task), n(n), block(block) {}
+  bool exhausted() const { return next >= n; }
+
+  const Task& task;
+  const int64_t n;
+  const int64_t block;
+  std::atomic<int64_t> next{0};  ///< the first item no thread has taken
+  // Guarded by the pool's mutex:
+  int helpers = 0;          ///< helpers inside TakeBlocks of this job
+  int64_t error_begin = 0;  ///< where the block of `error` starts
+  std::exception_ptr error;
+};
+
 WorkerPool::WorkerPool(int num_threads) {
   CHECK_GE(num_threads, 1);
   for (int helper = 1; helper < num_threads; ++helper) {
@@ -90,6 +119,7 @@ WorkerPool::WorkerPool(int num_threads) {
 WorkerPool::~WorkerPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    CHECK(jobs_.empty()) << "a WorkerPool destroyed during a Run";
     shutdown_ = true;
   }
   work_ready_.notify_all();
@@ -97,69 +127,60 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::Run(int64_t n, const Task& task) {
-  const int threads = num_threads();
-  if (threads == 1 || n <= 1) {
+  if (helpers_.empty() || n <= 1) {
     if (n > 0) task(0, n);
     return;
   }
-  const int64_t block = std::max<int64_t>(1, n / (4 * threads));
+  Job job(task, n, std::max<int64_t>(1, n / (4 * num_threads())));
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    task_ = &task;
-    n_ = n;
-    block_ = block;
-    next_ = 0;
-    pending_ = threads - 1;
-    error_ = nullptr;
-    ++generation_;
+    jobs_.push_back(&job);
   }
   work_ready_.notify_all();
-  TakeBlocks(task, n, block);
-  std::exception_ptr error;
+  TakeBlocks(&job);
   {
+    // No block is left to take; wait for the helpers still inside one.
     std::unique_lock<std::mutex> lock(mutex_);
-    work_done_.wait(lock, [this] { return pending_ == 0; });
-    task_ = nullptr;
-    error = error_;
+    const auto queued = std::find(jobs_.begin(), jobs_.end(), &job);
+    if (queued != jobs_.end()) jobs_.erase(queued);
+    work_done_.wait(lock, [&job] { return job.helpers == 0; });
   }
-  if (error) std::rethrow_exception(error);
+  if (job.error) std::rethrow_exception(job.error);
 }
 
-void WorkerPool::TakeBlocks(const Task& task, int64_t n, int64_t block) {
+void WorkerPool::TakeBlocks(Job* job) {
   for (;;) {
-    const int64_t begin = next_.fetch_add(block);
-    if (begin >= n) return;
+    const int64_t begin = job->next.fetch_add(job->block);
+    if (begin >= job->n) return;
     try {
-      task(begin, std::min(n, begin + block));
+      job->task(begin, std::min(job->n, begin + job->block));
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!error_ || begin < error_begin_) {
-        error_ = std::current_exception();
-        error_begin_ = begin;
+      if (!job->error || begin < job->error_begin) {
+        job->error = std::current_exception();
+        job->error_begin = begin;
       }
     }
   }
 }
 
 void WorkerPool::HelperLoop() {
-  uint64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    const Task* task = nullptr;
-    int64_t n = 0, block = 1;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      work_ready_.wait(lock, [&] { return shutdown_ || generation_ != seen; });
-      if (shutdown_) return;
-      seen = generation_;
-      task = task_;
-      n = n_;
-      block = block_;
+    work_ready_.wait(lock, [this] { return shutdown_ || !jobs_.empty(); });
+    if (shutdown_) return;
+    // Runs leave the queue once every block is taken; their callers wait
+    // for the helpers still at work on them (job->helpers).
+    Job* job = jobs_.front();
+    if (job->exhausted()) {
+      jobs_.pop_front();
+      continue;
     }
-    TakeBlocks(*task, n, block);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) work_done_.notify_all();
-    }
+    ++job->helpers;
+    lock.unlock();
+    TakeBlocks(job);
+    lock.lock();
+    if (--job->helpers == 0) work_done_.notify_all();
   }
 }
 

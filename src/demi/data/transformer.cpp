@@ -169,7 +169,7 @@ Transformer::Transformer(const TransformationParameter& param, Phase phase,
   }
 }
 
-bool Transformer::NeedsOpenCv(const Datum& datum) const {
+bool Transformer::NeedsOpenCv(const DatumView& datum) const {
   return datum.encoded() || (param_.force_color() && datum.channels() == 1) ||
          (param_.force_gray() && datum.channels() != 1) || param_.resize_shorter_side() > 0 ||
          RandomResizes() || (param_.random_resized_crop() && phase_ == TRAIN);
@@ -214,7 +214,7 @@ std::string Dims(int64_t c, int64_t h, int64_t w) { return StrCat(c, "x", h, "x"
 
 /// Checks a raw Datum's dimensions against its pixel data; returns true for
 /// uint8 data, false for float_data.
-bool CheckRawDatum(const Datum& datum) {
+bool CheckRawDatum(const DatumView& datum) {
   const int64_t c = datum.channels(), h = datum.height(), w = datum.width();
   if (c <= 0 || h <= 0 || w <= 0) {
     throw BadRecordError(StrCat("has dimensions ", Dims(c, h, w),
@@ -244,9 +244,9 @@ bool CheckRawDatum(const Datum& datum) {
 
 }  // namespace
 
-cv::Mat Transformer::DatumToImage(const Datum& datum) const {
+cv::Mat Transformer::DatumToImage(const DatumView& datum) const {
   if (datum.encoded()) {
-    const std::string& data = datum.data();
+    const std::string_view data = datum.data();
     if (data.empty()) throw BadRecordError("is marked encoded but holds no data");
     const std::string truncation = ImageTruncation(data, data);
     if (!truncation.empty()) {
@@ -331,7 +331,7 @@ std::vector<int64_t> Transformer::CroppedShape(int64_t channels, int64_t height,
   return {channels, crop, crop};
 }
 
-std::vector<int64_t> Transformer::OutputShape(const Datum& datum) const {
+std::vector<int64_t> Transformer::OutputShape(const DatumView& datum) const {
   // A JPEG the fast path takes: its header says (and OpenCV's codecs, which
   // a bundle leaves out, are not needed).
   if (datum.encoded() && !datum.data().empty() &&
@@ -365,7 +365,7 @@ void Transformer::CheckShape(const std::vector<int64_t>& got,
              "new_width, or convert_imageset --resize_height/--resize_width)"));
 }
 
-void Transformer::Transform(const Datum& datum, const std::vector<int64_t>& shape,
+void Transformer::Transform(const DatumView& datum, const std::vector<int64_t>& shape,
                             RandomEngine* engine, float* out) const {
   TransformDatum(datum, shape, engine, Output{out, nullptr});
 }
@@ -395,7 +395,7 @@ PixelNormalization Transformer::Normalization(int64_t channels) const {
   return normalization;
 }
 
-bool Transformer::TransformBytes(const Datum& datum, const std::vector<int64_t>& shape,
+bool Transformer::TransformBytes(const DatumView& datum, const std::vector<int64_t>& shape,
                                  RandomEngine* engine, uint8_t* out) const {
   DEMI_CHECK(DefersNormalization(), owner_, ": TransformBytes with jitter or a mean_file");
   // Encoded images decode to bytes; raw Datums hold bytes or float_data.
@@ -412,7 +412,7 @@ bool Transformer::TransformBytes(const cv::Mat& image, const std::vector<int64_t
   return true;
 }
 
-void Transformer::TransformDatum(const Datum& datum, const std::vector<int64_t>& shape,
+void Transformer::TransformDatum(const DatumView& datum, const std::vector<int64_t>& shape,
                                  RandomEngine* engine, const Output& out) const {
   // Truncated data fails here as DatumToImage would fail it.
   if (datum.encoded() && param_.fast_jpeg_decode() && !datum.data().empty() &&

@@ -34,6 +34,14 @@ void BaseDataLayer::set_decode_threads(int threads) {
   decode_threads_ = threads;
 }
 
+int BaseDataLayer::decode_threads() const { return pool_ ? pool_->num_threads() : decode_threads_; }
+
+std::string BaseDataLayer::DecodeThreadsText() const {
+  if (decode_threads_ > 0) return StrCat(decode_threads_, " decode thread(s)");
+  return StrCat("decode threads: its prefetch thread and ", pool_->num_threads() - 1,
+                " helper(s) shared by the process's data layers");
+}
+
 void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   owner_ = Owner();
   transformer_ = std::make_unique<Transformer>(layer_param_.transform_param(), phase_, Owner());
@@ -61,20 +69,22 @@ void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
   errors_.resize(batch_size_);
   if (layer_param_.data_param().has_threads()) {
     set_decode_threads(static_cast<int>(layer_param_.data_param().threads()));
-  } else if (decode_threads_ == 0) {
+  }
+  if (decode_threads_ > 0) {
+    pool_ = std::make_shared<WorkerPool>(decode_threads_);
+  } else {
     // The GPUs this process drives: its replicas, as far as it has devices.
     const bool gpu = context().device == Device::kGPU;
     const int replicas = gpu ? std::min(context().num_replicas, std::max(1, DeviceCount())) : 1;
-    decode_threads_ = DefaultDecodeThreads(gpu, DefaultThreads(), replicas, batch_size_);
+    pool_ = SharedWorkerPool(DefaultDecodeThreads(gpu, DefaultThreads(), replicas));
   }
-  pool_ = std::make_unique<WorkerPool>(decode_threads_);
   consumed_ = StreamPosition();
   prefetcher_ = std::make_unique<Prefetcher>(
       depth, [this](Batch* batch, const std::atomic<bool>& stop) { FillBatch(batch, stop); });
   prefetcher_->Start();
   LOG(INFO) << Owner() << ": batches of " << batch_size_ << " x " << ShapeString(example_shape_)
             << (byte_batches_ ? " bytes" : " floats") << ", " << depth << " prefetched, "
-            << decode_threads_ << " decode thread(s)";
+            << DecodeThreadsText();
 }
 
 void BaseDataLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {

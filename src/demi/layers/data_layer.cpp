@@ -65,10 +65,12 @@ void DataLayer::ReadExample(int64_t row, int64_t* index, int64_t* epoch) {
 bool DataLayer::LoadExample(int64_t row, RandomEngine* engine, const ExampleOut& out,
                             float* label) {
   const Record& record = records_[row];
-  Datum& datum = datums_[row];
-  if (!datum.ParseFromString(record.value)) {
+  // The pixels are decoded where LMDB keeps them: no copy of the record.
+  std::string_view data;
+  if (!ParseDatumInPlace(record.value, &datums_[row], &data)) {
     throw BadRecordError(StrCat("is not a Datum (", record.value.size(), " bytes)"));
   }
+  const DatumView datum(datums_[row], data);
   *label = static_cast<float>(datum.label());
   if (out.bytes != nullptr)
     return transformer_->TransformBytes(datum, example_shape(), engine, out.bytes);
