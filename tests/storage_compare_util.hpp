@@ -244,6 +244,19 @@ inline void ExpectCasesStoreLikeFloatOnGpu(const std::string& layer_type, Type t
   }
 }
 
+/// The neuron layers written as two formulas (MappedNeuronLayer), which
+/// store both 16-bit types on both devices, in Caffe's layout (their only
+/// one). Clip's bounds are not 16-bit numbers: its Backward compares the
+/// stored top with them.
+inline void ExpectMappedNeuronsStoreLikeFloat(Type type, Device device) {
+  for (const char* layer : {"type: 'Sigmoid'", "type: 'ELU' elu_param { alpha: 0.5 }",
+                            "type: 'BNLL'", "type: 'Clip' clip_param { min: -0.3 max: 0.7 }",
+                            "type: 'Exp' exp_param { base: 2 scale: 0.5 shift: 0.1 }"}) {
+    SCOPED_TRACE(layer);
+    ExpectStoresLikeFloat({layer}, type, 1, device);
+  }
+}
+
 constexpr char kStorageFillers[] =
     " weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' std: 0.3 }";
 

@@ -44,6 +44,10 @@ TEST(Bf16StorageTest, Scale) { ExpectCasesStoreLikeFloat("Scale", BFLOAT16); }
 
 TEST(Bf16StorageTest, ReLU) { ExpectStoresBfloat16LikeFloat({"type: 'ReLU'"}); }
 
+TEST(Bf16StorageTest, MappedNeuronLayers) {
+  ExpectMappedNeuronsStoreLikeFloat(BFLOAT16, Device::kCPU);
+}
+
 TEST(Bf16StorageTest, EltwiseSum) { ExpectCasesStoreLikeFloat("Eltwise", BFLOAT16); }
 
 TEST(Bf16StorageTest, Pooling) { ExpectCasesStoreLikeFloat("Pooling", BFLOAT16); }

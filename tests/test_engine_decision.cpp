@@ -171,11 +171,17 @@ TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEngi
                        "FLOAT/FLOAT16 and computes in FLOAT; CAFFE stores FLOAT"),
             std::string::npos)
       << mixed;
-  // A named engine too: CAFFE's Sigmoid runs FLOAT only.
+  // A named engine too: CAFFE's TanH runs FLOAT only; its Sigmoid, a
+  // MappedNeuronLayer, stores 16 bits as well.
   EXPECT_NE(ErrorOf([] {
-              Decide("type: 'Sigmoid' sigmoid_param { engine: CAFFE } backward_type: FLOAT16");
+              Decide("type: 'TanH' tanh_param { engine: CAFFE } backward_type: FLOAT16");
             }).find("CAFFE stores FLOAT"),
             std::string::npos);
+  const EngineDecision sigmoid = Decide(
+      "type: 'Sigmoid' sigmoid_param { engine: CAFFE } forward_type: FLOAT16 backward_type: "
+      "FLOAT16");
+  EXPECT_EQ(EngineName(sigmoid.engine), "CAFFE");
+  EXPECT_EQ(sigmoid.types.backward_storage, FLOAT16);
 }
 
 EngineDecision DecideWithPrecision(const std::string& layer, Type precision) {

@@ -44,6 +44,10 @@ TEST(F16StorageTest, PoolingInFloatBetweenReorders) {
   ExpectCasesStoreLikeFloat("Pooling", FLOAT16);
 }
 
+TEST(F16StorageTest, MappedNeuronLayers) {
+  ExpectMappedNeuronsStoreLikeFloat(FLOAT16, Device::kCPU);
+}
+
 TEST(F16StorageTest, EltwiseSum) { ExpectCasesStoreLikeFloat("Eltwise", FLOAT16); }
 
 TEST(F16StorageTest, Concat) { ExpectCasesStoreLikeFloat("Concat", FLOAT16); }

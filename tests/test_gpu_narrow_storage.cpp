@@ -65,6 +65,11 @@ TEST_P(GpuNarrowStorageTest, ReLU) {
                         Device::kGPU);
 }
 
+TEST_P(GpuNarrowStorageTest, MappedNeuronLayers) {
+  // Sigmoid's FLOAT reference is cuDNN's; its 16-bit layer, ours.
+  ExpectMappedNeuronsStoreLikeFloat(type(), Device::kGPU);
+}
+
 TEST_P(GpuNarrowStorageTest, EltwiseSum) { ExpectCasesStoreLikeFloatOnGpu("Eltwise", type()); }
 
 TEST_P(GpuNarrowStorageTest, Pooling) {

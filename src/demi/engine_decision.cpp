@@ -153,8 +153,11 @@ const std::vector<EngineRow>& EngineTable() {
 /// and InnerProduct's cuBLAS products take 16-bit inputs with FLOAT sums, so
 /// a net stays 16-bit from its first cuDNN convolution up to its loss (LRN,
 /// Softmax and the losses stay FLOAT); where cuDNN takes no BFLOAT16
-/// pooling or activation, ours run instead.
+/// pooling or activation, ours run instead. On both devices the neuron
+/// layers written as two formulas (MappedNeuronLayer: Sigmoid, ELU, BNLL,
+/// Clip, Exp) map 16-bit blobs in FLOAT arithmetic.
 EngineRow ReferenceRow(const LayerParameter& param, Device device) {
+  static const std::set<std::string> mapped = {"Sigmoid", "ELU", "BNLL", "Clip", "Exp"};
   static const std::set<std::string> cpu_narrow = {"Split", "Concat", "ReLU"};
   static const std::set<std::string> gpu_narrow = {"Split",   "Concat",       "ReLU",
                                                    "Scale",   "BatchNorm",    "Pooling",
@@ -163,7 +166,8 @@ EngineRow ReferenceRow(const LayerParameter& param, Device device) {
   const bool sum =
       layer_type != "Eltwise" || param.eltwise_param().operation() == EltwiseParameter::SUM;
   const bool narrow =
-      sum && (device == Device::kCPU ? cpu_narrow : gpu_narrow).count(layer_type) > 0;
+      mapped.count(layer_type) > 0 ||
+      (sum && (device == Device::kCPU ? cpu_narrow : gpu_narrow).count(layer_type) > 0);
   return {"",
           device,
           EngineKind::kCaffe,

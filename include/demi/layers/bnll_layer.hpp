@@ -30,8 +30,8 @@ class BNLLLayer : public MappedNeuronLayer<BNLLForward, BNLLBackward> {
   const char* type() const override { return "BNLL"; }
 
  protected:
-  BNLLForward forward_formula() const override { return {}; }
-  BNLLBackward backward_formula() const override { return {}; }
+  BNLLForward forward_formula(Type) const override { return {}; }
+  BNLLBackward backward_formula(Type) const override { return {}; }
 };
 
 }  // namespace demi

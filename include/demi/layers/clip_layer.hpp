@@ -38,8 +38,11 @@ class ClipLayer : public MappedNeuronLayer<ClipForward, ClipBackward> {
   const char* type() const override { return "Clip"; }
 
  protected:
-  ClipForward forward_formula() const override { return {min_, max_}; }
-  ClipBackward backward_formula() const override { return {min_, max_}; }
+  /// With min and max rounded to a 16-bit `stored` type: for 16-bit x that
+  /// clips to what clipping to the exact bounds stores, and keeps Backward's
+  /// test of y against the bounds exact.
+  ClipForward forward_formula(Type stored) const override;
+  ClipBackward backward_formula(Type stored) const override;
 
  private:
   float min_ = 0.0f;

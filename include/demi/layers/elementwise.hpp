@@ -22,11 +22,12 @@
 namespace demi {
 
 /// The kernels' launchers (elementwise.cuh): y[i] = f(x[i]) and
-/// y[i] = f(a[i], b[i]) over n device elements.
-template <typename F>
-void MapOnGpu(int64_t n, const float* x, float* y, F f);
-template <typename F>
-void MapOnGpu(int64_t n, const float* a, const float* b, float* y, F f);
+/// y[i] = f(a[i], b[i]) over n device elements stored in T (float, float16
+/// or bfloat16), in float arithmetic, each result rounded once to T.
+template <typename T, typename F>
+void MapOnGpu(int64_t n, const T* x, T* y, F f);
+template <typename T, typename F>
+void MapOnGpu(int64_t n, const T* a, const T* b, T* y, F f);
 
 template <typename F>
 void MapOnHost(int64_t n, const float* x, float* y, F f) {
@@ -63,16 +64,39 @@ void MapStoredOnHost(int64_t n, Half* y, F f, const Inputs*... inputs) {
   });
 }
 
-/// Whether a host map over blobs stored in 16 bits ran (false: they are FLOAT
-/// or on the GPU, for Map).
+/// A blob's data or diff on `device` as elements of T, its storage type.
+template <typename T>
+const T* StoredOn(Device device, const Blob& blob, bool diff) {
+#ifndef CPU_ONLY
+  if (device == Device::kGPU)
+    return static_cast<const T*>((diff ? blob.diff() : blob.data())->gpu_data());
+#endif
+  return diff ? blob.cpu_diff_as<T>() : blob.cpu_data_as<T>();
+}
+template <typename T>
+T* MutableStoredOn(Device device, Blob* blob, bool diff) {
+#ifndef CPU_ONLY
+  if (device == Device::kGPU) {
+    return static_cast<T*>((diff ? blob->diff() : blob->data())->mutable_gpu_data());
+  }
+#endif
+  return diff ? blob->mutable_cpu_diff_as<T>() : blob->mutable_cpu_data_as<T>();
+}
+
+/// Whether a map over blobs stored in 16 bits ran, on either device (false:
+/// they are FLOAT, for Map). `inputs(tag)` gives each input's pointer on the
+/// device as elements of the tag's type.
 template <typename F, typename... Inputs>
 bool MapStored(Device device, Blob* out, bool diff, F f, const Inputs&... inputs) {
   const Type type = out->storage_type();
-  if (device != Device::kCPU || type == FLOAT) return false;
+  if (type == FLOAT) return false;
   VisitStorageType(type, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, float>) {
-      T* y = diff ? out->mutable_cpu_diff_as<T>() : out->mutable_cpu_data_as<T>();
+      T* y = MutableStoredOn<T>(device, out, diff);
+#ifndef CPU_ONLY
+      if (device == Device::kGPU) return MapOnGpu(out->count(), inputs(tag)..., y, f);
+#endif
       MapStoredOnHost(out->count(), y, f, inputs(tag)...);
     }
   });
@@ -98,7 +122,7 @@ void Map(Device device, int64_t n, const float* a, const float* b, float* y, F f
 /// top data = forward(bottom data), in the blobs' storage type.
 template <typename F>
 void MapForward(Device device, const Blob& bottom, Blob* top, F forward) {
-  const auto x = [&](auto tag) { return bottom.cpu_data_as<decltype(tag)>(); };
+  const auto x = [&](auto tag) { return StoredOn<decltype(tag)>(device, bottom, false); };
   if (MapStored(device, top, false, forward, x)) return;
   Map(device, bottom.count(), bottom.data_on(device), top->mutable_data_on(device), forward);
 }
@@ -107,8 +131,8 @@ void MapForward(Device device, const Blob& bottom, Blob* top, F forward) {
 /// gradient read from the output), the bottom or a saved copy of it.
 template <typename F>
 void MapBackward(Device device, const Blob& data, const Blob& top, Blob* bottom, F backward) {
-  const auto x = [&](auto tag) { return data.cpu_data_as<decltype(tag)>(); };
-  const auto dy = [&](auto tag) { return top.cpu_diff_as<decltype(tag)>(); };
+  const auto x = [&](auto tag) { return StoredOn<decltype(tag)>(device, data, false); };
+  const auto dy = [&](auto tag) { return StoredOn<decltype(tag)>(device, top, true); };
   if (MapStored(device, bottom, true, backward, x, dy)) return;
   Map(device, top.count(), data.data_on(device), top.diff_on(device),
       bottom->mutable_diff_on(device), backward);
@@ -118,26 +142,34 @@ void MapBackward(Device device, const Blob& data, const Blob& top, Blob* bottom,
 /// devices: Forward maps `ForwardFormula` over the bottom, Backward maps `BackwardFormula`
 /// over the top's data and diff (the gradient is read from y, so the layer
 /// runs in place and its Backward reads no bottom). The layer's .cu
-/// instantiates MapOnGpu for both formulas.
+/// instantiates MapOnGpu for both formulas (DEMI_INSTANTIATE_MAP). Its
+/// blobs may be stored in 16 bits (the CAFFE engine's rows of
+/// engine_decision.cpp), computed in float.
 template <typename ForwardFormula, typename BackwardFormula>
 class MappedNeuronLayer : public OneBodyLayer<NeuronLayer> {
  public:
   using OneBodyLayer::OneBodyLayer;
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return true; }
+  /// Caffe's layout only: a formula need not map 0 to 0, which the padded
+  /// channels of oneDNN's blocked layouts rely on.
+  BlobFormats narrow_blobs() const override {
+    return NarrowBlobsWhen(engine_.engine == EngineKind::kCaffe, BlobFormats::kUniform);
+  }
 
  protected:
-  /// The formulas, with the layer's parameters.
-  virtual ForwardFormula forward_formula() const = 0;
-  virtual BackwardFormula backward_formula() const = 0;
+  /// The formulas, with the layer's parameters, for blobs stored in `stored`.
+  virtual ForwardFormula forward_formula(Type stored) const = 0;
+  virtual BackwardFormula backward_formula(Type stored) const = 0;
 
   void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    MapForward(context_.device, *bottom[0], top[0], forward_formula());
+    MapForward(context_.device, *bottom[0], top[0], forward_formula(top[0]->storage_type()));
   }
   void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                         const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    MapBackward(context_.device, *top[0], *top[0], bottom[0], backward_formula());
+    MapBackward(context_.device, *top[0], *top[0], bottom[0],
+                backward_formula(top[0]->storage_type()));
   }
 };
 

@@ -35,8 +35,8 @@ class ELULayer : public MappedNeuronLayer<ELUForward, ELUBackward> {
   const char* type() const override { return "ELU"; }
 
  protected:
-  ELUForward forward_formula() const override { return {alpha_}; }
-  ELUBackward backward_formula() const override { return {alpha_}; }
+  ELUForward forward_formula(Type) const override { return {alpha_}; }
+  ELUBackward backward_formula(Type) const override { return {alpha_}; }
 
  private:
   float alpha_ = 1.0f;

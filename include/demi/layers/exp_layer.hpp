@@ -30,8 +30,8 @@ class ExpLayer : public MappedNeuronLayer<ExpForward, ExpBackward> {
   const char* type() const override { return "Exp"; }
 
  protected:
-  ExpForward forward_formula() const override { return {inner_scale_, outer_scale_}; }
-  ExpBackward backward_formula() const override { return {inner_scale_}; }
+  ExpForward forward_formula(Type) const override { return {inner_scale_, outer_scale_}; }
+  ExpBackward backward_formula(Type) const override { return {inner_scale_}; }
 
  private:
   float inner_scale_ = 1.0f;  ///< scale ln(base)

@@ -38,9 +38,9 @@ class ReLULayer : public OneBodyLayer<NeuronLayer> {
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   /// Element-wise: any layout, the same for bottom and top.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// 16-bit blobs through oneDNN's eltwise primitives (BFLOAT16), the
-  /// CAFFE engine's CPU loop (both types: elementwise.hpp's MapStored), or
-  /// cuDNN's activation (both types) on a GPU.
+  /// 16-bit blobs through oneDNN's eltwise primitives (BFLOAT16), cuDNN's
+  /// activation on a GPU, or the CAFFE engine's map on either device (both
+  /// types: elementwise.hpp's MapStored).
   BlobFormats narrow_blobs() const override;
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return true; }
@@ -51,12 +51,6 @@ class ReLULayer : public OneBodyLayer<NeuronLayer> {
                         const std::vector<Blob*>& bottom) override;
 
  private:
-#ifndef CPU_ONLY
-  /// The formulas over 16-bit blobs on the GPU (relu_layer.cu), where cuDNN
-  /// is not asked or takes no such type.
-  void ForwardStoredGpu(const Blob& bottom, Blob* top, float slope) const;
-  void BackwardStoredGpu(const Blob& top, Blob* bottom, float slope) const;
-#endif
   /// The DNNL engine (relu_layer_dnnl.cpp).
   struct DnnlState;
   void DnnlSetUp();

@@ -25,8 +25,8 @@ class SigmoidLayer : public MappedNeuronLayer<SigmoidForward, SigmoidBackward> {
   const char* type() const override { return "Sigmoid"; }
 
  protected:
-  SigmoidForward forward_formula() const override { return {}; }
-  SigmoidBackward backward_formula() const override { return {}; }
+  SigmoidForward forward_formula(Type) const override { return {}; }
+  SigmoidBackward backward_formula(Type) const override { return {}; }
   void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void BackwardOnDevice(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                         const std::vector<Blob*>& bottom) override;

@@ -3,8 +3,8 @@
 
 namespace demi {
 
-// kernels: the element-wise map for this layer's formulas
+// kernels: the element-wise maps of this layer's formulas, in every stored type
 
-template void MapOnGpu(int64_t, const float*, const float*, float*, AbsValBackward);
+DEMI_INSTANTIATE_MAP2(AbsValBackward);
 
 }  // namespace demi

@@ -3,9 +3,9 @@
 
 namespace demi {
 
-// kernels: the element-wise map for this layer's formulas
+// kernels: the element-wise maps of this layer's formulas, in every stored type
 
-template void MapOnGpu(int64_t, const float*, float*, BNLLForward);
-template void MapOnGpu(int64_t, const float*, const float*, float*, BNLLBackward);
+DEMI_INSTANTIATE_MAP(BNLLForward);
+DEMI_INSTANTIATE_MAP2(BNLLBackward);
 
 }  // namespace demi

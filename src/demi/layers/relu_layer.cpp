@@ -44,9 +44,6 @@ void ReLULayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vec
     return;
   }
 #endif
-#ifndef CPU_ONLY
-  if (device == Device::kGPU && type != FLOAT) return ForwardStoredGpu(*bottom[0], top[0], slope);
-#endif
   MapForward(device, *bottom[0], top[0], ReLUForward{slope});
 }
 
@@ -72,9 +69,6 @@ void ReLULayer::BackwardOnDevice(const std::vector<Blob*>& top,
     }
     return;
   }
-#endif
-#ifndef CPU_ONLY
-  if (device == Device::kGPU && type != FLOAT) return BackwardStoredGpu(*top[0], bottom[0], slope);
 #endif
   MapBackward(device, *top[0], *top[0], bottom[0], ReLUBackward{slope});
 }
