@@ -1,12 +1,15 @@
 // Fuzz target: a database record as the Data layer handles it: the bytes
-// parsed as a Datum (raw or encoded), then transformed. The first byte picks
-// one of a few transform_param settings and the phase; the rest is the
-// record.
+// parsed in place as a Datum (raw or encoded; ParseDatumInPlace), then
+// transformed. A record the in-place parse takes must parse the same with
+// protobuf (else abort: a finding). The first byte picks one of a few
+// transform_param settings and the phase; the rest is the record.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "demi/data/datum_view.hpp"
 #include "demi/data/transformer.hpp"
 #include "demi/util/io.hpp"
 #include "fuzz_util.hpp"
@@ -36,7 +39,18 @@ constexpr int kNumSettings = sizeof(kSettings) / sizeof(kSettings[0]);
 /// Outputs past this many floats are not worth a fuzz run's time.
 constexpr int64_t kMaxOutput = int64_t{1} << 24;
 
-void TransformOnce(const Transformer& transformer, const Datum& datum, uint32_t seed) {
+/// Aborts unless protobuf parses `record` to `fields` with `data` as its data
+/// (a record that repeats the data field leaves it in `fields` too).
+void ExpectProtobufAgrees(std::string_view record, Datum fields, std::string_view data) {
+  Datum whole;
+  if (!whole.ParseFromArray(record.data(), static_cast<int>(record.size()))) std::abort();
+  if (whole.data() != data) std::abort();
+  whole.clear_data();
+  fields.clear_data();
+  if (whole.SerializeAsString() != fields.SerializeAsString()) std::abort();
+}
+
+void TransformOnce(const Transformer& transformer, const DatumView& datum, uint32_t seed) {
   const std::vector<int64_t> shape = transformer.OutputShape(datum);
   int64_t count = 1;
   for (int64_t dim : shape) {
@@ -62,11 +76,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Setting& setting = kSettings[data[0] % kNumSettings];
   TransformationParameter param;
   ParseProtoText(setting.text, "kSettings", &param);
-  Datum datum;
-  if (!datum.ParseFromArray(data + 1, static_cast<int>(size - 1))) return 0;
+  const std::string_view record(reinterpret_cast<const char*>(data) + 1, size - 1);
+  Datum fields;
+  std::string_view pixels;
+  if (!ParseDatumInPlace(record, &fields, &pixels)) return 0;
+  ExpectProtobufAgrees(record, fields, pixels);
   try {
     const Transformer transformer(param, setting.phase, "fuzz Data layer");
-    TransformOnce(transformer, datum, data[0]);
+    TransformOnce(transformer, DatumView(fields, pixels), data[0]);
   } catch (const Error&) {  // BadRecordError included
   }
   return 0;
