@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -232,6 +233,30 @@ TEST(JpegRegionTest, FastPathWithoutResizeIsBitIdentical) {
       const Difference d = CompareWithFullDecode(jpegs, text, phase, 2);
       EXPECT_EQ(d.max, 0.0f) << text;
     }
+  }
+}
+
+// OpenCV's warp takes sides below SHRT_MAX: a wider JPEG (found by
+// make fuzz) takes the full decode instead of throwing from the warp.
+TEST(JpegRegionTest, AJpegWiderThanTheWarpTakesGoesToTheFullDecode) {
+  cv::Mat wide(4, SHRT_MAX + 1, CV_8UC1);
+  cv::randu(wide, 0, 256);
+  Datum datum;
+  datum.set_encoded(true);
+  datum.set_data(Encode(wide, {cv::IMWRITE_JPEG_QUALITY, 90}));
+  for (const char* text : {"", "mirror: true", "resize_shorter_side: 2"}) {
+    TransformationParameter fast = ParseText<TransformationParameter>(text);
+    TransformationParameter full = fast;
+    full.set_fast_jpeg_decode(false);
+    const Transformer with_fast(fast, TRAIN, "fast"), with_full(full, TRAIN, "full");
+    const std::vector<int64_t> shape = with_fast.OutputShape(datum);
+    EXPECT_EQ(shape, with_full.OutputShape(datum)) << text;
+    std::vector<float> a(static_cast<size_t>(shape[0] * shape[1] * shape[2]));
+    std::vector<float> b(a.size());
+    RandomEngine engine_a = RecordEngine(1, 0, 0), engine_b = RecordEngine(1, 0, 0);
+    with_fast.Transform(datum, shape, &engine_a, a.data());
+    with_full.Transform(datum, shape, &engine_b, b.data());
+    EXPECT_EQ(a, b) << text;
   }
 }
 

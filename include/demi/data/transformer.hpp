@@ -123,7 +123,8 @@ class Transformer {
   /// decode"), and returns true; returns false, having drawn nothing, where
   /// it does not apply: fast_jpeg_decode off, NVCaffe's random resize or
   /// stretch set, not a JPEG, a CMYK or
-  /// EXIF-rotated one, or (channels = 1 or 3, the decode the caller asks
+  /// EXIF-rotated one, one with a side of SHRT_MAX or more before or after
+  /// resize_shorter_side (OpenCV's warp), or (channels = 1 or 3, the decode the caller asks
   /// for, 0 leaving it to force_color / force_gray and the JPEG) force_*
   /// would convert.
   bool TransformJpeg(std::string_view data, int channels, const std::vector<int64_t>& shape,

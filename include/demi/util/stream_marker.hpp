@@ -24,7 +24,7 @@ class StreamMarker {
   void WaitUnlessShutDown() const noexcept;
 
  private:
-  void* event_ = nullptr;  ///< a cudaEvent_t
+  [[maybe_unused]] void* event_ = nullptr;  ///< a cudaEvent_t (unused in CPU_ONLY builds)
 };
 
 }  // namespace demi

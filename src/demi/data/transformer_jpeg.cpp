@@ -4,6 +4,7 @@
 // which decodes only the pixels it reads, at a reduced DCT scale (a random
 // resized crop at full scale is resized as Transform resizes it instead).
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
@@ -97,6 +98,11 @@ bool Transformer::ReadFastJpegHeader(std::string_view data, int* channels,
       static_cast<int64_t>(header->height) * header->width > kMaxPixels) {
     return false;
   }
+  // OpenCV's warp (Warp) takes sides below SHRT_MAX only, before and after
+  // resize_shorter_side: longer images take the full decode.
+  int rows = header->height, cols = header->width;
+  ShorterSideResize(&rows, &cols);
+  if (std::max({header->height, header->width, rows, cols}) >= SHRT_MAX) return false;
   if (*channels == 0) {
     *channels = param_.force_color()      ? 3
                 : param_.force_gray()     ? 1

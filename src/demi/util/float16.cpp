@@ -1,5 +1,6 @@
 #include "demi/util/float16.hpp"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 namespace demi {
@@ -28,7 +29,13 @@ __attribute__((target("avx,f16c"))) void WidenF16c(int64_t n, const float16* x, 
 }
 
 bool HasF16c() {
-  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  // F16C's flag is CPUID leaf 1's ECX bit: __builtin_cpu_supports names it
+  // in GCC only (clang, for make fuzz, refuses "f16c").
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+           (ecx & bit_F16C) != 0;
+  }();
   return has;
 }
 
