@@ -372,6 +372,9 @@ bundle: $(BUNDLE_TOOLS) $(BUNDLE_BIN)/test/test_all $(BUNDLE_BIN)/bench/data_thr
 # BUILD_DIR is given on the command line; new inputs go to
 # BUILD_DIR/fuzz/corpus/<target>, the seeds in tests/fuzz/corpus stay as they are.
 FUZZ_SECONDS ?= 60
+# libFuzzer's resident-memory cap (default 2048): a decoded image of tens of
+# MB under ASan's quarantine passes 2 GB with a live heap of some 80 MB.
+FUZZ_RSS_MB ?= 4096
 FUZZ_CXX ?= clang++
 FUZZ_BUILD_DIR := $(if $(filter command line,$(origin BUILD_DIR)),$(BUILD_DIR),build_fuzz)
 FUZZ_SRCS := $(wildcard tests/fuzz/*.cpp)
@@ -392,7 +395,8 @@ fuzz_run: $(FUZZ_BINS)
 	@for bin in $(FUZZ_BINS); do \
 	  target=$$(basename $$bin); corpus=$(BUILD_DIR)/fuzz/corpus/$$target; \
 	  mkdir -p $$corpus; echo "== $$target ($(FUZZ_SECONDS) s)"; \
-	  $$bin -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD_DIR)/fuzz/$$target- \
+	  $$bin -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=$(FUZZ_RSS_MB) \
+	    -artifact_prefix=$(BUILD_DIR)/fuzz/$$target- \
 	    $$corpus tests/fuzz/corpus/$$target || exit 1; \
 	done
 

@@ -94,6 +94,15 @@ TEST(JpegCorruptionTest, ADamagedMiddleIsNamedAndWholeImagesPass) {
   ASSERT_FALSE(
       cv::imdecode(std::vector<uchar>(damaged.begin(), damaged.end()), cv::IMREAD_COLOR).empty());
   EXPECT_NE(JpegCorruption(damaged).find("is a corrupt JPEG: "), std::string::npos);
+  // A header that declares 65000 x 65000 pixels (found by make fuzz: a
+  // 703-byte file made the coefficient pass allocate 8.5 GB) is refused
+  // from the header.
+  std::string huge = whole;
+  const size_t sof = huge.find("\xFF\xC0");
+  ASSERT_NE(sof, std::string::npos);
+  for (size_t at : {sof + 5, sof + 7}) huge.replace(at, 2, "\xFD\xE8");  // 65000
+  EXPECT_NE(JpegCorruption(huge).find("declares 65000 x 65000 pixels"), std::string::npos)
+      << JpegCorruption(huge);
   // A file so damaged libjpeg gives up (no image data at all) is named too.
   EXPECT_NE(JpegCorruption(whole.substr(0, 200) + "\xFF\xD9").find("does not decode as an image: "),
             std::string::npos);

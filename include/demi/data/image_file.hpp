@@ -1,6 +1,7 @@
 #ifndef DEMI_DATA_IMAGE_FILE_HPP_
 #define DEMI_DATA_IMAGE_FILE_HPP_
 
+#include <cstdint>
 #include <opencv2/core.hpp>
 #include <string>
 #include <string_view>
@@ -15,11 +16,17 @@ namespace demi {
 /// `head` is the data's first bytes (8 suffice), `tail` its last (64 suffice).
 std::string ImageTruncation(std::string_view head, std::string_view tail);
 
+/// The most pixels an image may have: OpenCV's imdecode refuses more
+/// (OPENCV_IO_MAX_IMAGE_PIXELS, default 2^30).
+constexpr int64_t kMaxImagePixels = int64_t{1} << 30;
+
 /// Why a JPEG's data is damaged ("is a corrupt JPEG: " and libjpeg's warning;
 /// "does not decode as an image: " and its error where it cannot decode at
 /// all), or "" when it decodes cleanly or is not a JPEG. libjpeg decodes a JPEG
 /// whose middle is corrupt anyway, with a warning OpenCV does not pass on;
 /// this decodes the entropy-coded data (not the pixels) to see the warning.
+/// A header that declares more than kMaxImagePixels is refused from the
+/// header alone (its coefficients would take 2 bytes a pixel).
 std::string JpegCorruption(std::string_view data);
 
 /// Reads and decodes an image file, as cv::imread does (color or gray).

@@ -99,6 +99,12 @@ std::string JpegCorruption(std::string_view data) {
   jpeg_mem_src(&info, reinterpret_cast<const unsigned char*>(data.data()),
                static_cast<unsigned long>(data.size()));
   jpeg_read_header(&info, TRUE);
+  const int64_t pixels = static_cast<int64_t>(info.image_width) * info.image_height;
+  if (pixels > kMaxImagePixels) {  // a few header bytes must not cost gigabytes
+    jpeg_destroy_decompress(&info);
+    return StrCat("does not decode as an image: its header declares ", info.image_width, " x ",
+                  info.image_height, " pixels, more than the ", kMaxImagePixels, " OpenCV decodes");
+  }
   // The entropy-coded data decoded to DCT coefficients: where damage shows,
   // without the inverse DCT, upsampling and colour conversion of a full decode.
   jpeg_read_coefficients(&info);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
+#include "demi/data/image_file.hpp"
 #include "demi/data/jpeg_region.hpp"
 #include "demi/data/transformer.hpp"
 
@@ -15,9 +16,9 @@ namespace demi {
 
 namespace {
 
-/// imdecode refuses images above OPENCV_IO_MAX_IMAGE_PIXELS (default 2^30);
-/// such records take the full decode, which fails them as before.
-constexpr int64_t kMaxPixels = int64_t{1} << 30;
+/// imdecode refuses images above kMaxImagePixels (image_file.hpp); such
+/// records take the full decode, which fails them as before.
+constexpr int64_t kMaxPixels = kMaxImagePixels;
 /// Integer crops read whole pixels: no clamp before the first resize.
 constexpr double kUnclamped = 1e9;
 /// Slack for coordinates that are whole numbers up to rounding.
