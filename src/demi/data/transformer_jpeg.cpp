@@ -16,9 +16,6 @@ namespace demi {
 
 namespace {
 
-/// imdecode refuses images above kMaxImagePixels (image_file.hpp); such
-/// records take the full decode, which fails them as before.
-constexpr int64_t kMaxPixels = kMaxImagePixels;
 /// Integer crops read whole pixels: no clamp before the first resize.
 constexpr double kUnclamped = 1e9;
 /// Slack for coordinates that are whole numbers up to rounding.
@@ -94,9 +91,10 @@ bool Transformer::ReadFastJpegHeader(std::string_view data, int* channels,
                                      JpegHeader* header) const {
   if (!param_.fast_jpeg_decode() || RandomResizes()) return false;
   if (!ReadJpegHeader(data, header)) return false;
-  // Where imdecode does more than decode: CMYK conversion, EXIF rotation.
+  // Where imdecode does more than decode: CMYK conversion, EXIF rotation;
+  // and images it refuses (kMaxImagePixels), which the full decode fails.
   if (header->components == 4 || header->orientation != 1 ||
-      static_cast<int64_t>(header->height) * header->width > kMaxPixels) {
+      static_cast<int64_t>(header->height) * header->width > kMaxImagePixels) {
     return false;
   }
   // OpenCV's warp (Warp) takes sides below SHRT_MAX only, before and after
