@@ -295,12 +295,14 @@ constexpr char kBlockNet[] = R"(
   layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }
 )";
 
-/// The block net at a --precision, on `device`.
+/// The block net at a --precision, on `device`, its BatchNorm + Scale pairs
+/// fused or not (NetParameter.fuse_layers).
 inline std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory,
-                                     Device device = Device::kCPU) {
+                                     Device device = Device::kCPU, bool fuse_layers = true) {
   NetParameter param = ParseText<NetParameter>(kBlockNet);
   param.mutable_state()->set_phase(TRAIN);
   param.set_memory_optimization(memory);
+  param.set_fuse_layers(fuse_layers);
   ApplyPrecision(precision, &param);
   Context context;
   context.device = device;
@@ -334,29 +336,37 @@ inline float RunOnce(Net* net, const NetParameter& weights) {
   return loss;
 }
 
-/// The block net in `type` against FLOAT from the same weights: the loss
-/// within `loss_tolerance` of FLOAT's (relative), and every learned gradient
-/// within `gradient_tolerance` of FLOAT's in L2 norm (relative; a gradient
-/// of zeros, BatchNorm's statistics, must stay zeros).
+/// One forward and backward of `got` against `want` (the same net built
+/// another way) from `want`'s weights: the loss within `loss_tolerance` of
+/// want's (relative), and every learned gradient within
+/// `gradient_tolerance` of want's in L2 norm (relative; a gradient of zeros,
+/// BatchNorm's statistics, must stay zeros).
+inline void ExpectNetsRunNear(Net* want, Net* got, float loss_tolerance,
+                              double gradient_tolerance) {
+  NetParameter weights;
+  want->ToProto(&weights);
+  const float loss_want = RunOnce(want, weights);
+  EXPECT_NEAR(RunOnce(got, weights), loss_want, loss_tolerance * loss_want);
+  for (size_t p = 0; p < want->learnable_params().size(); ++p) {
+    const std::vector<float> expected = DiffOf(*want->learnable_params()[p]);
+    const std::vector<float> actual = DiffOf(*got->learnable_params()[p]);
+    double error = 0, norm = 0;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      error += (actual[i] - expected[i]) * (actual[i] - expected[i]);
+      norm += static_cast<double>(expected[i]) * expected[i];
+    }
+    EXPECT_LE(std::sqrt(error), gradient_tolerance * std::sqrt(norm))
+        << want->param_display_names()[p] << ": " << std::sqrt(error / norm) << " relative";
+  }
+}
+
+/// The block net in `type` against FLOAT from the same weights
+/// (ExpectNetsRunNear).
 inline void ExpectBlockNetNearFloat(Type type, float loss_tolerance, double gradient_tolerance,
                                     Device device = Device::kCPU) {
   auto narrow = BlockNet(type, ARENA, device);
   auto wide = BlockNet(FLOAT, ARENA, device);
-  NetParameter weights;
-  wide->ToProto(&weights);
-  const float loss_float = RunOnce(wide.get(), weights);
-  EXPECT_NEAR(RunOnce(narrow.get(), weights), loss_float, loss_tolerance * loss_float);
-  for (size_t p = 0; p < wide->learnable_params().size(); ++p) {
-    const std::vector<float> want = DiffOf(*wide->learnable_params()[p]);
-    const std::vector<float> got = DiffOf(*narrow->learnable_params()[p]);
-    double error = 0, norm = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      error += (got[i] - want[i]) * (got[i] - want[i]);
-      norm += static_cast<double>(want[i]) * want[i];
-    }
-    EXPECT_LE(std::sqrt(error), gradient_tolerance * std::sqrt(norm))
-        << wide->param_display_names()[p] << ": " << std::sqrt(error / norm) << " relative";
-  }
+  ExpectNetsRunNear(wide.get(), narrow.get(), loss_tolerance, gradient_tolerance);
 }
 
 /// Two steps of `planned` and `unplanned` (the same net, ARENA and NONE)

@@ -63,30 +63,20 @@ TEST(GpuTrainingTest, LeNetWithCudnnTrainsTheParamsOneDnnTrains) {
 // A ResNet basic block (in-place BatchNorm, Scale and ReLU, a branch, a sum)
 // on GPU 0 against the CPU in plain FP32: the BatchNorm and Scale kernels'
 // per-channel sums (cut among blocks), the sum's and the branch's one-pass
-// kernels, all in a planned net.
+// kernels, all in a planned net; each BatchNorm + Scale pair fused on the
+// GPU (one kernel forward and a sum and a kernel backward, net_fusion.cpp)
+// against the pair fused and apart on the CPU.
 TEST(GpuTrainingTest, ResNetBlockOnAGpuMatchesTheCpu) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
-  NetParameter param = ParseText<NetParameter>(kBlockNet);
-  param.mutable_state()->set_phase(TRAIN);
-  Net cpu(param, Context());
-  Context gpu_context;
-  gpu_context.device = Device::kGPU;
   SetCurrentDevice(0);
-  Net gpu(param, gpu_context);
-  NetParameter weights;
-  cpu.ToProto(&weights);
-  const float cpu_loss = RunOnce(&cpu, weights);
-  EXPECT_NEAR(RunOnce(&gpu, weights), cpu_loss, 1e-4 * cpu_loss);
-  for (size_t p = 0; p < cpu.learnable_params().size(); ++p) {
-    const std::vector<float> want = DiffOf(*cpu.learnable_params()[p]);
-    const std::vector<float> got = DiffOf(*gpu.learnable_params()[p]);
-    double error = 0, norm = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      error += (got[i] - want[i]) * (got[i] - want[i]);
-      norm += static_cast<double>(want[i]) * want[i];
-    }
-    EXPECT_LE(std::sqrt(error), 1e-3 * std::sqrt(norm) + 1e-12) << cpu.param_display_names()[p];
+  auto gpu = BlockNet(FLOAT, ARENA, Device::kGPU);
+  for (bool fused_on_cpu : {true, false}) {
+    SCOPED_TRACE(fused_on_cpu ? "CPU fused" : "CPU apart");
+    auto cpu = BlockNet(FLOAT, ARENA, Device::kCPU, fused_on_cpu);
+    ExpectNetsRunNear(cpu.get(), gpu.get(), 1e-4f, 1e-3);
   }
+  auto gpu_apart = BlockNet(FLOAT, ARENA, Device::kGPU, false);
+  ExpectNetsRunNear(gpu_apart.get(), gpu.get(), 1e-5f, 1e-4);
 }
 
 // The solver's `deterministic: false`: TF32 tensor cores and measured cuDNN

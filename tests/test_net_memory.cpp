@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "demi/net.hpp"
 #include "test_util.hpp"
@@ -191,7 +192,11 @@ const char* kBatchNormBlock = R"(
 )";
 
 TEST(LeanBuffersTest, InPlaceScaleReadsBatchNormsSavedOutput) {
-  auto net = MakeNet(kBatchNormBlock, ARENA, TRAIN);
+  // The pair apart: fused, the BatchNorm keeps x_hat and the Scale nothing.
+  auto fused = MakeNet(kBatchNormBlock, ARENA, TRAIN);
+  EXPECT_EQ(fused->layer_by_name("bn")->buffers().size(), 3u);
+  EXPECT_TRUE(fused->layer_by_name("scale")->buffers().empty());
+  auto net = MakeNet(std::string("fuse_layers: false ") + kBatchNormBlock, ARENA, TRAIN);
   const Layer& bn = *net->layer_by_name("bn");
   const Layer& scale = *net->layer_by_name("scale");
   ASSERT_EQ(bn.buffers().size(), 3u);  // mean (scratch), inv_std, x_norm
@@ -252,9 +257,12 @@ namespace demi {
 namespace {
 
 TEST(LeanBuffersTest, ScaleKeepsItsOwnCopyWhenBatchNormRunsNoBackward) {
-  // BatchNorm straight on the input has nothing to backpropagate into, so it
-  // saves nothing; the learned Scale after it must keep its own input copy.
-  const char* text = R"(
+  // BatchNorm straight on the input has nothing to backpropagate into, so,
+  // apart, it saves nothing; the learned Scale after it must keep its own
+  // input copy. Fused, the BatchNorm's Backward runs for the Scale's
+  // gradients alone.
+  const std::string apart = "fuse_layers: false";
+  const std::string text = R"(
     layer { name: "in" type: "DummyData" top: "x"
             dummy_data_param { shape { dim: 4 dim: 3 dim: 2 dim: 2 } data_filler { type: "gaussian" } } }
     layer { name: "bn" type: "BatchNorm" bottom: "x" top: "x" }
@@ -262,17 +270,27 @@ TEST(LeanBuffersTest, ScaleKeepsItsOwnCopyWhenBatchNormRunsNoBackward) {
     layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y" loss_weight: 1
             inner_product_param { num_output: 2 weight_filler { type: "gaussian" } } }
   )";
-  auto planned = MakeNet(text, ARENA, TRAIN);
-  EXPECT_FALSE(planned->layer_by_name("bn")->runs_backward());
-  EXPECT_TRUE(planned->layer_by_name("scale")->runs_backward());
   // Reference: the same net with Scale out of place (no copies involved).
   std::string out_of_place(text);
   out_of_place.replace(out_of_place.find(R"(top: "x" scale_param)"), 8, R"(top: "s")");
   out_of_place.replace(out_of_place.find(R"(bottom: "x" top: "y")"), 11, R"(bottom: "s")");
   auto reference = MakeNet(out_of_place, NONE, TRAIN);
-  EXPECT_EQ(Train(planned.get(), 3), Train(reference.get(), 3));
+  const std::vector<float> reference_losses = Train(reference.get(), 3);
+  auto planned = MakeNet(apart + text, ARENA, TRAIN);
+  EXPECT_FALSE(planned->layer_by_name("bn")->runs_backward());
+  EXPECT_TRUE(planned->layer_by_name("scale")->runs_backward());
+  EXPECT_EQ(Train(planned.get(), 3), reference_losses);
   for (size_t p = 0; p < reference->params().size(); ++p) {
     EXPECT_EQ(DataOf(*planned->params()[p]), DataOf(*reference->params()[p])) << "param " << p;
+  }
+  // Fused: the Scale's gradients summed in double over the batch, not in
+  // float image by image as Scale's own loops do: equal within rounding.
+  auto fused = MakeNet(text, ARENA, TRAIN);
+  EXPECT_TRUE(fused->layer_by_name("scale")->absorbed());
+  EXPECT_TRUE(fused->layer_by_name("bn")->runs_backward());
+  ExpectNear(Train(fused.get(), 3), reference_losses, 1e-5f);
+  for (size_t p = 0; p < reference->params().size(); ++p) {
+    ExpectNear(DataOf(*fused->params()[p]), DataOf(*reference->params()[p]), 1e-5f);
   }
 }
 

@@ -109,10 +109,29 @@ class Layer {
   /// A buffer holding a copy of this layer's top 0 as Forward wrote it, saved
   /// for Backward (BatchNorm's normalized output when in place), or nullptr.
   virtual Blob* SavedOutputCopy() { return nullptr; }
+  /// Tells the layer that a later layer overwrites its top 0 in place
+  /// (the net calls it after SetUp, then reshapes the layer): a Backward
+  /// that reads the top's data must keep a copy of it, as BatchNorm does.
+  /// Returns whether the layer now keeps more than before.
+  virtual bool TopOverwrittenLater() { return false; }
   /// Offers a saved copy of this layer's bottom 0 (the previous in-place
   /// layer's SavedOutputCopy) so the layer can read it in Backward instead of
   /// keeping its own copy; returns whether it took it. The net links them.
   virtual bool ShareSavedInput(Blob* saved) { return false; }
+
+  // ---- fusion (Net::FuseLayers, a net's fuse_layers) ----
+  /// Offers `next`, the layer that reads this layer's top 0 next, in place,
+  /// to run inside this layer's Forward and Backward (BatchNorm takes the
+  /// Scale after it). Taking it, this layer computes `next`'s top and its
+  /// params' gradients, reading them through `next`, which keeps owning them.
+  /// Returns whether it took it.
+  virtual bool Absorb(Layer* next) { return false; }
+  /// Marks this layer as absorbed by `absorber`: its Forward, Backward and
+  /// Replay do nothing, and it gives up its buffers.
+  void set_absorbed_by(const std::string& absorber);
+  bool absorbed() const { return !absorbed_by_.empty(); }
+  /// The layer that absorbed this one, or empty.
+  const std::string& absorbed_by() const { return absorbed_by_; }
 
   /// Whether Forward draws random numbers or advances a reader (Dropout,
   /// data layers): an order the planner chooses keeps these layers in
@@ -217,6 +236,7 @@ class Layer {
   void LogCpuFallback() const;
 
   std::vector<LayerBuffer> buffers_;
+  std::string absorbed_by_;
   bool runs_backward_ = true;
   bool engine_decided_ = false;
 };

@@ -28,8 +28,9 @@ struct NetLiveness;
 /// level, stages) → insert splits for blobs read by several layers → create
 /// layers and connect their blobs (in-place layers reuse their bottom) →
 /// backward analysis (which layers and blobs need gradients, which
-/// contribute to the loss) → collect params (sharing by name, with shape
-/// checks) → link saved buffers of consecutive in-place layers → plan memory.
+/// contribute to the loss) → fuse in-place pairs (a BatchNorm runs its
+/// Scale) → collect params (sharing by name, with shape checks) → link saved buffers of consecutive
+/// in-place layers → plan memory.
 class Net {
  public:
   /// `arena`: where planned tensors live; nets that never run at the same
@@ -201,6 +202,16 @@ class Net {
   void MarkBackwardFromInputsAndParams();
   void PruneBackwardOutsideLosses();
   void ForceBackward();
+  /// Tells each layer whose top 0 a later layer overwrites in place
+  /// (Layer::TopOverwrittenLater).
+  void NoteOverwrittenTops();
+  /// With `fuse`, offers each layer the layer reading its top 0 next, in
+  /// place (Layer::Absorb), and marks the absorbed ones (net_fusion.cpp).
+  void FuseLayers(bool fuse);
+  /// The layer reading layer `i`'s top 0 next, if it does so in place and
+  /// a layer may absorb it (one bottom and top, no loss, no propagate_down
+  /// of its own); else -1.
+  int AbsorbableNext(int i) const;
   /// Collects every layer's params, then binds the learnable ones into
   /// the param block.
   void AppendParams();
@@ -265,6 +276,9 @@ class Net {
   std::vector<std::string> layer_names_;
   std::map<std::string, int> layer_index_;
   std::vector<bool> layer_need_backward_;
+  /// For each layer, the layers it absorbed (FuseLayers): their backward
+  /// hooks run after its Backward, which computes their gradients.
+  std::vector<std::vector<int>> absorbed_layers_;
   std::set<std::string> inserted_split_;  ///< names of layers InsertSplits added
 
   std::vector<std::shared_ptr<Blob>> blobs_;

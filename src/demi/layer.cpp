@@ -98,7 +98,14 @@ void Layer::set_loss(int top_index, float value) {
   loss_[top_index] = value;
 }
 
+void Layer::set_absorbed_by(const std::string& absorber) {
+  DEMI_CHECK(!absorber.empty(), "layer '", layer_param_.name(), "': absorbed by an unnamed layer");
+  absorbed_by_ = absorber;
+  buffers_.clear();  // the absorber keeps what it needs
+}
+
 float Layer::Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (absorbed()) return 0.0f;  // the absorber wrote the tops (it takes no loss layer)
   if (context_.device == Device::kGPU) {
     GpuMathScope math(context_.gpu_math);
     Forward_gpu(bottom, top);
@@ -116,6 +123,7 @@ float Layer::Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>&
 void Layer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   DEMI_CHECK(CanReplay(), "layer '", layer_param_.name(), "' (", type(),
              ") cannot run its forward again");
+  if (absorbed()) return;  // the absorber's replay writes the tops
   if (context_.device == Device::kGPU) {
     GpuMathScope math(context_.gpu_math);
     Forward_gpu(bottom, top);
@@ -126,6 +134,7 @@ void Layer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& t
 
 void Layer::Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                      const std::vector<Blob*>& bottom) {
+  if (absorbed()) return;  // the absorber's Backward computes this layer's gradients
   if (context_.device == Device::kGPU) {
     GpuMathScope math(context_.gpu_math);
     Backward_gpu(top, propagate_down, bottom);

@@ -90,6 +90,8 @@ void Net::Init(const NetParameter& in_param) {
   for (const LayerParameter& layer : filtered.layer()) inserted_split_.erase(layer.name());
   CreateAndConnectLayers(param);
   AnalyzeBackward(param);
+  NoteOverwrittenTops();
+  FuseLayers(param.fuse_layers());
   AppendParams();
   CollectOutputs();
   LinkSavedBuffers();
@@ -311,6 +313,22 @@ void Net::CollectOutputs() {
   }
 }
 
+void Net::NoteOverwrittenTops() {
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (top_id_vecs_[i].empty()) continue;
+    const int blob = top_id_vecs_[i][0];
+    // Only a layer in place writes a blob an earlier layer produced.
+    bool overwritten = false;
+    for (size_t j = i + 1; j < layers_.size() && !overwritten; ++j) {
+      const auto& tops = top_id_vecs_[j];
+      overwritten = std::find(tops.begin(), tops.end(), blob) != tops.end();
+    }
+    if (overwritten && layers_[i]->TopOverwrittenLater()) {
+      layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);  // sizes its copy
+    }
+  }
+}
+
 void Net::LinkSavedBuffers() {
   for (size_t i = 0; i + 1 < layers_.size(); ++i) {
     Blob* saved = layers_[i]->SavedOutputCopy();
@@ -357,9 +375,12 @@ void Net::BackwardFromTo(int start, int end) {
         layers_[replayed]->Replay(bottom_vecs_[replayed], top_vecs_[replayed]);
       }
     }
+    if (layers_[i]->absorbed()) continue;  // its absorber computes its gradients
     layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     if (debug_info_) LogBackwardDebugInfo(i);
-    if (layer_backward_hook_) layer_backward_hook_(i);
+    if (!layer_backward_hook_) continue;
+    layer_backward_hook_(i);
+    for (int absorbed : absorbed_layers_[i]) layer_backward_hook_(absorbed);
   }
 }
 

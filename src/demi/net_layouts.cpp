@@ -32,6 +32,8 @@ std::vector<bool> Net::BlobsTakingFormat(
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < layers_.size(); ++i) {
+      // An absorbed layer reads and writes nothing: its absorber decides.
+      if (layers_[i]->absorbed()) continue;
       const BlobFormats kind = formats(*layers_[i]);
       if (kind == BlobFormats::kPerBlob) continue;
       std::vector<int> ids = bottom_id_vecs_[i];

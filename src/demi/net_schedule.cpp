@@ -132,8 +132,9 @@ ScheduledLayer DescribeLayer(const Net& net, size_t i, bool backward, MemoryInde
     scheduled.forward_writes.push_back(index->Of(tops[t]->data().get(), top_name(t)));
   }
   // A layer that does not run backward writes no saved buffers
-  // (Layer::runs_backward).
-  scheduled.runs_backward = backward && net.layer_need_backward()[i];
+  // (Layer::runs_backward); an absorbed layer's Backward does nothing
+  // (its absorber's reads what both need).
+  scheduled.runs_backward = backward && net.layer_need_backward()[i] && !layer.absorbed();
   if (!scheduled.runs_backward) return scheduled;
   for (const LayerBuffer& buffer : layer.buffers()) {
     if (buffer.lifetime != BufferLifetime::kSavedForBackward) continue;
@@ -201,8 +202,10 @@ NetMemoryReport ReportNetMemory(const Net& net, int64_t batch, size_t budget) {
   NetMemoryReport report = ReportMemory(DescribeSchedule(net, net.phase() == TRAIN, {}),
                                         net.schedule_order() == SEARCH, batch, budget);
   for (const auto& layer : net.layers()) {
+    // An absorbed layer runs in its absorber's passes (net_fusion.cpp).
     report.engines.push_back({layer->layer_param().name(), layer->type(),
-                              EngineName(layer->running_engine()),
+                              layer->absorbed() ? StrCat("in ", layer->absorbed_by())
+                                                : std::string(EngineName(layer->running_engine())),
                               layer->engine().types.ToString()});
   }
   // The timelines' hover titles name each tensor's shape.

@@ -32,11 +32,15 @@ namespace demi {
 /// (gamma, C, scale_filler or 1) and blobs[4] (beta, C, bias_filler or 0),
 /// learned (ParamSpec's defaults unless given: NVCaffe's lr and decay 1).
 ///
-/// scale_bias backward: dgamma_c += sum(dy x_hat), dbeta_c += sum(dy), and
-/// the gradient above runs with dy := gamma dy (written over the top's
-/// diff, which only this layer reads) and y := x_hat. x_hat is kept
-/// (saved for backward), the top's data is not read: the bytes of a
-/// BatchNorm + Scale pair, where Scale keeps x_hat for its own gradient.
+/// The affine part fused (scale_bias, or a Scale absorbed by the net's
+/// fuse_layers: see Absorb): Forward writes y = gamma x_hat + beta in the
+/// pass that normalizes, keeping x_hat (saved for backward; the top's data
+/// is not read). Backward takes the sums of dy and dy x_hat in one pass, which
+/// give gamma's gradient (sum dy x_hat), beta's (sum dy) and, with
+/// d x_hat = gamma dy, the gradient below in one more pass:
+///   dx = gamma inv_std (dy - mean(dy) - x_hat mean(dy x_hat)).
+/// A BatchNorm + Scale pair in place reads and writes its blob in 3 passes
+/// forward and 2 backward this way, against 6 and 5 apart.
 ///
 /// Backward: with batch statistics
 ///   dx = (dy - mean(dy) - y mean(dy y)) / sqrt(var + eps),
@@ -44,16 +48,17 @@ namespace demi {
 ///   dx = dy / sqrt(var + eps).
 /// The per-channel 1 / sqrt(var + eps) is kept (saved for backward). With
 /// batch statistics Backward reads the top's data (y) and not the bottom's;
-/// in place, where a later in-place layer may overwrite y, Forward keeps a
+/// in place, or where a later in-place layer overwrites y, Forward keeps a
 /// copy of y (saved for backward, and offered to a following in-place Scale
 /// as its saved input) and Backward reads that. With global statistics it
 /// reads no data. The per-channel mean is scratch.
 ///
 /// GPU: CUDA kernels (batch_norm_layer.cu), and in builds with USE_CUDNN
 /// cuDNN's spatial batch normalization for batch statistics over m > 1
-/// values when the engine decision says CUDNN (not with scale_bias yet). cuDNN's
-/// forward runs with an averaging factor of 1 into scratch, and the running
-/// sums are then updated as above; in place it writes the copy of y first.
+/// values when the engine decision says CUDNN. cuDNN's forward runs with an
+/// averaging factor of 1 into scratch, and the running sums are then updated
+/// as above; in place (or with the affine part) it writes the copy of x_hat
+/// first, and y from that.
 /// Its backward runs with y in place of x, a mean of 0, an inverse standard
 /// deviation of 1 and 1 / sqrt(var + eps) as the scale, which is the
 /// formula above; in place (dx aliasing dy) the CUDA kernels run instead.
@@ -70,12 +75,17 @@ class BatchNormLayer : public Layer {
   bool BackwardReadsBottomData(int) const override { return false; }
   /// Only with batch statistics, and not in place or with scale_bias (where
   /// it reads its copy of x_hat).
-  bool BackwardReadsTopData(int) const override {
-    return !use_global_stats_ && !in_place_ && !scale_bias_;
-  }
+  bool BackwardReadsTopData(int) const override { return !use_global_stats_ && !keeps_x_norm(); }
+  /// A later in-place layer (a Scale, a ReLU) overwrites y: keep a copy, as
+  /// in place (Caffe keeps one always).
+  bool TopOverwrittenLater() override;
   /// The copy of y, offered to a following in-place Scale (x_hat is not y
-  /// with scale_bias).
-  Blob* SavedOutputCopy() override { return keeps_x_norm() && !scale_bias_ ? &x_norm_ : nullptr; }
+  /// with the affine part).
+  Blob* SavedOutputCopy() override { return keeps_x_norm() && !has_affine() ? &x_norm_ : nullptr; }
+  /// Takes a Scale reading its top in place with one learned scale per
+  /// channel (and a bias or none), without scale_bias of its own: the pair
+  /// then runs as one layer with the Scale's params as gamma and beta.
+  bool Absorb(Layer* next) override;
   bool CanReplay() const override { return true; }
   /// Forward again, leaving the running statistics as they were.
   void Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -108,21 +118,41 @@ class BatchNormLayer : public Layer {
   void CudnnSetUp();
   void CudnnReshape(const Blob& bottom);
   /// Whether Forward runs cuDNN: batch statistics over more than one value
-  /// and, in place, a copy of y to write.
+  /// and, in place, a copy of x_hat to write.
   bool CudnnForwardReady() const;
-  void CudnnForward(const Blob& bottom, Blob* top);
+  /// Writes x_hat and the running sums; returns where x_hat went (the top, or
+  /// x_norm_ for the caller to write the top from).
+  const Blob* CudnnForward(const Blob& bottom, Blob* top);
   void CudnnBackward(const Blob& top, Blob* bottom);
   /// Null without cuDNN; shared_ptr leaves CudnnState incomplete here.
   std::shared_ptr<CudnnState> cudnn_;
 #endif
 
-  /// Whether Backward needs a copy of x_hat: with scale_bias (for gamma's
-  /// gradient), or in place with batch statistics.
-  bool keeps_x_norm() const { return scale_bias_ || (in_place_ && !use_global_stats_); }
-  /// scale_bias: gamma's and beta's gradients from dy and x_hat, then dy :=
-  /// gamma dy when the bottom's gradient is wanted.
-  template <typename T>
-  void AffineBackward_cpu(Blob* top, bool propagate_down);
+  /// The learned affine part y = gamma x_hat + beta, per channel: blobs 3
+  /// and 4 with scale_bias, or an absorbed Scale's scale and bias (its own
+  /// param specs decide whether they learn). beta is optional.
+  struct Affine {
+    Layer* owner = nullptr;
+    int gamma = -1, beta = -1;  ///< indices in owner->blobs(); beta -1: none
+  };
+  bool has_affine() const { return affine_.owner != nullptr; }
+  const Blob& gamma() const { return *affine_.owner->blobs()[affine_.gamma]; }
+  /// beta's blob, or null without one.
+  Blob* beta() const {
+    return affine_.beta >= 0 ? affine_.owner->blobs()[affine_.beta].get() : nullptr;
+  }
+  bool gamma_learns() const { return affine_.owner->param_propagate_down(affine_.gamma); }
+  bool beta_learns() const {
+    return affine_.beta >= 0 && affine_.owner->param_propagate_down(affine_.beta);
+  }
+  /// Whether Backward needs a copy of x_hat: with the affine part (for
+  /// gamma's gradient), or with batch statistics where y does not survive
+  /// until Backward (in place, or a later layer overwrites it).
+  bool keeps_x_norm() const {
+    return has_affine() || ((in_place_ || top_overwritten_) && !use_global_stats_);
+  }
+  /// Registers x_norm_ with the planner once keeps_x_norm() holds.
+  void RegisterXNorm();
   /// Forward_cpu and Backward_cpu over blobs stored as T (float, bfloat16).
   template <typename T>
   void ForwardStored(const Blob& bottom, Blob* top);
@@ -131,10 +161,6 @@ class BatchNormLayer : public Layer {
   /// The batch's mean and biased variance of `bottom`, stored as T.
   template <typename T>
   void BatchMoments(const Blob& bottom, float* mean, float* var);
-#ifndef CPU_ONLY
-  void AffineForward_gpu(Blob* top);
-  void AffineBackward_gpu(Blob* top, bool propagate_down);
-#endif
   bool WantsBlockedLayouts() const;
   /// The batch's mean[c] and biased var[c] of x in Caffe's layout.
   void Moments(const float* x, float* mean, float* var) const;
@@ -142,18 +168,23 @@ class BatchNormLayer : public Layer {
   ChannelBlocks Channels(const Blob& blob) const;
 
   const bool scale_bias_;
+  Affine affine_;
+  bool x_norm_registered_ = false;
   bool use_global_stats_ = false;
   float moving_average_fraction_ = 0.999f;
   float eps_ = 1e-5f;
   bool in_place_ = false;
+  bool top_overwritten_ = false;  ///< a later layer writes the top in place
   int64_t channels_ = 0;
-  int64_t num_ = 0;                ///< N
-  int64_t spatial_ = 0;            ///< product of the axes after C
-  Blob mean_;                      ///< C, scratch
-  Blob inv_std_;                   ///< C: 1 / sqrt(var + eps), saved for backward
-  Blob x_norm_;                    ///< copy of x_hat (keeps_x_norm() only), saved for backward
-  std::vector<double> sums_;       ///< 2 C: per-channel sums, scratch
-  std::vector<float> means_dy_y_;  ///< C: scratch of Backward
+  int64_t num_ = 0;                  ///< N
+  int64_t spatial_ = 0;              ///< product of the axes after C
+  Blob mean_;                        ///< C, scratch
+  Blob inv_std_;                     ///< C: 1 / sqrt(var + eps), saved for backward
+  Blob x_norm_;                      ///< copy of x_hat (keeps_x_norm() only), saved for backward
+  std::vector<double> sums_;         ///< 2 C: per-channel sums, scratch
+  std::vector<float> means_dy_y_;    ///< C: scratch of Backward
+  std::vector<float> coefficients_;  ///< C: scratch of Backward (gamma inv_std)
+  std::vector<float> zeros_;         ///< C zeros: beta of an affine part without one
 };
 
 }  // namespace demi

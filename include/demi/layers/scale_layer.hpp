@@ -43,6 +43,14 @@ class ScaleLayer : public Layer {
   /// In place after an in-place BatchNorm, x is BatchNorm's saved output:
   /// Scale reads that copy instead of keeping its own.
   bool ShareSavedInput(Blob* saved) override;
+  /// Whether the layer scales the channels of an N x C x ... bottom shaped
+  /// num x channels x spatial (as last reshaped) by a param, one per
+  /// channel: a BatchNorm before it can compute it (BatchNormLayer::Absorb).
+  bool ScalesChannels(int64_t num, int64_t channels, int64_t spatial) const {
+    return scale_is_param_ && outer_ == num && scale_dim_ == channels && inner_ == spatial;
+  }
+  /// The index of b in blobs(), or -1 without bias_term.
+  int bias_index() const { return bias_index_; }
   BlobFormats blocked_layouts() const override {
     return per_channel_ ? BlobFormats::kUniform : BlobFormats::kNone;
   }
@@ -66,14 +74,15 @@ class ScaleLayer : public Layer {
 
  private:
   bool in_place_ = false;
-  int bias_index_ = -1;        ///< index of b in blobs_, or -1 without bias_term
-  int64_t outer_ = 0;          ///< product of bottom 0's axes before `axis`
-  int64_t scale_dim_ = 0;      ///< count of s
-  int64_t inner_ = 0;          ///< product of bottom 0's axes after s's
-  Blob input_;                 ///< in place only: copy of x, saved for backward
-  bool input_shared_ = false;  ///< input_ is a view of the previous layer's saved output
-  bool per_channel_ = false;   ///< one scale per channel of a 4-D batch, given as a param
-  std::vector<double> sums_;   ///< per channel, scratch of Backward with blocked blobs
+  bool scale_is_param_ = false;  ///< one bottom: s is blobs[0]
+  int bias_index_ = -1;          ///< index of b in blobs_, or -1 without bias_term
+  int64_t outer_ = 0;            ///< product of bottom 0's axes before `axis`
+  int64_t scale_dim_ = 0;        ///< count of s
+  int64_t inner_ = 0;            ///< product of bottom 0's axes after s's
+  Blob input_;                   ///< in place only: copy of x, saved for backward
+  bool input_shared_ = false;    ///< input_ is a view of the previous layer's saved output
+  bool per_channel_ = false;     ///< one scale per channel of a 4-D batch, given as a param
+  std::vector<double> sums_;     ///< per channel, scratch of Backward with blocked blobs
 
   /// `blob` (bottom 0 or top) as outer x scale x inner in its layout.
   ChannelBlocks Channels(const Blob& blob) const;

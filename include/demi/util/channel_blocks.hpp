@@ -2,6 +2,7 @@
 #define DEMI_UTIL_CHANNEL_BLOCKS_HPP_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <type_traits>
 
@@ -86,75 +87,145 @@ void StoreChannelElements(const ChannelBlocks& t, Half* y, const Value& value) {
   });
 }
 
-/// sums[c] = the sum over channel c's elements k of term(k, c), added in
-/// double in a fixed order (so runs repeat bit for bit); threads take
+/// y[k] and z[k] from one values(k, c) = {y's, z's} (std::array<float, 2>)
+/// for every element k, c its channel, both stored as T (float or 16-bit):
+/// two outputs in one pass over the inputs.
+template <typename T, typename Values>
+void StoreChannelElementPairs(const ChannelBlocks& t, T* y, T* z, const Values& values) {
+  if constexpr (std::is_same_v<T, float>) {
+    ForEachChannelElement(t, [&](int64_t k, int64_t c) {
+      const std::array<float, 2> v = values(k, c);
+      y[k] = v[0];
+      z[k] = v[1];
+    });
+  } else {
+    const int64_t block = t.block, row_size = t.row_size();
+    ForEachChannelRow(t, [&](int64_t at, int64_t first) {
+      float for_y[kRoundedChunk], for_z[kRoundedChunk];
+      for (int64_t start = at; start < at + row_size; start += kRoundedChunk) {
+        const int64_t n = std::min(kRoundedChunk, at + row_size - start);
+        const auto one = [&](int64_t i, int64_t c) {
+          const std::array<float, 2> v = values(start + i, c);
+          for_y[i] = v[0];
+          for_z[i] = v[1];
+        };
+        if (block == 1) {  // Caffe's layout: a row is one channel
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i) one(i, first);
+        } else {
+          for (int64_t i = 0; i < n; i += block) {
+#pragma omp simd
+            for (int64_t l = 0; l < block; ++l) one(i + l, first + l);
+          }
+        }
+        StoreRounded(n, for_y, y + start);
+        StoreRounded(n, for_z, z + start);
+      }
+    });
+  }
+}
+
+/// K sums a channel, taken in one pass: terms(k, c) returns the K terms of
+/// element k (std::array<float, K>), and sums[j][c] gets the sum of term j
+/// over channel c.
+template <int K>
+using ChannelSumOutputs = std::array<double*, K>;
+
+/// sums[j][c] = the sum over channel c's elements k of terms(k, c)[j], added
+/// in double in a fixed order (so runs repeat bit for bit); threads take
 /// channel blocks.
-template <typename Term>
-void ChannelSums(const ChannelBlocks& t, double* sums, const Term& term) {
+template <int K, typename Terms>
+void ChannelSumsOf(const ChannelBlocks& t, const ChannelSumOutputs<K>& sums, const Terms& terms) {
   const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
-  ParallelFor(blocks, GrainFor(outer * t.row_size()), [&](int64_t begin, int64_t end) {
-    double acc[kMaxChannelBlock];
+  ParallelFor(blocks, GrainFor(K * outer * t.row_size()), [&](int64_t begin, int64_t end) {
+    double acc[K][kMaxChannelBlock];
     for (int64_t b = begin; b < end; ++b) {
       const int64_t first = b * block;
-      std::fill_n(acc, block, 0.0);
+      for (auto& lanes : acc) std::fill_n(lanes, block, 0.0);
       for (int64_t o = 0; o < outer; ++o) {
         const int64_t row = (o * blocks + b) * inner * block;
         for (int64_t i = 0; i < inner; ++i) {
           const int64_t at = row + i * block;
 #pragma omp simd
-          for (int64_t l = 0; l < block; ++l) acc[l] += term(at + l, first + l);
+          for (int64_t l = 0; l < block; ++l) {
+            const std::array<float, K> term = terms(at + l, first + l);
+            for (int j = 0; j < K; ++j) acc[j][l] += term[j];
+          }
         }
       }
-      std::copy_n(acc, block, sums + first);
+      for (int j = 0; j < K; ++j) std::copy_n(acc[j], block, sums[j] + first);
     }
   });
 }
 
-/// ChannelSums for terms read from 16-bit types: each row's sum in float
+/// ChannelSumsOf for terms read from 16-bit types: each row's sums in float
 /// (its terms carry 8 or 11 significant bits; float's 24 hold a row's sum to
-/// ~1e-4 of its magnitude), the rows' sums in double, in a fixed order. Four float
-/// lanes per SSE instruction where double gives two: these loops are
+/// ~1e-4 of its magnitude), the rows' sums in double, in a fixed order. Four
+/// float lanes per SSE instruction where double gives two: these loops are
 /// compute-bound on a CPU without AVX.
-template <typename Term>
-void ChannelSumsByRow(const ChannelBlocks& t, double* sums, const Term& term) {
+template <int K, typename Terms>
+void ChannelSumsByRowOf(const ChannelBlocks& t, const ChannelSumOutputs<K>& sums,
+                        const Terms& terms) {
   const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
-  ParallelFor(blocks, GrainFor(outer * t.row_size()), [&](int64_t begin, int64_t end) {
-    double acc[kMaxChannelBlock];
-    float row_acc[kMaxChannelBlock];
+  ParallelFor(blocks, GrainFor(K * outer * t.row_size()), [&](int64_t begin, int64_t end) {
+    double acc[K][kMaxChannelBlock];
+    float row_acc[K][kMaxChannelBlock];
     for (int64_t b = begin; b < end; ++b) {
       const int64_t first = b * block;
-      std::fill_n(acc, block, 0.0);
+      for (auto& lanes : acc) std::fill_n(lanes, block, 0.0);
       for (int64_t o = 0; o < outer; ++o) {
         const int64_t row = (o * blocks + b) * inner * block;
         if (block == 1) {  // Caffe's layout: a row is one channel
-          float sum = 0;
-#pragma omp simd reduction(+ : sum)
-          for (int64_t i = 0; i < inner; ++i) sum += term(row + i, first);
-          acc[0] += sum;
+          float sum[K] = {};
+#pragma omp simd reduction(+ : sum[:K])
+          for (int64_t i = 0; i < inner; ++i) {
+            const std::array<float, K> term = terms(row + i, first);
+            for (int j = 0; j < K; ++j) sum[j] += term[j];
+          }
+          for (int j = 0; j < K; ++j) acc[j][0] += sum[j];
           continue;
         }
-        std::fill_n(row_acc, block, 0.0f);
+        for (auto& lanes : row_acc) std::fill_n(lanes, block, 0.0f);
         for (int64_t i = 0; i < inner; ++i) {
           const int64_t at = row + i * block;
 #pragma omp simd
-          for (int64_t l = 0; l < block; ++l) row_acc[l] += term(at + l, first + l);
+          for (int64_t l = 0; l < block; ++l) {
+            const std::array<float, K> term = terms(at + l, first + l);
+            for (int j = 0; j < K; ++j) row_acc[j][l] += term[j];
+          }
         }
-        for (int64_t l = 0; l < block; ++l) acc[l] += row_acc[l];
+        for (int j = 0; j < K; ++j) {
+          for (int64_t l = 0; l < block; ++l) acc[j][l] += row_acc[j][l];
+        }
       }
-      std::copy_n(acc, block, sums + first);
+      for (int j = 0; j < K; ++j) std::copy_n(acc[j], block, sums[j] + first);
     }
   });
 }
 
-/// ChannelSums for terms read from blobs stored as float, ChannelSumsByRow
-/// from 16-bit types.
+/// ChannelSumsOf for terms read from blobs stored as float,
+/// ChannelSumsByRowOf from 16-bit types.
+template <typename T, int K, typename Terms>
+void SumChannelsOf(const ChannelBlocks& t, const ChannelSumOutputs<K>& sums, const Terms& terms) {
+  if constexpr (!std::is_same_v<T, float>) {
+    ChannelSumsByRowOf<K>(t, sums, terms);
+  } else {
+    ChannelSumsOf<K>(t, sums, terms);
+  }
+}
+
+/// One sum a channel: sums[c] = the sum of term(k, c) over channel c.
+template <typename Term>
+void ChannelSums(const ChannelBlocks& t, double* sums, const Term& term) {
+  ChannelSumsOf<1>(t, {sums}, [&](int64_t k, int64_t c) {
+    return std::array<float, 1>{static_cast<float>(term(k, c))};
+  });
+}
 template <typename T, typename Term>
 void SumChannels(const ChannelBlocks& t, double* sums, const Term& term) {
-  if constexpr (!std::is_same_v<T, float>) {
-    ChannelSumsByRow(t, sums, term);
-  } else {
-    ChannelSums(t, sums, term);
-  }
+  SumChannelsOf<T, 1>(t, {sums}, [&](int64_t k, int64_t c) {
+    return std::array<float, 1>{static_cast<float>(term(k, c))};
+  });
 }
 
 }  // namespace demi

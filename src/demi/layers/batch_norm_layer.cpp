@@ -1,11 +1,13 @@
 #include "demi/layers/batch_norm_layer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <type_traits>
 
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
+#include "demi/layers/scale_layer.hpp"
 #include "demi/util/channel_blocks.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
@@ -132,12 +134,36 @@ void BatchNormLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vec
   // Gradients for gamma and beta only (a net then decides by lr_mult).
   param_propagate_down_.assign(blobs_.size(), false);
   for (size_t i = kNumStatBlobs; i < blobs_.size(); ++i) param_propagate_down_[i] = true;
+  if (scale_bias_) affine_ = {this, kScaleBlob, kBiasBlob};
   RegisterBuffer("mean", &mean_, BufferLifetime::kScratch);
   RegisterBuffer("inv_std", &inv_std_, BufferLifetime::kSavedForBackward);
-  if (keeps_x_norm()) RegisterBuffer("x_norm", &x_norm_, BufferLifetime::kSavedForBackward);
+  if (keeps_x_norm()) RegisterXNorm();
 #ifdef USE_CUDNN
   CudnnSetUp();
 #endif
+}
+
+void BatchNormLayer::RegisterXNorm() {
+  if (x_norm_registered_) return;
+  x_norm_registered_ = true;
+  RegisterBuffer("x_norm", &x_norm_, BufferLifetime::kSavedForBackward);
+}
+
+bool BatchNormLayer::TopOverwrittenLater() {
+  const bool kept = keeps_x_norm();
+  top_overwritten_ = true;
+  if (keeps_x_norm()) RegisterXNorm();
+  return keeps_x_norm() != kept;
+}
+
+bool BatchNormLayer::Absorb(Layer* next) {
+  auto* scale = dynamic_cast<ScaleLayer*>(next);
+  if (scale == nullptr || has_affine() || !scale->ScalesChannels(num_, channels_, spatial_)) {
+    return false;
+  }
+  affine_ = {scale, 0, scale->bias_index()};
+  RegisterXNorm();  // the net reshapes this layer next, sizing it
+  return true;
 }
 
 void BatchNormLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -151,6 +177,8 @@ void BatchNormLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector
   inv_std_.Reshape(std::vector<int64_t>{channels_});
   sums_.assign(2 * channels_, 0.0);
   means_dy_y_.assign(channels_, 0.0f);
+  coefficients_.assign(channels_, 0.0f);
+  zeros_.assign(channels_, 0.0f);
   if (keeps_x_norm()) {
     x_norm_.set_storage_type(top[0]->storage_type());  // a copy of y
     x_norm_.ReshapeLike(*bottom[0]);
@@ -201,16 +229,26 @@ void BatchNormLayer::ForwardStored(const Blob& bottom, Blob* top) {
   }
   for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.0f / std::sqrt(inv_std[c] + eps_);
   const T* x = bottom.cpu_data_as<T>();
-  T* y = top->mutable_cpu_data_as<T>();
+  T* y = top->mutable_cpu_data_as<T>();  // may be x (in place): each element reads its own
   const ChannelBlocks t = Channels(*top);
-  StoreChannelElements(t, y, [=](int64_t k, int64_t c) { return (x[k] - mean[c]) * inv_std[c]; });
-  if (keeps_x_norm() && runs_backward()) {
-    Copy(top->count(), y, x_norm_.mutable_cpu_data_as<T>());
+  const bool save_x_norm = keeps_x_norm() && runs_backward();
+  if (!has_affine()) {
+    StoreChannelElements(t, y, [=](int64_t k, int64_t c) { return (x[k] - mean[c]) * inv_std[c]; });
+    if (save_x_norm) Copy(top->count(), y, x_norm_.mutable_cpu_data_as<T>());
+    return;
   }
-  if (scale_bias_) {
-    const float* gamma = blobs_[kScaleBlob]->cpu_data();
-    const float* beta = blobs_[kBiasBlob]->cpu_data();
-    StoreChannelElements(t, y, [=](int64_t k, int64_t c) { return gamma[c] * y[k] + beta[c]; });
+  // The affine part in the same pass: y = gamma x_hat + beta, x_hat kept.
+  const float* gamma = this->gamma().cpu_data();
+  const float* beta = this->beta() ? this->beta()->cpu_data() : zeros_.data();
+  if (save_x_norm) {
+    StoreChannelElementPairs(t, x_norm_.mutable_cpu_data_as<T>(), y, [=](int64_t k, int64_t c) {
+      const float x_hat = (x[k] - mean[c]) * inv_std[c];
+      return std::array<float, 2>{x_hat, gamma[c] * x_hat + beta[c]};
+    });
+  } else {
+    StoreChannelElements(t, y, [=](int64_t k, int64_t c) {
+      return gamma[c] * ((x[k] - mean[c]) * inv_std[c]) + beta[c];
+    });
   }
 }
 
@@ -257,31 +295,6 @@ ChannelBlocks BatchNormLayer::Channels(const Blob& blob) const {
   return {num_, channels_, spatial_, blob.channel_block()};
 }
 
-template <typename T>
-void BatchNormLayer::AffineBackward_cpu(Blob* top, bool propagate_down) {
-  const ChannelBlocks t = Channels(*top);
-  const T* dy = top->cpu_diff_as<T>();
-  const T* x_hat = x_norm_.cpu_data_as<T>();
-  for (int i : {kScaleBlob, kBiasBlob}) {
-    if (!param_propagate_down(i)) continue;
-    double* sums = sums_.data();
-    if (i == kScaleBlob) {
-      SumChannels<T>(t, sums, [dy, x_hat](int64_t k, int64_t) {
-        return static_cast<float>(dy[k]) * static_cast<float>(x_hat[k]);
-      });
-    } else {
-      SumChannels<T>(t, sums, [dy](int64_t k, int64_t) { return static_cast<float>(dy[k]); });
-    }
-    float* diff = blobs_[i]->mutable_cpu_diff();
-    for (int64_t c = 0; c < channels_; ++c) diff[c] += static_cast<float>(sums[c]);
-  }
-  if (!propagate_down) return;
-  // d x_hat = gamma dy, written over dy: only this layer reads it.
-  T* dy_hat = top->mutable_cpu_diff_as<T>();
-  const float* gamma = blobs_[kScaleBlob]->cpu_data();
-  StoreChannelElements(t, dy_hat, [=](int64_t k, int64_t c) { return gamma[c] * dy_hat[k]; });
-}
-
 void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
                                   const std::vector<bool>& propagate_down,
                                   const std::vector<Blob*>& bottom) {
@@ -292,36 +305,54 @@ void BatchNormLayer::Backward_cpu(const std::vector<Blob*>& top,
 
 template <typename T>
 void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom) {
-  if (scale_bias_) AffineBackward_cpu<T>(top, propagate_down);
-  if (!propagate_down) return;
+  const bool gamma_grad = has_affine() && gamma_learns();
+  const bool beta_grad = has_affine() && beta_learns();
+  if (!propagate_down && !gamma_grad && !beta_grad) return;
   const T* dy = top->cpu_diff_as<T>();
-  T* dx = bottom->mutable_cpu_diff_as<T>();  // may be dy (in place)
-  const float* inv_std = inv_std_.cpu_data();
   const ChannelBlocks t = Channels(*top);
-  if (use_global_stats_) {
-    // mean and var are constants: the layer is affine in x.
-    StoreChannelElements(t, dx, [=](int64_t k, int64_t c) { return dy[k] * inv_std[c]; });
-    return;
-  }
+  // y: x_hat, the top's data or its copy.
   const T* y = keeps_x_norm() ? x_norm_.cpu_data_as<T>() : top->cpu_data_as<T>();
-  // dx = inv_std (dy - mean(dy) - y mean(dy y)), the means per channel.
+  // The sums of dy and dy x_hat per channel, in one pass over both.
   double* sum_dy = sums_.data();
   double* sum_dy_y = sums_.data() + channels_;
-  const auto channel_sums = [&] {
-    SumChannels<T>(t, sum_dy, [dy](int64_t k, int64_t) { return static_cast<float>(dy[k]); });
-    SumChannels<T>(t, sum_dy_y, [dy, y](int64_t k, int64_t) {
-      return static_cast<float>(dy[k]) * static_cast<float>(y[k]);
-    });
-  };
-  if constexpr (std::is_same_v<T, float>) {
-    if (t.block == 1) {
-      CaffeLayoutSums(num_, channels_, spatial_, dy, y, sum_dy, sum_dy_y);
-    } else {
-      channel_sums();
+  const bool batch_grad = propagate_down && !use_global_stats_;
+  if (batch_grad || gamma_grad || beta_grad) {
+    bool float_rows = false;
+    if constexpr (std::is_same_v<T, float>) float_rows = t.block == 1;
+    if constexpr (std::is_same_v<T, float>) {
+      if (float_rows) CaffeLayoutSums(num_, channels_, spatial_, dy, y, sum_dy, sum_dy_y);
     }
-  } else {
-    channel_sums();
+    if (!float_rows) {
+      SumChannelsOf<T, 2>(t, {sum_dy, sum_dy_y}, [dy, y](int64_t k, int64_t) {
+        const float g = static_cast<float>(dy[k]);
+        return std::array<float, 2>{g, g * static_cast<float>(y[k])};
+      });
+    }
   }
+  if (gamma_grad) {
+    float* diff = affine_.owner->blobs()[affine_.gamma]->mutable_cpu_diff();
+    for (int64_t c = 0; c < channels_; ++c) diff[c] += static_cast<float>(sum_dy_y[c]);
+  }
+  if (beta_grad) {
+    float* diff = beta()->mutable_cpu_diff();
+    for (int64_t c = 0; c < channels_; ++c) diff[c] += static_cast<float>(sum_dy[c]);
+  }
+  if (!propagate_down) return;
+  // d x_hat = gamma dy: the per-channel factor of dx is gamma inv_std.
+  const float* inv_std = inv_std_.cpu_data();
+  const float* factor = inv_std;
+  if (has_affine()) {
+    const float* gamma = this->gamma().cpu_data();
+    for (int64_t c = 0; c < channels_; ++c) coefficients_[c] = gamma[c] * inv_std[c];
+    factor = coefficients_.data();
+  }
+  T* dx = bottom->mutable_cpu_diff_as<T>();  // may be dy (in place)
+  if (use_global_stats_) {
+    // mean and var are constants: the layer is affine in x.
+    StoreChannelElements(t, dx, [=](int64_t k, int64_t c) { return dy[k] * factor[c]; });
+    return;
+  }
+  // dx = factor (dy - mean(dy) - y mean(dy y)), the means per channel.
   const double m = static_cast<double>(num_ * spatial_);
   float* mean_dy = mean_.mutable_cpu_data();  // free in backward
   float* mean_dy_y = means_dy_y_.data();
@@ -330,7 +361,7 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
     mean_dy_y[c] = static_cast<float>(sum_dy_y[c] / m);
   }
   StoreChannelElements(t, dx, [=](int64_t k, int64_t c) {
-    return inv_std[c] * (dy[k] - mean_dy[c] - y[k] * mean_dy_y[c]);
+    return factor[c] * (dy[k] - mean_dy[c] - y[k] * mean_dy_y[c]);
   });
 }
 

@@ -73,84 +73,106 @@ __global__ void NormalizeKernel(int64_t n, const T* x, const float* mean, const 
   });
 }
 
-/// dx = dy inv_std[c] (global statistics); in place allowed.
-template <typename T>
-__global__ void ScaleDiffKernel(int64_t n, const T* dy, const float* inv_std, BnShape s, T* dx) {
-  ElementwiseStore(n, dx, [=](int64_t i) { return Widen(dy[i]) * inv_std[s.channel_of(i)]; });
+/// The per-channel factor of dx: gamma[c] inv_std[c] with the affine part
+/// (gamma not null), else inv_std[c].
+__device__ inline float DiffFactor(const float* gamma, const float* inv_std, int64_t c) {
+  return gamma ? gamma[c] * inv_std[c] : inv_std[c];
 }
 
-/// dx = inv_std (dy - mean(dy) - y mean(dy y)) from the channels' sums of dy
-/// and dy y (`sums`, over m values each); dx may alias dy.
+/// dx = dy DiffFactor (global statistics); in place allowed.
 template <typename T>
-__global__ void BatchDiffKernel(int64_t n, const T* y, const T* dy, const float* inv_std,
-                                const DoublePair* sums, int64_t m, BnShape s, T* dx) {
+__global__ void ScaleDiffKernel(int64_t n, const T* dy, const float* gamma, const float* inv_std,
+                                BnShape s, T* dx) {
+  ElementwiseStore(
+      n, dx, [=](int64_t i) { return Widen(dy[i]) * DiffFactor(gamma, inv_std, s.channel_of(i)); });
+}
+
+/// dx = DiffFactor (dy - mean(dy) - y mean(dy y)) from the channels' sums of
+/// dy and dy y (`sums`, over m values each), y being x_hat; dx may alias dy.
+template <typename T>
+__global__ void BatchDiffKernel(int64_t n, const T* y, const T* dy, const float* gamma,
+                                const float* inv_std, const DoublePair* sums, int64_t m, BnShape s,
+                                T* dx) {
   ElementwiseStore(n, dx, [=](int64_t i) {
     const int64_t c = s.channel_of(i);
     const float mean_dy = static_cast<float>(sums[c].a / static_cast<double>(m));
     const float mean_dy_y = static_cast<float>(sums[c].b / static_cast<double>(m));
-    return inv_std[c] * (Widen(dy[i]) - mean_dy - Widen(y[i]) * mean_dy_y);
+    return DiffFactor(gamma, inv_std, c) * (Widen(dy[i]) - mean_dy - Widen(y[i]) * mean_dy_y);
   });
 }
 
-/// scale_bias: y = gamma[c] y + beta[c] (beta null: y = gamma[c] y), in place.
+/// The affine part: y = gamma[c] x_hat + beta[c] (beta null: no bias), from
+/// x_hat stored in T; in place allowed.
 template <typename T>
-__global__ void ChannelAffineKernel(int64_t n, const float* gamma, const float* beta, BnShape s,
-                                    T* y) {
+__global__ void ChannelAffineKernel(int64_t n, const T* x_hat, const float* gamma,
+                                    const float* beta, BnShape s, T* y) {
   ElementwiseStore(n, y, [=](int64_t i) {
     const int64_t c = s.channel_of(i);
-    const float v = Widen(y[i]);
-    return beta ? gamma[c] * v + beta[c] : gamma[c] * v;
+    const float v = gamma[c] * Widen(x_hat[i]);
+    return beta ? v + beta[c] : v;
   });
 }
+
+/// The affine part in the pass that normalizes: x_hat = (x - mean[c])
+/// inv_std[c] into `x_norm` (unless null), y = gamma[c] x_hat + beta[c] (beta
+/// null: no bias); y may alias x.
+template <typename T>
+__global__ void NormalizeAffineKernel(int64_t n, const T* x, const float* mean,
+                                      const float* inv_std, const float* gamma, const float* beta,
+                                      BnShape s, T* x_norm, T* y) {
+  for (int64_t i = GridStart(); i < n; i += GridStride()) {
+    const int64_t c = s.channel_of(i);
+    const float x_hat = (Widen(x[i]) - mean[c]) * inv_std[c];
+    if (x_norm) x_norm[i] = Narrow<T>(x_hat);
+    const float v = gamma[c] * x_hat;
+    y[i] = Narrow<T>(beta ? v + beta[c] : v);
+  }
+}
+
+/// gamma's gradient += the sum of dy x_hat, beta's += the sum of dy, each
+/// where not null (frozen params get none).
+struct AccumulateAffineGradients {
+  float* gamma_diff;
+  float* beta_diff;
+  __device__ void operator()(int64_t c, const DoublePair& total) const {
+    if (gamma_diff) gamma_diff[c] += static_cast<float>(total.b);
+    if (beta_diff) beta_diff[c] += static_cast<float>(total.a);
+  }
+};
 
 }  // namespace
 
 // launchers
 
-void BatchNormLayer::AffineForward_gpu(Blob* top) {
-  const int64_t n = top->count();
-  if (n == 0) return;
-  VisitStorageType(top->storage_type(), [&](auto tag) {
-    using T = decltype(tag);
-    Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel<T>, n,
-           blobs_[3]->gpu_data(), blobs_[4]->gpu_data(), BnShape{num_, channels_, spatial_},
-           MutableGpuDataAs<T>(top));
-  });
-}
-
-void BatchNormLayer::AffineBackward_gpu(Blob* top, bool propagate_down) {
-  VisitStorageType(top->storage_type(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* dy = GpuDiffAs<T>(*top);
-    // gamma's gradient sums dy x_hat, beta's dy, as on the CPU.
-    if (param_propagate_down(3)) {
-      GpuChannelSums(num_, channels_, spatial_, true,
-                     StoredGradientTerm<T>{dy, GpuDataAs<T>(x_norm_)},
-                     blobs_[3]->mutable_gpu_diff());
-    }
-    if (param_propagate_down(4)) {
-      GpuChannelSums(num_, channels_, spatial_, true, StoredGradientTerm<T>{dy, nullptr},
-                     blobs_[4]->mutable_gpu_diff());
-    }
-    const int64_t n = top->count();
-    if (!propagate_down || n == 0) return;
-    Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel<T>, n,
-           blobs_[3]->gpu_data(), nullptr, BnShape{num_, channels_, spatial_},
-           MutableGpuDiffAs<T>(top));
-  });
-}
-
 void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  const BnShape s{num_, channels_, spatial_};
+  const int64_t n = top[0]->count();
+  const Type type = top[0]->storage_type();
+  const float* gamma = has_affine() ? this->gamma().gpu_data() : nullptr;
+  const float* beta = has_affine() && this->beta() ? this->beta()->gpu_data() : nullptr;
 #ifdef USE_CUDNN
   if (CudnnForwardReady()) {
-    CudnnForward(*bottom[0], top[0]);
+    // cuDNN writes x_hat: into the top, or into the copy first (in place, or
+    // with the affine part), and y from that.
+    const Blob* normalized = CudnnForward(*bottom[0], top[0]);
+    if (n == 0) return;
+    if (!has_affine()) {
+      if (normalized != top[0]) {
+        GpuConvert(n, type, normalized->data()->gpu_data(), type,
+                   top[0]->data()->mutable_gpu_data());
+      }
+      return;
+    }
+    VisitStorageType(type, [&](auto tag) {
+      using T = decltype(tag);
+      Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel<T>, n,
+             GpuDataAs<T>(*normalized), gamma, beta, s, MutableGpuDataAs<T>(top[0]));
+    });
     return;
   }
 #endif
-  const BnShape s{num_, channels_, spatial_};
   float* mean = mean_.mutable_gpu_data();
   float* inv_std = inv_std_.mutable_gpu_data();
-  const Type type = top[0]->storage_type();
   if (use_global_stats_) {
     Launch("GlobalStatsKernel", CudaBlocks(channels_), GlobalStatsKernel, channels_,
            blobs_[0]->gpu_data(), blobs_[1]->gpu_data(), blobs_[2]->gpu_data(), eps_, mean,
@@ -166,48 +188,65 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
              blobs_[2]->mutable_gpu_data());
     });
   }
-  const int64_t n = top[0]->count();
   if (n == 0) return;
+  const bool save_x_norm = keeps_x_norm() && runs_backward();
   VisitStorageType(type, [&](auto tag) {
     using T = decltype(tag);
     T* y = MutableGpuDataAs<T>(top[0]);
+    if (has_affine()) {
+      Launch("NormalizeAffineKernel", ElementwiseBlocks(n), NormalizeAffineKernel<T>, n,
+             GpuDataAs<T>(*bottom[0]), mean, inv_std, gamma, beta, s,
+             save_x_norm ? MutableGpuDataAs<T>(&x_norm_) : nullptr, y);
+      return;
+    }
     Launch("NormalizeKernel", ElementwiseBlocks(n), NormalizeKernel<T>, n, GpuDataAs<T>(*bottom[0]),
            mean, inv_std, s, y);
-    if (keeps_x_norm() && runs_backward())
-      GpuConvert(n, type, y, type, x_norm_.data()->mutable_gpu_data());
+    if (save_x_norm) GpuConvert(n, type, y, type, x_norm_.data()->mutable_gpu_data());
   });
-  if (scale_bias_) AffineForward_gpu(top[0]);
 }
 
 void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
                                   const std::vector<bool>& propagate_down,
                                   const std::vector<Blob*>& bottom) {
-  if (scale_bias_) AffineBackward_gpu(top[0], propagate_down[0]);
-  if (!propagate_down[0]) return;
-  const int64_t n = bottom[0]->count();
-  if (n == 0) return;
+  const bool gamma_grad = has_affine() && gamma_learns();
+  const bool beta_grad = has_affine() && beta_learns();
+  if (!propagate_down[0] && !gamma_grad && !beta_grad) return;
   const BnShape s{num_, channels_, spatial_};
   const float* inv_std = inv_std_.gpu_data();
 #ifdef USE_CUDNN
-  if (CudnnForwardReady() && !in_place_) {
-    CudnnBackward(*top[0], bottom[0]);
+  // cuDNN reads y as its x: not where y is gone (its copy) or dx overwrites dy.
+  if (CudnnForwardReady() && !keeps_x_norm()) {
+    if (bottom[0]->count() > 0) CudnnBackward(*top[0], bottom[0]);
     return;
   }
 #endif
+  const bool batch_grad = propagate_down[0] && !use_global_stats_;
   VisitStorageType(top[0]->storage_type(), [&](auto tag) {
     using T = decltype(tag);
     const T* dy = GpuDiffAs<T>(*top[0]);
+    const T* y = GpuDataAs<T>(keeps_x_norm() ? x_norm_ : *top[0]);  // x_hat
+    // The sums of dy and dy x_hat in one pass, taken before dx overwrites dy
+    // (in place): the stream orders them. They go to gamma's and beta's
+    // gradients on the device.
+    const DoublePair* sums = nullptr;
+    if (batch_grad || gamma_grad || beta_grad) {
+      sums = GpuChannelReduce<DoublePair>(
+          num_, channels_, spatial_, StoredGradientPair<T>{dy, y},
+          AccumulateAffineGradients{
+              gamma_grad ? affine_.owner->blobs()[affine_.gamma]->mutable_gpu_diff() : nullptr,
+              beta_grad ? beta()->mutable_gpu_diff() : nullptr});
+    }
+    const int64_t n = bottom[0]->count();
+    if (!propagate_down[0] || n == 0) return;
+    const float* gamma = has_affine() ? this->gamma().gpu_data() : nullptr;
     T* dx = MutableGpuDiffAs<T>(bottom[0]);  // may be dy (in place)
     if (use_global_stats_) {
-      Launch("ScaleDiffKernel", ElementwiseBlocks(n), ScaleDiffKernel<T>, n, dy, inv_std, s, dx);
+      Launch("ScaleDiffKernel", ElementwiseBlocks(n), ScaleDiffKernel<T>, n, dy, gamma, inv_std, s,
+             dx);
       return;
     }
-    const T* y = GpuDataAs<T>(keeps_x_norm() ? x_norm_ : *top[0]);
-    // The sums are taken before dx overwrites dy (in place): the stream orders them.
-    const DoublePair* sums =
-        GpuChannelReduce<DoublePair>(num_, channels_, spatial_, StoredGradientPair<T>{dy, y});
-    Launch("BatchDiffKernel", ElementwiseBlocks(n), BatchDiffKernel<T>, n, y, dy, inv_std, sums,
-           num_ * spatial_, s, dx);
+    Launch("BatchDiffKernel", ElementwiseBlocks(n), BatchDiffKernel<T>, n, y, dy, gamma, inv_std,
+           sums, num_ * spatial_, s, dx);
   });
 }
 

@@ -38,11 +38,11 @@ void BatchNormLayer::CudnnReshape(const Blob& bottom) {
 }
 
 bool BatchNormLayer::CudnnForwardReady() const {
-  return cudnn_ && cudnn_->type != BFLOAT16 && !use_global_stats_ && !scale_bias_ &&
-         num_ * spatial_ > 1 && channels_ > 0 && (!in_place_ || runs_backward());
+  return cudnn_ && cudnn_->type != BFLOAT16 && !use_global_stats_ && num_ * spatial_ > 1 &&
+         channels_ > 0 && (!in_place_ || runs_backward());
 }
 
-void BatchNormLayer::CudnnForward(const Blob& bottom, Blob* top) {
+const Blob* BatchNormLayer::CudnnForward(const Blob& bottom, Blob* top) {
   CudnnState& s = *cudnn_;
   const int64_t c = channels_;
   float* ones = s.scratch.mutable_gpu_data();
@@ -53,17 +53,17 @@ void BatchNormLayer::CudnnForward(const Blob& bottom, Blob* top) {
   GpuSet(3 * c, 0.0f, zeros);  // also the running outputs: factor 1 leaves 0 * them
   float* mean = mean_.mutable_gpu_data();
   GpuSet(c, 0.0f, mean);
-  // In place, y goes to the copy first: cuDNN reads x while it writes y.
-  // x, y and the copy are stored in the blobs' type; the statistics in FLOAT.
-  void* y = (in_place_ ? &x_norm_ : top)->data()->mutable_gpu_data();
+  // x_hat goes to the copy where there is one (in place, cuDNN would read x
+  // while it writes), else to the top. x, x_hat and the copy are stored in
+  // the blobs' type; the statistics in FLOAT.
+  Blob* normalized = keeps_x_norm() && runs_backward() ? &x_norm_ : top;
+  void* y = normalized->data()->mutable_gpu_data();
   // Factor 1: the "running" outputs receive this batch's mean and unbiased
   // variance; the saved inverse deviation is 1 / sqrt(biased var + eps).
   DEMI_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
       CudnnHandle(), CUDNN_BATCHNORM_SPATIAL, CudnnScale::One(), CudnnScale::Zero(), s.data.get(),
       bottom.data()->gpu_data(), s.data.get(), y, s.stats.get(), ones, zeros, 1.0, mean,
       unbiased_var, eps_, saved_mean, inv_std_.mutable_gpu_data()));
-  const Type type = top->storage_type();
-  if (in_place_) GpuConvert(top->count(), type, y, type, top->data()->mutable_gpu_data());
   // The running sums, as on the CPU (the variance is already unbiased).
   const float f = moving_average_fraction_;
   float* factor = blobs_[2]->mutable_gpu_data();
@@ -71,6 +71,7 @@ void BatchNormLayer::CudnnForward(const Blob& bottom, Blob* top) {
   GpuAddScalar(1, 1.0f, factor);
   GpuAxpby(c, 1.0f, mean, f, blobs_[0]->mutable_gpu_data());
   GpuAxpby(c, 1.0f, unbiased_var, f, blobs_[1]->mutable_gpu_data());
+  return normalized;
 }
 
 void BatchNormLayer::CudnnBackward(const Blob& top, Blob* bottom) {

@@ -15,6 +15,7 @@ void ScaleLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<
   const ScaleParameter& param = layer_param_.scale_param();
   const std::string& name = layer_param_.name();
   const bool scale_is_param = bottom.size() == 1;
+  scale_is_param_ = scale_is_param;
   const size_t expected = (scale_is_param ? 1 : 0) + (param.bias_term() ? 1 : 0);
   bias_index_ = param.bias_term() ? static_cast<int>(expected) - 1 : -1;
   in_place_ = top[0] == bottom[0];
