@@ -10,8 +10,9 @@
 #      --stage=dummy: DummyData inputs) at batch 64 and 128, from `time`'s forward+backward
 #      average: img/s = batch / time. The device time where `time` reports one, else the host
 #      time (the table says which). FP32 rows (--deterministic: plain FP32, deterministic
-#      cuDNN algorithms), then FLOAT16 and BFLOAT16 (--precision) and TF32 (time's default
-#      GPU math) rows, which read "not supported yet" where the tool refuses or has no switch;
+#      cuDNN algorithms), then FLOAT16 and BFLOAT16 (--precision), TF32 (time's default
+#      GPU math) and TF32_APART (TF32 with fuse_layers: false: BatchNorm and Scale apart)
+#      rows, which read "not supported yet" where the tool refuses or has no switch;
 #      then, for the first model and batch, the 10 layers with the most time per precision;
 #      PyTorch beside it where python3 has torch with CUDA (bench/torch_runner.py: ResNet-50 at
 #      the first batch in FP32, TF32 and autocast FLOAT16 and BFLOAT16, channels-last, its peak
@@ -26,8 +27,8 @@
 # (GPU_SH_BUDGET seconds, default 450) is skipped with a line saying so; progress lines go to
 # stderr. --dry (implied where no GPU is found) runs every step on the CPU on tiny batches and
 # one iteration, to prove the script, and writes gpu_<name>_dry.md. GPU_SH_PRECISIONS picks the
-# throughput rows (default "FP32 FLOAT16 BFLOAT16 TF32"), GPU_SH_MODELS and GPU_SH_BATCHES the
-# nets and batches (defaults above); with $OUT set (a lent device machine)
+# throughput rows (default "FP32 FLOAT16 BFLOAT16 TF32 TF32_APART"), GPU_SH_MODELS and
+# GPU_SH_BATCHES the nets and batches (defaults above); with $OUT set (a lent device machine)
 # every step's log is packed into $OUT/gpu_sh_logs.tar.gz.
 #   bench/gpu.sh [--dry]
 set -uo pipefail
@@ -182,18 +183,24 @@ time_row() {
   fi
   # FP32 is the deterministic path (plain FP32, deterministic cuDNN algorithms); TF32 is
   # time's default math (tensor cores on Ampere and newer, measured cuDNN algorithms).
-  local deterministic=0
+  # TF32_APART: TF32 with every layer apart (fuse_layers: false), the row before BatchNorm
+  # ran the Scale after it in its own passes.
+  local deterministic=0 net="models/$model/train_val.prototxt"
   "$bin/tools/time" --help 2>&1 | grep -q -- '-deterministic' && deterministic=1
   case $precision in
     FP32) [ "$deterministic" -eq 1 ] && flags=(--deterministic) ;;
     FLOAT16 | BFLOAT16) flags=(--precision="$precision") ;;
-    TF32)
+    TF32 | TF32_APART)
       if [ "$deterministic" -eq 0 ]; then
-        say "| $model | $batch | TF32 | not supported yet (time has no --deterministic, so no TF32 default) | | |"
+        say "| $model | $batch | $precision | not supported yet (time has no --deterministic, so no TF32 default) | | |"
         return
+      fi
+      if [ "$precision" = TF32_APART ]; then
+        net="$log_dir/${model}_apart.prototxt"
+        { echo "fuse_layers: false"; cat "models/$model/train_val.prototxt"; } >"$net"
       fi ;;
   esac
-  run_step "$step_timeout" "$log" "$bin/tools/time" --model="models/$model/train_val.prototxt" \
+  run_step "$step_timeout" "$log" "$bin/tools/time" --model="$net" \
     --stage=dummy --batch="$batch" --iterations="$iterations" $gpu_flag "${flags[@]}"
   local status=$?
   # A device-timed line wins over the host's "Average Forward-Backward: X ms."
@@ -231,7 +238,7 @@ say "## Training throughput (forward + backward, DummyData; $iterations timed it
 say ""
 say "| model | batch | precision | img/s | ms/iter | clock |"
 say "|---|---|---|---|---|---|"
-for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32}; do
+for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32 TF32_APART}; do
   for model in $models; do
     for batch in $batches; do
       progress "3/6 time $model batch $batch $precision"
@@ -295,7 +302,7 @@ hot_layers() {
 }
 say ""
 say "## Where the time goes: ${models%% *}, batch ${batches%% *}"
-for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32}; do
+for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32 TF32_APART}; do
   hot_layers "$log_dir/time_${models%% *}_${batches%% *}_$precision"
 done
 # The host's floor: at batch 8 the device waits for the host's launches, so the two clocks
