@@ -310,16 +310,19 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
   if (!propagate_down && !gamma_grad && !beta_grad) return;
   const T* dy = top->cpu_diff_as<T>();
   const ChannelBlocks t = Channels(*top);
-  // y: x_hat, the top's data or its copy.
-  const T* y = keeps_x_norm() ? x_norm_.cpu_data_as<T>() : top->cpu_data_as<T>();
-  // The sums of dy and dy x_hat per channel, in one pass over both.
+  // The sums of dy and dy x_hat per channel, in one pass over both; y is
+  // x_hat, the top's data or its copy (read only here and for dx with batch
+  // statistics).
   double* sum_dy = sums_.data();
   double* sum_dy_y = sums_.data() + channels_;
   const bool batch_grad = propagate_down && !use_global_stats_;
-  if (batch_grad || gamma_grad || beta_grad) {
-    bool float_rows = false;
-    if constexpr (std::is_same_v<T, float>) float_rows = t.block == 1;
+  const bool sums = batch_grad || gamma_grad || beta_grad;
+  const T* y = nullptr;
+  if (sums) {
+    y = keeps_x_norm() ? x_norm_.cpu_data_as<T>() : top->cpu_data_as<T>();
+    bool float_rows = false;  // Caffe's layout of floats: rows by lane sums
     if constexpr (std::is_same_v<T, float>) {
+      float_rows = t.block == 1;
       if (float_rows) CaffeLayoutSums(num_, channels_, spatial_, dy, y, sum_dy, sum_dy_y);
     }
     if (!float_rows) {

@@ -224,12 +224,13 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
   VisitStorageType(top[0]->storage_type(), [&](auto tag) {
     using T = decltype(tag);
     const T* dy = GpuDiffAs<T>(*top[0]);
-    const T* y = GpuDataAs<T>(keeps_x_norm() ? x_norm_ : *top[0]);  // x_hat
     // The sums of dy and dy x_hat in one pass, taken before dx overwrites dy
     // (in place): the stream orders them. They go to gamma's and beta's
-    // gradients on the device.
+    // gradients on the device. y is x_hat: the top's data or its copy.
     const DoublePair* sums = nullptr;
+    const T* y = nullptr;
     if (batch_grad || gamma_grad || beta_grad) {
+      y = GpuDataAs<T>(keeps_x_norm() ? x_norm_ : *top[0]);
       sums = GpuChannelReduce<DoublePair>(
           num_, channels_, spatial_, StoredGradientPair<T>{dy, y},
           AccumulateAffineGradients{
