@@ -13,6 +13,21 @@
 
 namespace demi {
 
+/// A net's first two layers as prototxt text: DummyData "x" (4 x 3 x `side` x
+/// `side`, gaussian) and a 3 x 3 Convolution "conv" into "c" with
+/// `num_output` channels.
+inline std::string ConvStemText(int side, int num_output) {
+  return StrCat(R"(
+    layer { name: "data" type: "DummyData" top: "x"
+            dummy_data_param { shape { dim: 4 dim: 3 dim: )",
+                side, " dim: ", side, R"( }
+                               data_filler { type: "gaussian" } } }
+    layer { name: "conv" type: "Convolution" bottom: "x" top: "c"
+            convolution_param { num_output: )",
+                num_output, R"( kernel_size: 3 pad: 1
+                                weight_filler { type: "xavier" } } })");
+}
+
 /// The smallest arena the planner reaches for training `param` by dropping
 /// and recomputing activations (its plan without any when none helps).
 inline size_t SmallestRecomputedArena(const NetParameter& param) {

@@ -5,6 +5,7 @@
 #include "demi/layers/batch_norm_layer.hpp"
 #include "demi/net.hpp"
 #include "gradient_checker.hpp"
+#include "net_test_util.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -476,15 +477,7 @@ std::string ResNetStem(bool scale_bias) {
                                : R"(layer { name: "bn" type: "BatchNorm" bottom: "c" top: "c" }
                layer { name: "scale" type: "Scale" bottom: "c" top: "c"
                        scale_param { bias_term: true } })";
-  return R"(
-    name: "stem"
-    layer { name: "data" type: "DummyData" top: "x"
-            dummy_data_param { shape { dim: 4 dim: 3 dim: 8 dim: 8 }
-                               data_filler { type: "gaussian" } } }
-    layer { name: "conv" type: "Convolution" bottom: "x" top: "c"
-            convolution_param { num_output: 8 kernel_size: 3 pad: 1
-                                weight_filler { type: "xavier" } } })" +
-         norm + R"(
+  return R"(name: "stem")" + ConvStemText(8, 8) + norm + R"(
     layer { name: "relu" type: "ReLU" bottom: "c" top: "c" }
     layer { name: "ip" type: "InnerProduct" bottom: "c" top: "out" loss_weight: 1
             inner_product_param { num_output: 3 weight_filler { type: "xavier" } } })";

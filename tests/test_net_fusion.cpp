@@ -82,14 +82,7 @@ TEST(NetFusionTest, FusedPlannedNetTrainsBitIdenticalToUnplanned) {
 std::string PairNet(bool bn_in_place, const std::string& scale, const std::string& batch_norm = "",
                     const std::string& scale_lr = "") {
   const std::string normalized = bn_in_place ? "c" : "n";
-  return R"(
-    name: "pair"
-    layer { name: "data" type: "DummyData" top: "x"
-            dummy_data_param { shape { dim: 4 dim: 3 dim: 6 dim: 6 }
-                               data_filler { type: "gaussian" } } }
-    layer { name: "conv" type: "Convolution" bottom: "x" top: "c"
-            convolution_param { num_output: 16 kernel_size: 3 pad: 1
-                                weight_filler { type: "xavier" } } }
+  return R"(name: "pair")" + ConvStemText(6, 16) + R"(
     layer { name: "bn" type: "BatchNorm" bottom: "c" top: ")" +
          normalized + R"(" )" + batch_norm + R"( }
     layer { name: "scale" type: "Scale" bottom: ")" +

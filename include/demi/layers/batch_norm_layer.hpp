@@ -73,8 +73,8 @@ class BatchNormLayer : public Layer {
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }
-  /// Only with batch statistics, and not in place or with scale_bias (where
-  /// it reads its copy of x_hat).
+  /// Only with batch statistics where it keeps no copy of x_hat (not in
+  /// place, not overwritten later, no affine part): then it reads y.
   bool BackwardReadsTopData(int) const override { return !use_global_stats_ && !keeps_x_norm(); }
   /// A later in-place layer (a Scale, a ReLU) overwrites y: keep a copy, as
   /// in place (Caffe keeps one always).
