@@ -24,8 +24,7 @@ int Net::AbsorbableNext(int i) const {
     const Layer& next = *layers_[j];
     const bool in_place =
         bottoms.size() == 1 && top_id_vecs_[j].size() == 1 && top_id_vecs_[j][0] == blob;
-    const bool plain = next.loss(0) == 0.0f && next.layer_param().propagate_down_size() == 0 &&
-                       absorbed_layers_[j].empty();
+    const bool plain = next.loss(0) == 0.0f && next.layer_param().propagate_down_size() == 0;
     return in_place && plain ? j : -1;
   }
   return -1;
