@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Fused BatchNorm + Scale pairs (NetParameter.fuse_layers) against the same net with every layer
+# Fused BatchNorm + Scale + ReLU (NetParameter.fuse_layers) against the same net with every layer
 # apart: ResNet-50's training step on the CPU (`time`, TRAIN, DummyData), both variants run
 # alternately in one invocation, at each thread count and precision; writes
-# bench/results/fusion.md with the step, the BatchNorm and Scale layers' share and peak RSS.
+# bench/results/fusion.md with the step, the share of the BatchNorm and Scale layers and of the
+# ReLUs after them (ResNet-50's names: conv1_relu, res*_branch2[ab]_relu) and peak RSS.
 #   bash bench/fusion.sh [--build=DIR] [--model=PROTOTXT] [--batch=N] [--iterations=N]
 #                        [--rounds=N] [--threads="1 2"] [--precisions="FLOAT BFLOAT16"]
 set -euo pipefail
@@ -34,27 +35,27 @@ trap 'rm -rf "$work"' EXIT
 apart_model="$work/apart.prototxt"
 { echo "fuse_layers: false"; cat "$model"; } > "$apart_model"
 
-# One `time` run: prints "step_ms bn_scale_ms peak_rss_kib".
+# One `time` run: prints "step_ms bn_scale_relu_ms peak_rss_kib".
 run() {
   local net=$1 threads=$2 precision=$3 log="$work/log"
   /usr/bin/time -f "rss %M" "$tool" --model="$net" --stage=dummy --batch="$batch" \
     --iterations="$iterations" --threads="$threads" --precision="$precision" >"$log" 2>&1
   awk '
     /Average Forward-Backward:/ { step = $(NF - 1) }
-    /\] +(bn|scale)[^ ]*\t(forward|backward): / { pair += $(NF - 1) }
+    /\] +((bn|scale)[^ ]*|[^ ]*(conv1|branch2[ab])_relu)\t(forward|backward): / { pair += $(NF - 1) }
     /^rss / { rss = $2 }
     END { printf "%.1f %.1f %d\n", step, pair, rss }' "$log"
 }
 
 out=bench/results/fusion.md
 {
-  echo "# Fused BatchNorm + Scale vs apart ($(basename "$(dirname "$model")"), batch $batch)"
+  echo "# Fused BatchNorm + Scale + ReLU vs apart ($(basename "$(dirname "$model")"), batch $batch)"
   echo
   echo "$(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs));"
   echo "\`time --stage=dummy --iterations=$iterations\`, the two variants alternating, $rounds rounds;"
-  echo "BN+Scale: the forward and backward times of every BatchNorm and Scale layer, summed."
+  echo "BN+Scale+ReLU: the forward and backward times of every BatchNorm and Scale layer and of the ReLUs after them, summed."
   echo
-  echo "| threads | precision | apart step ms | fused step ms | fused / apart | apart BN+Scale ms | fused BN+Scale ms | apart peak RSS MiB | fused peak RSS MiB |"
+  echo "| threads | precision | apart step ms | fused step ms | fused / apart | apart BN+Scale+ReLU ms | fused BN+Scale+ReLU ms | apart peak RSS MiB | fused peak RSS MiB |"
   echo "|---|---|---|---|---|---|---|---|---|"
 } > "$out"
 for threads in $threads_list; do

@@ -295,8 +295,8 @@ constexpr char kBlockNet[] = R"(
   layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }
 )";
 
-/// The block net at a --precision, on `device`, its BatchNorm + Scale pairs
-/// fused or not (NetParameter.fuse_layers).
+/// The block net at a --precision, on `device`, its BatchNorm + Scale (+
+/// ReLU) fused or not (NetParameter.fuse_layers).
 inline std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory,
                                      Device device = Device::kCPU, bool fuse_layers = true) {
   NetParameter param = ParseText<NetParameter>(kBlockNet);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "demi/layers/batch_norm_layer.hpp"
@@ -418,6 +419,56 @@ TEST_F(BatchNormLayerTest, ScaleBiasGlobalStatsGradient) {
   FillValues(layer->blobs()[4].get(), {0.1, 0.2, 0.3});
   GradientChecker checker(1e-2f, 1e-3f);
   checker.CheckGradientBottomsOnly(layer.get(), bottom, top_vec_);
+}
+
+// ---- a ReLU absorbed (Net's fuse_layers): y = relu(gamma x_hat + beta) ----
+
+/// A ReLU layer with negative_slope `slope`, for a BatchNorm to absorb.
+std::unique_ptr<Layer> ReLUWithSlope(float slope) {
+  return MakeLayer(StrCat(R"(type: "ReLU" relu_param { negative_slope: )", slope, " }"));
+}
+
+TEST_F(BatchNormLayerTest, AbsorbedReLUGradient) {
+  // Batch statistics, and global ones; the gradient is checked away from the
+  // ReLU's kink: these inputs put no gamma x_hat + beta within a step of 0.
+  for (float slope : {0.0f, 0.1f}) {
+    for (bool global : {false, true}) {
+      SCOPED_TRACE(StrCat("slope ", slope, global ? ", global statistics" : ""));
+      Blob x({2, 3, 2, 2});
+      FillGaussian(&x, 80, 1.5f);
+      std::vector<Blob*> bottom{&x};
+      auto layer = ScaleBiasLayer(StrCat(R"(bias_filler { type: "uniform" min: -0.5 max: 0.5 })",
+                                         global ? " use_global_stats: true eps: 0.001" : ""));
+      layer->SetUp(bottom, top_vec_);
+      if (global) {
+        FillValues(layer->blobs()[0].get(), {0.5, -1, 2});
+        FillValues(layer->blobs()[1].get(), {1, 0.25, 4});
+        FillValues(layer->blobs()[2].get(), {0.5});
+      }
+      auto relu = ReLUWithSlope(slope);
+      ASSERT_TRUE(layer->Absorb(relu.get()));
+      layer->Forward(bottom, top_vec_);
+      const std::vector<float> y = DataOf(y_);
+      EXPECT_EQ(std::count_if(y.begin(), y.end(), [](float v) { return v < 0; }) > 0, slope > 0);
+      GradientChecker checker(global ? 1e-2f : 1e-3f, 1e-3f);
+      if (global) {
+        checker.CheckGradientBottomsOnly(layer.get(), bottom, top_vec_);
+      } else {
+        checker.CheckGradient(layer.get(), bottom, top_vec_);
+      }
+    }
+  }
+}
+
+TEST_F(BatchNormLayerTest, AbsorbsAReLUOnlyAfterAnAffinePartAndOnlyOne) {
+  auto plain = MakeLayer(R"(type: "BatchNorm" phase: TRAIN)");
+  plain->SetUp(bottom_vec_, top_vec_);
+  EXPECT_FALSE(plain->Absorb(ReLUWithSlope(0).get()));  // the ReLU's gradient needs x_hat kept
+  auto affine = ScaleBiasLayer();
+  affine->SetUp(bottom_vec_, top_vec_);
+  EXPECT_FALSE(affine->Absorb(ReLUWithSlope(-0.5f).get()));  // left to the ReLU to reject
+  EXPECT_TRUE(affine->Absorb(ReLUWithSlope(0).get()));
+  EXPECT_FALSE(affine->Absorb(ReLUWithSlope(0).get()));
 }
 
 /// BatchNorm + Scale(bias) with gamma and beta, against one BatchNorm with

@@ -63,9 +63,9 @@ TEST(GpuTrainingTest, LeNetWithCudnnTrainsTheParamsOneDnnTrains) {
 // A ResNet basic block (in-place BatchNorm, Scale and ReLU, a branch, a sum)
 // on GPU 0 against the CPU in plain FP32: the BatchNorm and Scale kernels'
 // per-channel sums (cut among blocks), the sum's and the branch's one-pass
-// kernels, all in a planned net; each BatchNorm + Scale pair fused on the
+// kernels, all in a planned net; each BatchNorm + Scale + ReLU fused on the
 // GPU (one kernel forward and a sum and a kernel backward, net_fusion.cpp)
-// against the pair fused and apart on the CPU.
+// against the same fused and apart on the CPU.
 TEST(GpuTrainingTest, ResNetBlockOnAGpuMatchesTheCpu) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   SetCurrentDevice(0);

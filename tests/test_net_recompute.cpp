@@ -12,9 +12,12 @@ namespace demi {
 namespace {
 
 // conv -> BN -> Scale -> ReLU (in place) -> pool -> conv -> ReLU -> ip ->
-// Dropout -> ip -> loss: every kind of replay, a chain and a segment.
+// Dropout -> ip -> loss: every kind of replay, a chain and a segment. Apart:
+// fused, the BatchNorm keeps only x_hat and this net has nothing to drop
+// (test_net_fusion.cpp replays a fused BatchNorm).
 const char* kNet = R"(
   name: "recompute"
+  fuse_layers: false
   layer { name: "data" type: "DummyData" top: "x" top: "label"
           dummy_data_param { shape { dim: 4 dim: 3 dim: 12 dim: 12 } shape { dim: 4 }
                              data_filler { type: "gaussian" }

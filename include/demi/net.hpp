@@ -208,10 +208,10 @@ class Net {
   /// With `fuse`, offers each layer the layer reading its top 0 next, in
   /// place (Layer::Absorb), and marks the absorbed ones (net_fusion.cpp).
   void FuseLayers(bool fuse);
-  /// The layer reading layer `i`'s top 0 next, if it does so in place and
-  /// a layer may absorb it (one bottom and top, no loss, no propagate_down
-  /// of its own); else -1.
-  int AbsorbableNext(int i) const;
+  /// The first layer after layer `after` reading layer `i`'s top 0, if it
+  /// does so in place and a layer may absorb it (one bottom and top, no
+  /// loss, no propagate_down of its own); else -1.
+  int AbsorbableNext(int i, int after) const;
   /// Collects every layer's params, then binds the learnable ones into
   /// the param block.
   void AppendParams();

@@ -125,6 +125,48 @@ void StoreChannelElementPairs(const ChannelBlocks& t, T* y, T* z, const Values& 
   }
 }
 
+/// z[k] = first(k, c) and then y[k] = then(z[k] as stored, c) for every
+/// element k, c its channel, both stored as T, in one pass over the inputs:
+/// `then` reads first's value rounded to T (for float, as computed), so
+/// that it sees what a later reader of z will.
+template <typename T, typename First, typename Then>
+void StoreChannelElementChain(const ChannelBlocks& t, T* z, T* y, const First& first,
+                              const Then& then) {
+  if constexpr (std::is_same_v<T, float>) {
+    ForEachChannelElement(t, [&](int64_t k, int64_t c) {
+      const float v = first(k, c);
+      z[k] = v;
+      y[k] = then(v, c);
+    });
+  } else {
+    const int64_t block = t.block, row_size = t.row_size();
+    // Fills chunk[i] = value(i, channel of element start + i).
+    const auto fill = [block](int64_t n, int64_t first_channel, float* chunk, const auto& value) {
+      if (block == 1) {  // Caffe's layout: a row is one channel
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) chunk[i] = value(i, first_channel);
+        return;
+      }
+      for (int64_t i = 0; i < n; i += block) {  // a chunk holds whole channel blocks
+#pragma omp simd
+        for (int64_t l = 0; l < block; ++l) chunk[i + l] = value(i + l, first_channel + l);
+      }
+    };
+    ForEachChannelRow(t, [&](int64_t at, int64_t first_channel) {
+      float chunk[kRoundedChunk];
+      for (int64_t start = at; start < at + row_size; start += kRoundedChunk) {
+        const int64_t n = std::min(kRoundedChunk, at + row_size - start);
+        fill(n, first_channel, chunk, [&](int64_t i, int64_t c) { return first(start + i, c); });
+        StoreRounded(n, chunk, z + start);
+        const T* stored = z + start;
+        fill(n, first_channel, chunk,
+             [&](int64_t i, int64_t c) { return then(static_cast<float>(stored[i]), c); });
+        StoreRounded(n, chunk, y + start);
+      }
+    });
+  }
+}
+
 /// K sums a channel, taken in one pass: terms(k, c) returns the K terms of
 /// element k (std::array<float, K>), and sums[j][c] gets the sum of term j
 /// over channel c.

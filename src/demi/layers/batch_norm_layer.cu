@@ -73,59 +73,73 @@ __global__ void NormalizeKernel(int64_t n, const T* x, const float* mean, const 
   });
 }
 
-/// The per-channel factor of dx: gamma[c] inv_std[c] with the affine part
-/// (gamma not null), else inv_std[c].
-__device__ inline float DiffFactor(const float* gamma, const float* inv_std, int64_t c) {
-  return gamma ? gamma[c] * inv_std[c] : inv_std[c];
+/// dx = Gradient DiffFactor (global statistics); x_hat is read only with a
+/// ReLU; in place allowed.
+template <typename T>
+__global__ void ScaleDiffKernel(int64_t n, const T* x_hat, const T* dy, BatchNormAffine affine,
+                                const float* inv_std, BnShape s, T* dx) {
+  ElementwiseStore(n, dx, [=](int64_t i) {
+    const int64_t c = s.channel_of(i);
+    const float g =
+        affine.act.relu ? affine.Gradient(c, Widen(x_hat[i]), Widen(dy[i])) : Widen(dy[i]);
+    return g * affine.DiffFactor(inv_std, c);
+  });
 }
 
-/// dx = dy DiffFactor (global statistics); in place allowed.
+/// dx = DiffFactor (g - mean(g) - y mean(g y)), g = Gradient(dy), from the
+/// channels' sums of g and g y (`sums`, over m values each), y being x_hat;
+/// dx may alias dy.
 template <typename T>
-__global__ void ScaleDiffKernel(int64_t n, const T* dy, const float* gamma, const float* inv_std,
-                                BnShape s, T* dx) {
-  ElementwiseStore(
-      n, dx, [=](int64_t i) { return Widen(dy[i]) * DiffFactor(gamma, inv_std, s.channel_of(i)); });
-}
-
-/// dx = DiffFactor (dy - mean(dy) - y mean(dy y)) from the channels' sums of
-/// dy and dy y (`sums`, over m values each), y being x_hat; dx may alias dy.
-template <typename T>
-__global__ void BatchDiffKernel(int64_t n, const T* y, const T* dy, const float* gamma,
+__global__ void BatchDiffKernel(int64_t n, const T* y, const T* dy, BatchNormAffine affine,
                                 const float* inv_std, const DoublePair* sums, int64_t m, BnShape s,
                                 T* dx) {
   ElementwiseStore(n, dx, [=](int64_t i) {
     const int64_t c = s.channel_of(i);
-    const float mean_dy = static_cast<float>(sums[c].a / static_cast<double>(m));
-    const float mean_dy_y = static_cast<float>(sums[c].b / static_cast<double>(m));
-    return DiffFactor(gamma, inv_std, c) * (Widen(dy[i]) - mean_dy - Widen(y[i]) * mean_dy_y);
+    const float mean_g = static_cast<float>(sums[c].a / static_cast<double>(m));
+    const float mean_g_y = static_cast<float>(sums[c].b / static_cast<double>(m));
+    const float x_hat = Widen(y[i]);
+    const float g = affine.Gradient(c, x_hat, Widen(dy[i]));
+    return affine.DiffFactor(inv_std, c) * (g - mean_g - x_hat * mean_g_y);
   });
 }
 
-/// The affine part: y = gamma[c] x_hat + beta[c] (beta null: no bias), from
-/// x_hat stored in T; in place allowed.
+/// The terms g and g x_hat of the sums with a ReLU absorbed, g = dy through
+/// it (StoredGradientPair's without one).
 template <typename T>
-__global__ void ChannelAffineKernel(int64_t n, const T* x_hat, const float* gamma,
-                                    const float* beta, BnShape s, T* y) {
-  ElementwiseStore(n, y, [=](int64_t i) {
-    const int64_t c = s.channel_of(i);
-    const float v = gamma[c] * Widen(x_hat[i]);
-    return beta ? v + beta[c] : v;
-  });
+struct GatedGradientPair {
+  const T* dy;
+  const T* x_hat;
+  BatchNormAffine affine;
+  BnShape s;
+  __device__ DoublePair operator()(int64_t i) const {
+    const float x = Widen(x_hat[i]);
+    const double g = affine.Gradient(s.channel_of(i), x, Widen(dy[i]));
+    return {g, g * x};
+  }
+};
+
+/// The affine part (and ReLU): y = affine.Forward(x_hat), from x_hat
+/// stored in T; in place allowed.
+template <typename T>
+__global__ void ChannelAffineKernel(int64_t n, const T* x_hat, BatchNormAffine affine, BnShape s,
+                                    T* y) {
+  ElementwiseStore(n, y,
+                   [=](int64_t i) { return affine.Forward(s.channel_of(i), Widen(x_hat[i])); });
 }
 
 /// The affine part in the pass that normalizes: x_hat = (x - mean[c])
-/// inv_std[c] into `x_norm` (unless null), y = gamma[c] x_hat + beta[c] (beta
-/// null: no bias); y may alias x.
+/// inv_std[c] into `x_norm` (unless null), y = affine.Forward(x_hat) from
+/// x_hat as stored (Backward recomputes the ReLU's signs from it); y may
+/// alias x.
 template <typename T>
 __global__ void NormalizeAffineKernel(int64_t n, const T* x, const float* mean,
-                                      const float* inv_std, const float* gamma, const float* beta,
-                                      BnShape s, T* x_norm, T* y) {
+                                      const float* inv_std, BatchNormAffine affine, BnShape s,
+                                      T* x_norm, T* y) {
   for (int64_t i = GridStart(); i < n; i += GridStride()) {
     const int64_t c = s.channel_of(i);
-    const float x_hat = (Widen(x[i]) - mean[c]) * inv_std[c];
-    if (x_norm) x_norm[i] = Narrow<T>(x_hat);
-    const float v = gamma[c] * x_hat;
-    y[i] = Narrow<T>(beta ? v + beta[c] : v);
+    const T x_hat = Narrow<T>((Widen(x[i]) - mean[c]) * inv_std[c]);
+    if (x_norm) x_norm[i] = x_hat;
+    y[i] = Narrow<T>(affine.Forward(c, Widen(x_hat)));
   }
 }
 
@@ -144,12 +158,16 @@ struct AccumulateAffineGradients {
 
 // launchers
 
+BatchNormAffine BatchNormLayer::AffineOnGpu() const {
+  if (!has_affine()) return {};
+  return {gamma().gpu_data(), beta() ? beta()->gpu_data() : nullptr, activation_};
+}
+
 void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const BnShape s{num_, channels_, spatial_};
   const int64_t n = top[0]->count();
   const Type type = top[0]->storage_type();
-  const float* gamma = has_affine() ? this->gamma().gpu_data() : nullptr;
-  const float* beta = has_affine() && this->beta() ? this->beta()->gpu_data() : nullptr;
+  const BatchNormAffine affine = AffineOnGpu();
 #ifdef USE_CUDNN
   if (CudnnForwardReady()) {
     // cuDNN writes x_hat: into the top, or into the copy first (in place, or
@@ -166,7 +184,7 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
     VisitStorageType(type, [&](auto tag) {
       using T = decltype(tag);
       Launch("ChannelAffineKernel", ElementwiseBlocks(n), ChannelAffineKernel<T>, n,
-             GpuDataAs<T>(*normalized), gamma, beta, s, MutableGpuDataAs<T>(top[0]));
+             GpuDataAs<T>(*normalized), affine, s, MutableGpuDataAs<T>(top[0]));
     });
     return;
   }
@@ -195,7 +213,7 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
     T* y = MutableGpuDataAs<T>(top[0]);
     if (has_affine()) {
       Launch("NormalizeAffineKernel", ElementwiseBlocks(n), NormalizeAffineKernel<T>, n,
-             GpuDataAs<T>(*bottom[0]), mean, inv_std, gamma, beta, s,
+             GpuDataAs<T>(*bottom[0]), mean, inv_std, affine, s,
              save_x_norm ? MutableGpuDataAs<T>(&x_norm_) : nullptr, y);
       return;
     }
@@ -220,33 +238,38 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
     return;
   }
 #endif
-  const bool batch_grad = propagate_down[0] && !use_global_stats_;
+  const bool sums_needed = (propagate_down[0] && !use_global_stats_) || gamma_grad || beta_grad;
+  const BatchNormAffine affine = AffineOnGpu();
   VisitStorageType(top[0]->storage_type(), [&](auto tag) {
     using T = decltype(tag);
     const T* dy = GpuDiffAs<T>(*top[0]);
-    // The sums of dy and dy x_hat in one pass, taken before dx overwrites dy
-    // (in place): the stream orders them. They go to gamma's and beta's
-    // gradients on the device. y is x_hat: the top's data or its copy.
-    const DoublePair* sums = nullptr;
+    // The sums of g and g x_hat in one pass (g: dy through the absorbed
+    // ReLU, or dy), taken before dx overwrites dy (in place): the stream
+    // orders them. They go to gamma's and beta's gradients on the device. y
+    // is x_hat: the top's data or its copy (kept, with a ReLU).
+    const bool relu = affine.act.relu;
     const T* y = nullptr;
-    if (batch_grad || gamma_grad || beta_grad) {
-      y = GpuDataAs<T>(keeps_x_norm() ? x_norm_ : *top[0]);
-      sums = GpuChannelReduce<DoublePair>(
-          num_, channels_, spatial_, StoredGradientPair<T>{dy, y},
-          AccumulateAffineGradients{
-              gamma_grad ? affine_.owner->blobs()[affine_.gamma]->mutable_gpu_diff() : nullptr,
-              beta_grad ? beta()->mutable_gpu_diff() : nullptr});
+    if (sums_needed || relu) y = GpuDataAs<T>(keeps_x_norm() ? x_norm_ : *top[0]);
+    const DoublePair* sums = nullptr;
+    const AccumulateAffineGradients to_params{
+        gamma_grad ? affine_.owner->blobs()[affine_.gamma]->mutable_gpu_diff() : nullptr,
+        beta_grad ? beta()->mutable_gpu_diff() : nullptr};
+    if (sums_needed && relu) {
+      sums = GpuChannelReduce<DoublePair>(num_, channels_, spatial_,
+                                          GatedGradientPair<T>{dy, y, affine, s}, to_params);
+    } else if (sums_needed) {
+      sums = GpuChannelReduce<DoublePair>(num_, channels_, spatial_, StoredGradientPair<T>{dy, y},
+                                          to_params);
     }
     const int64_t n = bottom[0]->count();
     if (!propagate_down[0] || n == 0) return;
-    const float* gamma = has_affine() ? this->gamma().gpu_data() : nullptr;
     T* dx = MutableGpuDiffAs<T>(bottom[0]);  // may be dy (in place)
     if (use_global_stats_) {
-      Launch("ScaleDiffKernel", ElementwiseBlocks(n), ScaleDiffKernel<T>, n, dy, gamma, inv_std, s,
-             dx);
+      Launch("ScaleDiffKernel", ElementwiseBlocks(n), ScaleDiffKernel<T>, n, y, dy, affine, inv_std,
+             s, dx);
       return;
     }
-    Launch("BatchDiffKernel", ElementwiseBlocks(n), BatchDiffKernel<T>, n, y, dy, gamma, inv_std,
+    Launch("BatchDiffKernel", ElementwiseBlocks(n), BatchDiffKernel<T>, n, y, dy, affine, inv_std,
            sums, num_ * spatial_, s, dx);
   });
 }
