@@ -1,8 +1,8 @@
 // NetParameter.fuse_layers (net_fusion.cpp): a BatchNorm runs the in-place
-// Scale and ReLU after it in its own passes. The fused net computes what the unfused
-// one does (within rounding), plans no more memory, keeps planned training
-// bit-identical to unplanned, and hands each absorbed layer's gradients to
-// replication's hook only once they are final.
+// Scale and ReLU after it in its own passes. The fused net computes what the
+// unfused one does (within rounding), plans no more memory, keeps planned
+// training bit-identical to unplanned, and hands each absorbed layer's
+// gradients to replication's hook only once they are final.
 #include <gtest/gtest.h>
 
 #include <algorithm>

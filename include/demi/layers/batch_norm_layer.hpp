@@ -10,19 +10,6 @@
 
 namespace demi {
 
-/// What a BatchNorm applies after its affine part: nothing, or the ReLU it
-/// absorbed (relu_layer.hpp's formulas), for the host loops and the CUDA
-/// kernels alike.
-struct BatchNormActivation {
-  bool relu = false;
-  float slope = 0;  ///< the ReLU's negative_slope (not negative)
-  DEMI_HOST_DEVICE float Forward(float v) const { return relu ? ReLUForward{slope}(v) : v; }
-  /// dy through it, given its input v: v > 0 exactly where its output is.
-  DEMI_HOST_DEVICE float Backward(float v, float dy) const {
-    return relu ? ReLUBackward{slope}(v, dy) : dy;
-  }
-};
-
 /// A BatchNorm's affine part and activation as the CUDA kernels take them,
 /// per channel c: y = act(gamma[c] x_hat + beta[c]); gamma null: neither (y
 /// = x_hat), beta null: no bias. (The CPU loops spell the same formulas out
@@ -31,13 +18,13 @@ struct BatchNormActivation {
 struct BatchNormAffine {
   const float* gamma = nullptr;
   const float* beta = nullptr;
-  BatchNormActivation act;
+  AbsorbedReLU act;
   DEMI_HOST_DEVICE float Forward(int64_t c, float x_hat) const {
     return act.Forward(Pre(c, x_hat));
   }
   /// dy through the ReLU (if any): the gradient the affine part receives.
   DEMI_HOST_DEVICE float Gradient(int64_t c, float x_hat, float dy) const {
-    return act.relu ? act.Backward(Pre(c, x_hat), dy) : dy;
+    return act.Backward(Pre(c, x_hat), dy);
   }
   /// The per-channel factor of dx (d x_hat = gamma g): gamma[c] inv_std[c],
   /// or inv_std[c].
@@ -107,7 +94,9 @@ struct BatchNormAffine {
 /// as its saved input) and Backward reads that. With global statistics it
 /// reads no data. The per-channel mean is scratch.
 ///
-/// GPU: CUDA kernels (batch_norm_layer.cu), and in builds with USE_CUDNN
+/// GPU: CUDA kernels (batch_norm_layer.cu; the batch statistics in two
+/// GpuChannelReduce passes in double, mean then squared deviations, each
+/// channel cut among many blocks), and in builds with USE_CUDNN
 /// cuDNN's spatial batch normalization for batch statistics over m > 1
 /// values when the engine decision says CUDNN. cuDNN's forward runs with an
 /// averaging factor of 1 into scratch, and the running sums are then updated
@@ -229,7 +218,7 @@ class BatchNormLayer : public Layer {
 
   const bool scale_bias_;
   Affine affine_;
-  BatchNormActivation activation_;  ///< an absorbed ReLU, or none
+  AbsorbedReLU relu_;  ///< an absorbed ReLU, or none
   bool x_norm_registered_ = false;
   bool use_global_stats_ = false;
   float moving_average_fraction_ = 0.999f;

@@ -19,6 +19,22 @@ struct ReLUBackward {
   DEMI_HOST_DEVICE float operator()(float y, float dy) const { return y > 0 ? dy : slope * dy; }
 };
 
+/// A ReLU that another layer absorbed (Net's fuse_layers), or none: the
+/// ReLU's formulas where that layer computes the ReLU's input.
+struct AbsorbedReLU {
+  bool on = false;
+  float slope = 0;  ///< negative_slope (not negative)
+  DEMI_HOST_DEVICE float Forward(float v) const { return on ? ReLUForward{slope}(v) : v; }
+  /// dy through it, given its input v or its output: v > 0 exactly where
+  /// the output is.
+  DEMI_HOST_DEVICE float Backward(float v, float dy) const {
+    return on ? ReLUBackward{slope}(v, dy) : dy;
+  }
+  /// The ReLU `layer` as absorbed, or none where its negative_slope is
+  /// negative (the ReLU then stays apart and rejects it).
+  static AbsorbedReLU Of(const Layer& layer);
+};
+
 /// @brief Rectified linear unit: y = max(0, x) + negative_slope * min(0, x).
 ///
 /// Shapes: bottom and top alike (in place allowed). Backward reads the top:

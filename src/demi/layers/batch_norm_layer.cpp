@@ -168,13 +168,13 @@ bool BatchNormLayer::TopOverwrittenLater() {
 }
 
 bool BatchNormLayer::Absorb(Layer* next) {
-  if (activation_.relu) return false;  // a ReLU ends the chain
-  if (auto* relu = dynamic_cast<ReLULayer*>(next)) {
+  if (relu_.on) return false;  // a ReLU ends the chain
+  if (dynamic_cast<ReLULayer*>(next) != nullptr) {
     // Its backward needs the sign of gamma x_hat + beta, which the kept
-    // x_hat gives. A negative slope stays apart, where the ReLU rejects it.
-    const float slope = relu->layer_param().relu_param().negative_slope();
-    if (!has_affine() || !(slope >= 0)) return false;
-    activation_ = {true, slope};
+    // x_hat gives.
+    const AbsorbedReLU relu = AbsorbedReLU::Of(*next);
+    if (!has_affine() || !relu.on) return false;
+    relu_ = relu;
     return true;
   }
   auto* scale = dynamic_cast<ScaleLayer*>(next);
@@ -261,8 +261,8 @@ void BatchNormLayer::ForwardStored(const Blob& bottom, Blob* top) {
   // rectified with a ReLU absorbed; x_hat kept.
   const float* gamma = this->gamma().cpu_data();
   const float* beta = this->beta() ? this->beta()->cpu_data() : zeros_.data();
-  const float slope = activation_.slope;
-  WithReLU(activation_.relu, [&](auto relu) {
+  const float slope = relu_.slope;
+  WithReLU(relu_.on, [&](auto relu) {
     constexpr bool kReLU = decltype(relu)::value;
     const auto out = [=](float x_hat, int64_t c) {
       const float v = gamma[c] * x_hat + beta[c];
@@ -354,16 +354,16 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
   const bool sums = batch_grad || gamma_grad || beta_grad;
   const float* gamma = has_affine() ? this->gamma().cpu_data() : nullptr;
   const T* y = nullptr;
-  if (sums || activation_.relu) {
+  if (sums || relu_.on) {
     y = keeps_x_norm() ? x_norm_.cpu_data_as<T>() : top->cpu_data_as<T>();
   }
-  if (activation_.relu) {
+  if (relu_.on) {
     // dy through the ReLU first, at gamma x_hat + beta, into the top's diff
     // (where the ReLU apart writes it too). One more pass, but the sums
     // below then run loops GCC vectorizes; taking the ReLU inside them it
     // did not (std::array terms under `omp simd`), which cost more.
     const float* beta = this->beta() ? this->beta()->cpu_data() : zeros_.data();
-    const float slope = activation_.slope;
+    const float slope = relu_.slope;
     StoreChannelElements(t, top->mutable_cpu_diff_as<T>(), [=](int64_t k, int64_t c) {
       const float pre = gamma[c] * static_cast<float>(y[k]) + beta[c];
       return ReLUBackward{slope}(pre, static_cast<float>(dy[k]));

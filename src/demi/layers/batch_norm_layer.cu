@@ -17,41 +17,50 @@ struct BnShape {
   BnShape(int64_t n, int64_t c, int64_t s) : num(n), channels(c), spatial(s), channel_of(s, c) {}
 };
 
-/// Element j of channel c's m = num * spatial values.
-__device__ inline int64_t At(int64_t j, int64_t c, const BnShape& s) {
-  const int64_t o = s.channel_of.inner.Divide(j);
-  return (o * s.channels + c) * s.spatial + (j - o * s.spatial);
-}
-
-/// One block per channel: the batch mean and biased variance (two passes in
-/// double, as the CPU), the running sums, and inv_std = 1 / sqrt(var + eps).
+/// The terms of the batch's two sums a channel (GpuChannelReduce, each
+/// channel cut among many blocks): x, then (x - mean[c])^2, x stored in T.
 template <typename T>
-__global__ void BatchStatsKernel(const T* x, BnShape s, float fraction, float correction, float eps,
-                                 float* mean, float* inv_std, float* mean_sum, float* var_sum,
-                                 float* factor) {
-  __shared__ double shared[kCudaThreads];
-  const int64_t m = s.num * s.spatial;
-  for (int64_t c = blockIdx.x; c < s.channels; c += gridDim.x) {
-    double sum = 0;
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) sum += Widen(x[At(j, c, s)]);
-    const double mu = m > 0 ? BlockSum(sum, shared) / static_cast<double>(m) : 0.0;
-    double sumsq = 0;
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-      const double d = Widen(x[At(j, c, s)]) - mu;
-      sumsq += d * d;
-    }
-    const double total = BlockSum(sumsq, shared);
-    if (threadIdx.x == 0) {
-      const float var = m > 0 ? static_cast<float>(total / static_cast<double>(m)) : 0.0f;
-      mean[c] = static_cast<float>(mu);
-      // fraction 0 overwrites, as the CPU's Axpby: an old NaN does not survive.
-      mean_sum[c] = fraction == 0.0f ? mean[c] : mean[c] + fraction * mean_sum[c];
-      var_sum[c] = fraction == 0.0f ? correction * var : correction * var + fraction * var_sum[c];
-      inv_std[c] = 1.0f / sqrtf(var + eps);
-    }
+struct StoredValue {
+  const T* x;
+  __device__ double operator()(int64_t i) const { return Widen(x[i]); }
+};
+template <typename T>
+struct SquaredDeviation {
+  const T* x;
+  const float* mean;
+  BnShape s;
+  __device__ double operator()(int64_t i) const {
+    const double d = Widen(x[i]) - static_cast<double>(mean[s.channel_of(i)]);
+    return d * d;
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) factor[0] = factor[0] * fraction + 1.0f;
-}
+};
+
+/// mean[c] = the channel's sum / m.
+struct StoreMean {
+  float* mean;
+  int64_t m;
+  __device__ void operator()(int64_t c, double total) const {
+    mean[c] = m > 0 ? static_cast<float>(total / static_cast<double>(m)) : 0.0f;
+  }
+};
+
+/// From the channel's sum of squared deviations: the biased variance, the
+/// running sums, inv_std = 1 / sqrt(var + eps); channel 0 also updates the
+/// moving-average factor.
+struct FinishStatistics {
+  int64_t m;
+  float fraction, correction, eps;
+  const float* mean;
+  float *inv_std, *mean_sum, *var_sum, *factor;
+  __device__ void operator()(int64_t c, double total) const {
+    const float var = m > 0 ? static_cast<float>(total / static_cast<double>(m)) : 0.0f;
+    // fraction 0 overwrites, as the CPU's Axpby: an old NaN does not survive.
+    mean_sum[c] = fraction == 0.0f ? mean[c] : mean[c] + fraction * mean_sum[c];
+    var_sum[c] = fraction == 0.0f ? correction * var : correction * var + fraction * var_sum[c];
+    inv_std[c] = 1.0f / sqrtf(var + eps);
+    if (c == 0) factor[0] = factor[0] * fraction + 1.0f;
+  }
+};
 
 /// One thread per channel: mean and inv_std from the running sums.
 __global__ void GlobalStatsKernel(int64_t channels, const float* mean_sum, const float* var_sum,
@@ -81,7 +90,7 @@ __global__ void ScaleDiffKernel(int64_t n, const T* x_hat, const T* dy, BatchNor
   ElementwiseStore(n, dx, [=](int64_t i) {
     const int64_t c = s.channel_of(i);
     const float g =
-        affine.act.relu ? affine.Gradient(c, Widen(x_hat[i]), Widen(dy[i])) : Widen(dy[i]);
+        affine.act.on ? affine.Gradient(c, Widen(x_hat[i]), Widen(dy[i])) : Widen(dy[i]);
     return g * affine.DiffFactor(inv_std, c);
   });
 }
@@ -160,7 +169,7 @@ struct AccumulateAffineGradients {
 
 BatchNormAffine BatchNormLayer::AffineOnGpu() const {
   if (!has_affine()) return {};
-  return {gamma().gpu_data(), beta() ? beta()->gpu_data() : nullptr, activation_};
+  return {gamma().gpu_data(), beta() ? beta()->gpu_data() : nullptr, relu_};
 }
 
 void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
@@ -198,12 +207,17 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
   } else {
     const int64_t m = num_ * spatial_;
     const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.0f;
+    // Two passes in double, as the CPU: the mean, then the squared
+    // deviations from it.
     VisitStorageType(type, [&](auto tag) {
       using T = decltype(tag);
-      Launch("BatchStatsKernel", BlockPerItem(channels_), BatchStatsKernel<T>,
-             GpuDataAs<T>(*bottom[0]), s, moving_average_fraction_, correction, eps_, mean, inv_std,
-             blobs_[0]->mutable_gpu_data(), blobs_[1]->mutable_gpu_data(),
-             blobs_[2]->mutable_gpu_data());
+      const T* x = GpuDataAs<T>(*bottom[0]);
+      GpuChannelReduce<double>(num_, channels_, spatial_, StoredValue<T>{x}, StoreMean{mean, m});
+      GpuChannelReduce<double>(
+          num_, channels_, spatial_, SquaredDeviation<T>{x, mean, s},
+          FinishStatistics{m, moving_average_fraction_, correction, eps_, mean, inv_std,
+                           blobs_[0]->mutable_gpu_data(), blobs_[1]->mutable_gpu_data(),
+                           blobs_[2]->mutable_gpu_data()});
     });
   }
   if (n == 0) return;
@@ -247,7 +261,7 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
     // ReLU, or dy), taken before dx overwrites dy (in place): the stream
     // orders them. They go to gamma's and beta's gradients on the device. y
     // is x_hat: the top's data or its copy (kept, with a ReLU).
-    const bool relu = affine.act.relu;
+    const bool relu = affine.act.on;
     const T* y = nullptr;
     if (sums_needed || relu) y = GpuDataAs<T>(keeps_x_norm() ? x_norm_ : *top[0]);
     const DoublePair* sums = nullptr;

@@ -73,6 +73,11 @@ void ReLULayer::BackwardOnDevice(const std::vector<Blob*>& top,
   MapBackward(device, *top[0], *top[0], bottom[0], ReLUBackward{slope});
 }
 
+AbsorbedReLU AbsorbedReLU::Of(const Layer& layer) {
+  const float slope = layer.layer_param().relu_param().negative_slope();
+  return {slope >= 0, slope};
+}
+
 DEMI_REGISTER_LAYER(ReLU);
 
 }  // namespace demi
