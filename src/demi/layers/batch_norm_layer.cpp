@@ -47,6 +47,44 @@ void ChannelMoments(const ChannelBlocks& t, const T* x, double* sums, float* mea
   for (int64_t c = 0; c < t.channels; ++c) var[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
 }
 
+/// ChannelMoments over floats in blocks of channels (block > 1), in its
+/// order lane by lane, in loops GCC vectorizes: each channel block's two
+/// passes while its rows are fresh; threads take channel blocks.
+void BlockedLayoutMoments(const ChannelBlocks& t, const float* x, float* mean, float* var) {
+  const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
+  const double m = static_cast<double>(outer * inner);
+  ParallelFor(blocks, GrainFor(2 * outer * t.row_size()), [=](int64_t begin, int64_t end) {
+    double acc[kMaxChannelBlock];
+    float mu[kMaxChannelBlock];
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t first = b * block;
+      // acc[l] = the sum of term(value, l) over lane l of the block, in order.
+      const auto sum = [&](auto term) {
+        std::fill_n(acc, block, 0.0);
+        for (int64_t o = 0; o < outer; ++o) {
+          const float* row = x + (o * blocks + b) * inner * block;
+          for (int64_t i = 0; i < inner; ++i) {
+            const float* v = row + i * block;
+#pragma omp simd
+            for (int64_t l = 0; l < block; ++l) acc[l] += term(v[l], l);
+          }
+        }
+      };
+      sum([](float v, int64_t) { return v; });
+      for (int64_t l = 0; l < block; ++l) {
+        mu[l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
+        mean[first + l] = mu[l];
+      }
+      sum([&mu](float v, int64_t l) {
+        const float d = v - mu[l];
+        return d * d;
+      });
+      for (int64_t l = 0; l < block; ++l)
+        var[first + l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
+    }
+  });
+}
+
 /// sum_dy[c] and sum_dy_y[c] over Caffe's layout (num x channels x
 /// spatial): threads take channels; each channel's sums add its rows in
 /// order.
@@ -65,8 +103,59 @@ void CaffeLayoutSums(int64_t num, int64_t channels, int64_t spatial, const float
   });
 }
 
-/// Calls body(std::true_type) with a ReLU absorbed, body(std::false_type)
-/// without: the CPU loops vectorize only without a branch on it.
+/// An absorbed ReLU's backward where the BatchNorm's passes take it: g = dy
+/// through it at gamma[c] x_hat + beta[c].
+struct ReLUGate {
+  const float* gamma;
+  const float* beta;
+  float slope;
+  float operator()(float x_hat, float dy, int64_t c) const {
+    return ReLUBackward{slope}(gamma[c] * x_hat + beta[c], dy);
+  }
+};
+
+/// sum_g[c] and sum_g_y[c] over floats in blocks of channels (block > 1), g
+/// = dy, or dy through `gate` where kGated: ChannelSumsOf's order, lane by
+/// lane (the same bits), in loops GCC vectorizes (its std::array terms it
+/// does not).
+template <bool kGated>
+void BlockedLayoutSums(const ChannelBlocks& t, const float* dy, const float* y, ReLUGate gate,
+                       double* sum_g, double* sum_g_y) {
+  const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
+  ParallelFor(blocks, GrainFor(2 * outer * t.row_size()), [=](int64_t begin, int64_t end) {
+    double acc_g[kMaxChannelBlock], acc_g_y[kMaxChannelBlock];
+    float gamma[kMaxChannelBlock] = {}, beta[kMaxChannelBlock] = {};
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t first = b * block;
+      std::fill_n(acc_g, block, 0.0);
+      std::fill_n(acc_g_y, block, 0.0);
+      if constexpr (kGated) {
+        std::copy_n(gate.gamma + first, block, gamma);
+        std::copy_n(gate.beta + first, block, beta);
+      }
+      const ReLUBackward relu{gate.slope};
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t row = (o * blocks + b) * inner * block;
+        for (int64_t i = 0; i < inner; ++i) {
+          const float* d = dy + row + i * block;
+          const float* x = y + row + i * block;
+#pragma omp simd
+          for (int64_t l = 0; l < block; ++l) {
+            const float g = kGated ? relu(gamma[l] * x[l] + beta[l], d[l]) : d[l];
+            acc_g[l] += g;
+            acc_g_y[l] += g * x[l];
+          }
+        }
+      }
+      std::copy_n(acc_g, block, sum_g + first);
+      std::copy_n(acc_g_y, block, sum_g_y + first);
+    }
+  });
+}
+
+/// Calls body(std::true_type) where a pass takes a ReLU,
+/// body(std::false_type) where not: the CPU loops vectorize only without a
+/// branch on it.
 template <typename Body>
 void WithReLU(bool relu, const Body& body) {
   if (relu) {
@@ -219,8 +308,10 @@ void BatchNormLayer::BatchMoments(const Blob& bottom, float* mean, float* var) {
   if constexpr (std::is_same_v<T, float>) {
     if (bottom.channel_block() == 1) {
       Moments(x, mean, var);
-      return;
+    } else {
+      BlockedLayoutMoments(ChannelBlocks::Of(bottom), x, mean, var);
     }
+    return;
   }
   ChannelMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
 }
@@ -357,25 +448,32 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
   if (sums || relu_.on) {
     y = keeps_x_norm() ? x_norm_.cpu_data_as<T>() : top->cpu_data_as<T>();
   }
-  if (relu_.on) {
-    // dy through the ReLU first, at gamma x_hat + beta, into the top's diff
-    // (where the ReLU apart writes it too). One more pass, but the sums
-    // below then run loops GCC vectorizes; taking the ReLU inside them it
-    // did not (std::array terms under `omp simd`), which cost more.
-    const float* beta = this->beta() ? this->beta()->cpu_data() : zeros_.data();
-    const float slope = relu_.slope;
+  const float* beta = this->beta() ? this->beta()->cpu_data() : zeros_.data();
+  const ReLUGate gate{gamma, beta, relu_.slope};
+  // Floats in channel blocks (the DNNL engine's) take dy through the ReLU
+  // inside the two passes below. Other layouts and types write it into the
+  // top's diff first (where the ReLU apart writes it too): one pass more,
+  // but their sums' loops vectorize only without it.
+  bool gated_passes = false;
+  if constexpr (std::is_same_v<T, float>) gated_passes = relu_.on && t.block > 1;
+  if (relu_.on && !gated_passes) {
     StoreChannelElements(t, top->mutable_cpu_diff_as<T>(), [=](int64_t k, int64_t c) {
-      const float pre = gamma[c] * static_cast<float>(y[k]) + beta[c];
-      return ReLUBackward{slope}(pre, static_cast<float>(dy[k]));
+      return gate(static_cast<float>(y[k]), static_cast<float>(dy[k]), c);
     });
   }
   if (sums) {
-    bool float_rows = false;  // Caffe's layout of floats: rows by lane sums
+    bool floats = false;  // floats: loops of their own per layout
     if constexpr (std::is_same_v<T, float>) {
-      float_rows = t.block == 1;
-      if (float_rows) CaffeLayoutSums(num_, channels_, spatial_, dy, y, sum_dy, sum_dy_y);
+      floats = true;
+      if (t.block == 1) {
+        CaffeLayoutSums(num_, channels_, spatial_, dy, y, sum_dy, sum_dy_y);
+      } else if (gated_passes) {
+        BlockedLayoutSums<true>(t, dy, y, gate, sum_dy, sum_dy_y);
+      } else {
+        BlockedLayoutSums<false>(t, dy, y, gate, sum_dy, sum_dy_y);
+      }
     }
-    if (!float_rows) {
+    if (!floats) {
       SumChannelsOf<T, 2>(t, {sum_dy, sum_dy_y}, [dy, y](int64_t k, int64_t) {
         const float g = static_cast<float>(dy[k]);
         return std::array<float, 2>{g, g * static_cast<float>(y[k])};
@@ -387,7 +485,7 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
     for (int64_t c = 0; c < channels_; ++c) diff[c] += static_cast<float>(sum_dy_y[c]);
   }
   if (beta_grad) {
-    float* diff = beta()->mutable_cpu_diff();
+    float* diff = this->beta()->mutable_cpu_diff();
     for (int64_t c = 0; c < channels_; ++c) diff[c] += static_cast<float>(sum_dy[c]);
   }
   if (!propagate_down) return;
@@ -399,21 +497,28 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
     factor = coefficients_.data();
   }
   T* dx = bottom->mutable_cpu_diff_as<T>();  // may be dy (in place)
-  if (use_global_stats_) {
-    // mean and var are constants: the layer is affine in x.
-    StoreChannelElements(t, dx, [=](int64_t k, int64_t c) { return dy[k] * factor[c]; });
-    return;
-  }
-  // dx = factor (dy - mean(dy) - y mean(dy y)), the means per channel.
-  const double m = static_cast<double>(num_ * spatial_);
-  float* mean_dy = mean_.mutable_cpu_data();  // free in backward
-  float* mean_dy_y = means_dy_y_.data();
-  for (int64_t c = 0; c < channels_; ++c) {
-    mean_dy[c] = static_cast<float>(sum_dy[c] / m);
-    mean_dy_y[c] = static_cast<float>(sum_dy_y[c] / m);
-  }
-  StoreChannelElements(t, dx, [=](int64_t k, int64_t c) {
-    return factor[c] * (dy[k] - mean_dy[c] - y[k] * mean_dy_y[c]);
+  WithReLU(gated_passes, [&](auto gated) {
+    // g: dy, through the ReLU where these passes take it.
+    const auto g = [=](int64_t k, int64_t c) {
+      const float d = static_cast<float>(dy[k]);
+      return decltype(gated)::value ? gate(static_cast<float>(y[k]), d, c) : d;
+    };
+    if (use_global_stats_) {
+      // mean and var are constants: the layer is affine in x.
+      StoreChannelElements(t, dx, [=](int64_t k, int64_t c) { return g(k, c) * factor[c]; });
+      return;
+    }
+    // dx = factor (g - mean(g) - y mean(g y)), the means per channel.
+    const double m = static_cast<double>(num_ * spatial_);
+    float* mean_g = mean_.mutable_cpu_data();  // free in backward
+    float* mean_g_y = means_dy_y_.data();
+    for (int64_t c = 0; c < channels_; ++c) {
+      mean_g[c] = static_cast<float>(sum_dy[c] / m);
+      mean_g_y[c] = static_cast<float>(sum_dy_y[c] / m);
+    }
+    StoreChannelElements(t, dx, [=](int64_t k, int64_t c) {
+      return factor[c] * (g(k, c) - mean_g[c] - static_cast<float>(y[k]) * mean_g_y[c]);
+    });
   });
 }
 
