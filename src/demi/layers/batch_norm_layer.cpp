@@ -47,28 +47,42 @@ void ChannelMoments(const ChannelBlocks& t, const T* x, double* sums, float* mea
   for (int64_t c = 0; c < t.channels; ++c) var[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
 }
 
-/// ChannelMoments over floats in blocks of channels (block > 1), in its
-/// order lane by lane, in loops GCC vectorizes: each channel block's two
-/// passes while its rows are fresh; threads take channel blocks.
-void BlockedLayoutMoments(const ChannelBlocks& t, const float* x, float* mean, float* var) {
+/// ChannelMoments over blobs in blocks of channels (block > 1), stored as T,
+/// in its order lane by lane (floats: each term added in double; 16-bit
+/// types: a row's terms in float, the rows' sums in double), in loops GCC
+/// vectorizes: each channel block's two passes while its rows are fresh;
+/// threads take channel blocks.
+template <typename T>
+void BlockedLayoutMoments(const ChannelBlocks& t, const T* x, float* mean, float* var) {
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  using RowSum = std::conditional_t<kFloat, double, float>;
   const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
   const double m = static_cast<double>(outer * inner);
   ParallelFor(blocks, GrainFor(2 * outer * t.row_size()), [=](int64_t begin, int64_t end) {
     double acc[kMaxChannelBlock];
+    RowSum row_acc[kMaxChannelBlock];
     float mu[kMaxChannelBlock];
     for (int64_t b = begin; b < end; ++b) {
       const int64_t first = b * block;
       // acc[l] = the sum of term(value, l) over lane l of the block, in order.
       const auto sum = [&](auto term) {
         std::fill_n(acc, block, 0.0);
+        std::fill_n(row_acc, block, RowSum{0});
         for (int64_t o = 0; o < outer; ++o) {
-          const float* row = x + (o * blocks + b) * inner * block;
+          const T* row = x + (o * blocks + b) * inner * block;
           for (int64_t i = 0; i < inner; ++i) {
-            const float* v = row + i * block;
+            const T* v = row + i * block;
 #pragma omp simd
-            for (int64_t l = 0; l < block; ++l) acc[l] += term(v[l], l);
+            for (int64_t l = 0; l < block; ++l) row_acc[l] += term(static_cast<float>(v[l]), l);
+          }
+          if constexpr (!kFloat) {
+            for (int64_t l = 0; l < block; ++l) {
+              acc[l] += row_acc[l];
+              row_acc[l] = 0;
+            }
           }
         }
+        if constexpr (kFloat) std::copy_n(row_acc, block, acc);
       };
       sum([](float v, int64_t) { return v; });
       for (int64_t l = 0; l < block; ++l) {
@@ -114,41 +128,63 @@ struct ReLUGate {
   }
 };
 
-/// sum_g[c] and sum_g_y[c] over floats in blocks of channels (block > 1), g
-/// = dy, or dy through `gate` where kGated: ChannelSumsOf's order, lane by
-/// lane (the same bits), in loops GCC vectorizes (its std::array terms it
-/// does not).
-template <bool kGated>
-void BlockedLayoutSums(const ChannelBlocks& t, const float* dy, const float* y, ReLUGate gate,
+/// sum_g[c] and sum_g_y[c] over blobs in blocks of channels (block > 1), g
+/// = dy, or dy through `gate` where kGated; stored as T. The order of
+/// ChannelSumsOf for floats (each term added in double) and of
+/// ChannelSumsByRowOf for 16-bit types (a row's terms in float, the rows'
+/// sums in double), lane by lane, in loops GCC vectorizes (theirs, with
+/// std::array terms, it does not).
+template <typename T, bool kGated>
+void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y, ReLUGate gate,
                        double* sum_g, double* sum_g_y) {
+  // Floats add every term in double: one running sum a lane over all rows.
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  using RowSum = std::conditional_t<kFloat, double, float>;
   const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
   ParallelFor(blocks, GrainFor(2 * outer * t.row_size()), [=](int64_t begin, int64_t end) {
     double acc_g[kMaxChannelBlock], acc_g_y[kMaxChannelBlock];
+    RowSum row_g[kMaxChannelBlock], row_g_y[kMaxChannelBlock];
     float gamma[kMaxChannelBlock] = {}, beta[kMaxChannelBlock] = {};
+    const ReLUBackward relu{gate.slope};
     for (int64_t b = begin; b < end; ++b) {
       const int64_t first = b * block;
       std::fill_n(acc_g, block, 0.0);
       std::fill_n(acc_g_y, block, 0.0);
+      std::fill_n(row_g, block, RowSum{0});
+      std::fill_n(row_g_y, block, RowSum{0});
       if constexpr (kGated) {
         std::copy_n(gate.gamma + first, block, gamma);
         std::copy_n(gate.beta + first, block, beta);
       }
-      const ReLUBackward relu{gate.slope};
       for (int64_t o = 0; o < outer; ++o) {
         const int64_t row = (o * blocks + b) * inner * block;
         for (int64_t i = 0; i < inner; ++i) {
-          const float* d = dy + row + i * block;
-          const float* x = y + row + i * block;
+          const T* d = dy + row + i * block;
+          const T* x = y + row + i * block;
 #pragma omp simd
           for (int64_t l = 0; l < block; ++l) {
-            const float g = kGated ? relu(gamma[l] * x[l] + beta[l], d[l]) : d[l];
-            acc_g[l] += g;
-            acc_g_y[l] += g * x[l];
+            const float x_hat = static_cast<float>(x[l]);
+            const float dl = static_cast<float>(d[l]);
+            const float g = kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
+            row_g[l] += g;
+            row_g_y[l] += g * x_hat;
+          }
+        }
+        if constexpr (!kFloat) {
+          for (int64_t l = 0; l < block; ++l) {
+            acc_g[l] += row_g[l];
+            acc_g_y[l] += row_g_y[l];
+            row_g[l] = row_g_y[l] = 0;
           }
         }
       }
-      std::copy_n(acc_g, block, sum_g + first);
-      std::copy_n(acc_g_y, block, sum_g_y + first);
+      if constexpr (kFloat) {
+        std::copy_n(row_g, block, sum_g + first);
+        std::copy_n(row_g_y, block, sum_g_y + first);
+      } else {
+        std::copy_n(acc_g, block, sum_g + first);
+        std::copy_n(acc_g_y, block, sum_g_y + first);
+      }
     }
   });
 }
@@ -305,15 +341,15 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
 template <typename T>
 void BatchNormLayer::BatchMoments(const Blob& bottom, float* mean, float* var) {
   const T* x = bottom.cpu_data_as<T>();
-  if constexpr (std::is_same_v<T, float>) {
-    if (bottom.channel_block() == 1) {
-      Moments(x, mean, var);
-    } else {
-      BlockedLayoutMoments(ChannelBlocks::Of(bottom), x, mean, var);
-    }
+  if (bottom.channel_block() > 1) {
+    BlockedLayoutMoments(ChannelBlocks::Of(bottom), x, mean, var);
     return;
   }
-  ChannelMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
+  if constexpr (std::is_same_v<T, float>) {
+    Moments(x, mean, var);
+  } else {
+    ChannelMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
+  }
 }
 
 template <typename T>
@@ -450,30 +486,26 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
   }
   const float* beta = this->beta() ? this->beta()->cpu_data() : zeros_.data();
   const ReLUGate gate{gamma, beta, relu_.slope};
-  // Floats in channel blocks (the DNNL engine's) take dy through the ReLU
-  // inside the two passes below. Other layouts and types write it into the
-  // top's diff first (where the ReLU apart writes it too): one pass more,
-  // but their sums' loops vectorize only without it.
-  bool gated_passes = false;
-  if constexpr (std::is_same_v<T, float>) gated_passes = relu_.on && t.block > 1;
+  // Blobs in channel blocks (the DNNL engine's) take dy through the ReLU
+  // inside the two passes below. Caffe's layout writes it into the top's
+  // diff first (where the ReLU apart writes it too): one pass more, but its
+  // sums' loops vectorize only without it.
+  const bool gated_passes = relu_.on && t.block > 1;
   if (relu_.on && !gated_passes) {
     StoreChannelElements(t, top->mutable_cpu_diff_as<T>(), [=](int64_t k, int64_t c) {
       return gate(static_cast<float>(y[k]), static_cast<float>(dy[k]), c);
     });
   }
   if (sums) {
-    bool floats = false;  // floats: loops of their own per layout
-    if constexpr (std::is_same_v<T, float>) {
-      floats = true;
-      if (t.block == 1) {
-        CaffeLayoutSums(num_, channels_, spatial_, dy, y, sum_dy, sum_dy_y);
-      } else if (gated_passes) {
-        BlockedLayoutSums<true>(t, dy, y, gate, sum_dy, sum_dy_y);
+    if (t.block > 1) {
+      if (gated_passes) {
+        BlockedLayoutSums<T, true>(t, dy, y, gate, sum_dy, sum_dy_y);
       } else {
-        BlockedLayoutSums<false>(t, dy, y, gate, sum_dy, sum_dy_y);
+        BlockedLayoutSums<T, false>(t, dy, y, gate, sum_dy, sum_dy_y);
       }
-    }
-    if (!floats) {
+    } else if constexpr (std::is_same_v<T, float>) {
+      CaffeLayoutSums(num_, channels_, spatial_, dy, y, sum_dy, sum_dy_y);
+    } else {
       SumChannelsOf<T, 2>(t, {sum_dy, sum_dy_y}, [dy, y](int64_t k, int64_t) {
         const float g = static_cast<float>(dy[k]);
         return std::array<float, 2>{g, g * static_cast<float>(y[k])};
