@@ -80,10 +80,9 @@ struct BatchNormAffine {
 /// overwrite y). Forward computes y from x_hat as stored (rounded to a
 /// 16-bit type), so both passes see the same signs. A BatchNorm + Scale +
 /// ReLU triple then takes 3 passes forward, against 7 apart, and 2 backward,
-/// against 6 (on the CPU 3 but for floats in channel blocks: the sums' loops
-/// over the other layouts and types vectorize only without the ReLU, so it
-/// first writes dy through the ReLU into the top's diff, as the ReLU apart
-/// does).
+/// against 6 (on the CPU 3 in Caffe's layout, whose sums' loops vectorize
+/// only without the ReLU: it first writes dy through the ReLU into the top's
+/// diff, as the ReLU apart does).
 ///
 /// Backward: with batch statistics
 ///   dx = (dy - mean(dy) - y mean(dy y)) / sqrt(var + eps),
