@@ -11,10 +11,10 @@ namespace {
 // kernels: written once over the type T the blobs are stored in (float,
 // float16, bfloat16), in float arithmetic (util/stored_types.cuh)
 
+/// A num x channels x spatial blob: the channel of each element.
 struct BnShape {
-  int64_t num, channels, spatial;
-  ChannelOf channel_of;  ///< the channel of an element; its `inner` divides by spatial
-  BnShape(int64_t n, int64_t c, int64_t s) : num(n), channels(c), spatial(s), channel_of(s, c) {}
+  ChannelOf channel_of;
+  BnShape(int64_t num, int64_t channels, int64_t spatial) : channel_of(spatial, channels) {}
 };
 
 /// The terms of the batch's two sums a channel (GpuChannelReduce, each
