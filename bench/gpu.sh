@@ -11,8 +11,9 @@
 #      average: img/s = batch / time. The device time where `time` reports one, else the host
 #      time (the table says which). FP32 rows (--deterministic: plain FP32, deterministic
 #      cuDNN algorithms), then FLOAT16 and BFLOAT16 (--precision), TF32 (time's default
-#      GPU math) and TF32_APART (TF32 with fuse_layers: false: BatchNorm and Scale apart)
-#      rows, which read "not supported yet" where the tool refuses or has no switch;
+#      GPU math), TF32_APART (TF32 with fuse_layers: false: BatchNorm and Scale apart) and
+#      FLOAT16_NCHW (FLOAT16 with channels_last: false: every blob in Caffe's layout) rows,
+#      which read "not supported yet" where the tool refuses or has no switch;
 #      then, for the first model and batch, the 10 layers with the most time per precision;
 #      PyTorch beside it where python3 has torch with CUDA (bench/torch_runner.py: ResNet-50 at
 #      the first batch in FP32, TF32 and autocast FLOAT16 and BFLOAT16, channels-last, its peak
@@ -27,7 +28,7 @@
 # (GPU_SH_BUDGET seconds, default 450) is skipped with a line saying so; progress lines go to
 # stderr. --dry (implied where no GPU is found) runs every step on the CPU on tiny batches and
 # one iteration, to prove the script, and writes gpu_<name>_dry.md. GPU_SH_PRECISIONS picks the
-# throughput rows (default "FP32 FLOAT16 BFLOAT16 TF32 TF32_APART"), GPU_SH_MODELS and
+# throughput rows (default "FP32 FLOAT16 BFLOAT16 TF32 TF32_APART FLOAT16_NCHW"), GPU_SH_MODELS and
 # GPU_SH_BATCHES the nets and batches (defaults above); with $OUT set (a lent device machine)
 # every step's log is packed into $OUT/gpu_sh_logs.tar.gz.
 #   bench/gpu.sh [--dry]
@@ -177,19 +178,24 @@ all_float=""
 time_row() {
   local model=$1 batch=$2 precision=$3 flags=() log
   log="$log_dir/time_${model}_${batch}_$precision"
-  if [[ " $all_float " == *" $precision "* ]]; then
+  if [[ " $all_float " == *" ${precision%_NCHW} "* ]]; then
     say "| $model | $batch | $precision | not supported yet: every layer runs FLOAT here (see above) | | |"
     return
   fi
   # FP32 is the deterministic path (plain FP32, deterministic cuDNN algorithms); TF32 is
   # time's default math (tensor cores on Ampere and newer, measured cuDNN algorithms).
   # TF32_APART: TF32 with every layer apart (fuse_layers: false), the row before BatchNorm
-  # ran the Scale after it in its own passes.
+  # ran the Scale after it in its own passes. FLOAT16_NCHW: FLOAT16 with channels_last:
+  # false, the row before 16-bit blobs went channels last (NHWC) between the layers that read it.
   local deterministic=0 net="models/$model/train_val.prototxt"
   "$bin/tools/time" --help 2>&1 | grep -q -- '-deterministic' && deterministic=1
   case $precision in
     FP32) [ "$deterministic" -eq 1 ] && flags=(--deterministic) ;;
     FLOAT16 | BFLOAT16) flags=(--precision="$precision") ;;
+    FLOAT16_NCHW)
+      flags=(--precision=FLOAT16)
+      net="$log_dir/${model}_nchw.prototxt"
+      { echo "channels_last: false"; cat "models/$model/train_val.prototxt"; } >"$net" ;;
     TF32 | TF32_APART)
       if [ "$deterministic" -eq 0 ]; then
         say "| $model | $batch | $precision | not supported yet (time has no --deterministic, so no TF32 default) | | |"
@@ -219,7 +225,7 @@ time_row() {
   fi
   # "Net 'x': N of N layers run wider types than the net asks" and no "... blobs are stored
   # in 16 bits": nothing was computed or stored in 16 bits, so the row timed FLOAT again.
-  if [ "$precision" = FLOAT16 ] || [ "$precision" = BFLOAT16 ]; then
+  if [ "$precision" = FLOAT16 ] || [ "$precision" = BFLOAT16 ] || [ "$precision" = FLOAT16_NCHW ]; then
     local wider
     wider=$(sed -n 's/.*: \([0-9]*\) of \([0-9]*\) layers run wider types.*/\1 \2/p' "$log" | head -1)
     if [ -n "$wider" ] && [ "${wider% *}" = "${wider#* }" ] &&
@@ -238,7 +244,7 @@ say "## Training throughput (forward + backward, DummyData; $iterations timed it
 say ""
 say "| model | batch | precision | img/s | ms/iter | clock |"
 say "|---|---|---|---|---|---|"
-for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32 TF32_APART}; do
+for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32 TF32_APART FLOAT16_NCHW}; do
   for model in $models; do
     for batch in $batches; do
       progress "3/6 time $model batch $batch $precision"
@@ -302,7 +308,7 @@ hot_layers() {
 }
 say ""
 say "## Where the time goes: ${models%% *}, batch ${batches%% *}"
-for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32 TF32_APART}; do
+for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32 TF32_APART FLOAT16_NCHW}; do
   hot_layers "$log_dir/time_${models%% *}_${batches%% *}_$precision"
 done
 # The host's floor: at batch 8 the device waits for the host's launches, so the two clocks

@@ -104,7 +104,25 @@ struct StorageCase {
   /// blobs each take their own type (BlobFormats::kPerBlob).
   bool float_bottoms = false;
   bool float_tops = false;
+  /// With kChannelsLast: the 16-bit bottoms (or tops) in Caffe's layout, as
+  /// a layer taking each blob's layout (kPerBlob) may meet them.
+  bool caffe_layout_bottoms = false;
+  bool caffe_layout_tops = false;
 };
+
+/// ExpectStoresLikeFloat's `block` for channels last (NHWC, the GPU's
+/// layout: Blob::channels_last()), given to the 16-bit blobs of more than
+/// one channel and pixel.
+constexpr int kChannelsLast = -1;
+
+/// The channel block ExpectStoresLikeFloat gives a blob of `shape` stored
+/// in `type`, for `block` (a block size, 1, or kChannelsLast).
+inline int CaseBlock(int block, Type type, bool caffe_layout, const std::vector<int64_t>& shape) {
+  if (block != kChannelsLast) return block;
+  const bool takes = type != FLOAT && !caffe_layout && shape.size() == 4 && shape[1] > 1 &&
+                     shape[2] * shape[3] > 1;
+  return takes ? static_cast<int>(shape[1]) : 1;
+}
 
 /// The layer with blobs stored in `type` (in channel blocks of `block`)
 /// against the FLOAT layer in Caffe's layout, both on `device` (the CPU's
@@ -123,13 +141,15 @@ inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block,
     blobs->push_back(blob);
   };
   std::vector<Blob*> ref_bottom, ref_top, narrow_bottom, narrow_top;
+  const Type bottom_type = c.float_bottoms ? FLOAT : type;
   for (int i = 0; i < c.bottoms; ++i) {
     add(&ref_bottom, FLOAT, 1, c.shape);
-    add(&narrow_bottom, c.float_bottoms ? FLOAT : type, block, c.shape);
+    add(&narrow_bottom, bottom_type, CaseBlock(block, bottom_type, c.caffe_layout_bottoms, c.shape),
+        c.shape);
   }
   for (int i = 0; i < c.tops; ++i) {
     add(&ref_top, FLOAT, 1, {});
-    add(&narrow_top, c.float_tops ? FLOAT : type, block, {});
+    add(&narrow_top, c.float_tops ? FLOAT : type, block == kChannelsLast ? 1 : block, {});
   }
   // Named bottoms and tops, none in place.
   std::string wiring;
@@ -154,6 +174,16 @@ inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block,
     GTEST_SKIP() << "oneDNN has no " << Type_Name(type) << " kernel for this layer on this CPU";
   }
   ASSERT_NE(narrow->narrow_blobs(), BlobFormats::kNone) << c.layer;
+  if (block == kChannelsLast) {
+    // The tops' shapes are known now: their layout, and the layer reshaped for it.
+    for (Blob* top : narrow_top) {
+      top->set_channel_block(
+          CaseBlock(block, top->storage_type(), c.caffe_layout_tops, top->shape()));
+    }
+    narrow->Reshape(narrow_bottom, narrow_top);
+    ASSERT_NE(narrow->channels_last_layouts(), BlobFormats::kNone)
+        << c.layer << ": runs not channels last";
+  }
   for (size_t p = 0; p < reference->blobs().size(); ++p) {
     narrow->blobs()[p]->CopyFrom(*reference->blobs()[p]);
   }
@@ -236,11 +266,12 @@ inline void ExpectCasesStoreLikeFloat(const std::string& layer_type, Type type) 
   for (const StorageCase& c : StorageCasesOf(layer_type)) ExpectStoresLikeFloat(c, type);
 }
 
-/// The same on GPU 0, in Caffe's layout (the GPU's only one).
-inline void ExpectCasesStoreLikeFloatOnGpu(const std::string& layer_type, Type type) {
+/// The same on GPU 0, in Caffe's layout, or channels last (kChannelsLast).
+inline void ExpectCasesStoreLikeFloatOnGpu(const std::string& layer_type, Type type,
+                                           int block = 1) {
   for (const StorageCase& c : StorageCasesOf(layer_type)) {
     SCOPED_TRACE(c.layer);
-    ExpectStoresLikeFloat(c, type, 1, Device::kGPU);
+    ExpectStoresLikeFloat(c, type, block, Device::kGPU);
   }
 }
 
@@ -296,13 +327,16 @@ constexpr char kBlockNet[] = R"(
 )";
 
 /// The block net at a --precision, on `device`, its BatchNorm + Scale (+
-/// ReLU) fused or not (NetParameter.fuse_layers).
+/// ReLU) fused or not (NetParameter.fuse_layers), its blobs channels last
+/// where the layers take it or not (NetParameter.channels_last).
 inline std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory,
-                                     Device device = Device::kCPU, bool fuse_layers = true) {
+                                     Device device = Device::kCPU, bool fuse_layers = true,
+                                     bool channels_last = true) {
   NetParameter param = ParseText<NetParameter>(kBlockNet);
   param.mutable_state()->set_phase(TRAIN);
   param.set_memory_optimization(memory);
   param.set_fuse_layers(fuse_layers);
+  param.set_channels_last(channels_last);
   ApplyPrecision(precision, &param);
   Context context;
   context.device = device;

@@ -137,8 +137,16 @@ class Blob {
   /// Layer::blocked_layouts()), so no reorder runs between them. Such a blob
   /// holds the same count of floats; a net's inputs, outputs and keep_blob
   /// blobs always stay in Caffe's layout.
+  ///
+  /// On a GPU the block is all the channels (N x 1 x H x W x C: NHWC), for
+  /// the blobs passed only between layers that read channels last (see
+  /// Layer::channels_last_layouts()).
   int channel_block() const { return channel_block_; }
   void set_channel_block(int block) { channel_block_ = block; }
+  /// A 4-D blob whose block is all its channels (more than one): NHWC.
+  bool channels_last() const {
+    return channel_block_ > 1 && num_axes() == 4 && channel_block_ == shape(1);
+  }
 
   /// The type data and diff are stored in: FLOAT, or BFLOAT16 or FLOAT16 for
   /// the blobs a net passes only between layers that store that type (see

@@ -176,6 +176,11 @@ class Layer {
   /// where that engine has no kernel for this shape (logged at Reshape).
   virtual EngineKind running_engine() const { return engine_.engine; }
   virtual BlobFormats blocked_layouts() const { return BlobFormats::kNone; }
+  /// Which of its blobs the layer, as last reshaped, can read and write
+  /// channels last (NHWC: Blob::channels_last()): layers whose GPU kernels
+  /// take it. A layer running so treats a blob of one channel or one pixel
+  /// (kept in Caffe's layout: the same bytes) as channels last too.
+  virtual BlobFormats channels_last_layouts() const { return BlobFormats::kNone; }
   /// Which of its blobs the layer, as last reshaped, can keep in its 16-bit
   /// storage type (BFLOAT16 or FLOAT16: engine().types; Blob::storage_type()):
   /// layers whose engine stores 16 bits and runs at this shape. A net stores

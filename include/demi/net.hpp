@@ -248,11 +248,17 @@ class Net {
   /// Which blobs can take a format: those the user never sees (not an
   /// input, an output or a kept blob) that `fits`, and whose every layer
   /// takes it as `formats` of that layer says (as last reshaped).
+  /// A blob that is `indifferent` (the format would move no byte) never
+  /// takes it, but does not stop a kUniform layer's other blobs taking it.
   std::vector<bool> BlobsTakingFormat(
       const std::function<bool(const Blob&)>& fits,
-      const std::function<BlobFormats(const Layer&)>& formats) const;
+      const std::function<BlobFormats(const Layer&)>& formats,
+      const std::function<bool(const Blob&)>& indifferent = nullptr) const;
   /// The channel block (1: Caffe's layout) and storage type of each blob.
   std::vector<int> ChooseChannelBlocks() const;
+  /// ChooseChannelBlocks where a layer offers channels last (on a GPU):
+  /// block = channels for each blob taking it.
+  std::vector<int> ChooseChannelsLast() const;
   std::vector<Type> ChooseStorageTypes() const;
   /// Gives each blob its block and type; true when one changed.
   bool ApplyFormats(const std::vector<int>& blocks, const std::vector<Type>& types);
@@ -268,6 +274,8 @@ class Net {
   Context context_;
   EngineDefaults engine_defaults_;  ///< the net's engine and default types
   bool debug_info_ = false;
+  /// NetParameter.channels_last: layers offering it may get NHWC blobs.
+  bool channels_last_ = true;
   float loss_scale_ = 1.0f;
   float gradient_scale_ = 1.0f;
   std::function<void(int)> layer_backward_hook_;

@@ -22,8 +22,9 @@ namespace {
 /// copies it back), as pycaffe does on every access.
 py::array View(const PyBlob& self, bool diff) {
   const Blob& blob = *self.blob;
-  DEMI_CHECK(blob.channel_block() == 1, "this blob is in oneDNN's blocked layout (block ",
-             blob.channel_block(), "), which Python cannot read; build the net with keep_blob");
+  DEMI_CHECK(blob.channel_block() == 1, "this blob's channels are in blocks of ",
+             blob.channel_block(), " (oneDNN's layout on a CPU, channels last on a GPU), which ",
+             "Python cannot read; build the net with keep_blob");
   std::vector<py::ssize_t> shape(blob.shape().begin(), blob.shape().end());
   if (blob.count() == 0) return py::array_t<float>(shape);
   float* values = diff ? self.blob->mutable_cpu_diff() : self.blob->mutable_cpu_data();

@@ -105,6 +105,7 @@ void Net::Init(const NetParameter& in_param) {
   }
   memory_budget_ = param.memory_budget();
   schedule_order_ = param.schedule();
+  channels_last_ = param.channels_last();
   DEMI_CHECK(memory_budget_ == 0 || strategy_ == ARENA, "net '", name_,
              "': memory_budget needs memory_optimization ARENA, not ",
              MemoryOptimization_Name(strategy_));

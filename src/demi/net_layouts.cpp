@@ -1,29 +1,32 @@
-// Which blobs of a net hold oneDNN's channel-blocked layout
-// (Blob::channel_block()) and which are stored in BFLOAT16 or FLOAT16
-// (Blob::storage_type()).
+// Which blobs of a net hold a channel-blocked layout (Blob::channel_block():
+// oneDNN's nChw16c on a CPU, channels last on a GPU) and which are stored in
+// BFLOAT16 or FLOAT16 (Blob::storage_type()).
 #include <algorithm>
 #include <mutex>
 
 #include "demi/net.hpp"
+#include "demi/util/channel_blocks.hpp"
 #include "demi/util/dnnl.hpp"
 
 namespace demi {
 
 std::vector<bool> Net::BlobsTakingFormat(
     const std::function<bool(const Blob&)>& fits,
-    const std::function<BlobFormats(const Layer&)>& formats) const {
+    const std::function<BlobFormats(const Layer&)>& formats,
+    const std::function<bool(const Blob&)>& indifferent) const {
   // A blob can take the format when it fits and the user never sees it:
   // not an input, an output (read by no layer) or a kept blob.
   std::vector<bool> consumed(blobs_.size(), false);
   for (const std::vector<int>& ids : bottom_id_vecs_) {
     for (int id : ids) consumed[id] = true;
   }
-  std::vector<bool> taking(blobs_.size());
+  std::vector<bool> taking(blobs_.size()), free(blobs_.size(), false);
   for (size_t b = 0; b < blobs_.size(); ++b) {
     const Blob& blob = *blobs_[b];
+    free[b] = indifferent && indifferent(blob);
     const bool is_input = std::find(net_input_blobs_.begin(), net_input_blobs_.end(), &blob) !=
                           net_input_blobs_.end();
-    taking[b] = consumed[b] && !is_input && keep_blobs_.count(blob_names_[b]) == 0 &&
+    taking[b] = !free[b] && consumed[b] && !is_input && keep_blobs_.count(blob_names_[b]) == 0 &&
                 blob.count() > 0 && fits(blob);
   }
   // Then every layer touching it must read and write the format: a kNone
@@ -38,7 +41,8 @@ std::vector<bool> Net::BlobsTakingFormat(
       if (kind == BlobFormats::kPerBlob) continue;
       std::vector<int> ids = bottom_id_vecs_[i];
       ids.insert(ids.end(), top_id_vecs_[i].begin(), top_id_vecs_[i].end());
-      const bool all = std::all_of(ids.begin(), ids.end(), [&](int id) { return taking[id]; });
+      const bool all =
+          std::all_of(ids.begin(), ids.end(), [&](int id) { return taking[id] || free[id]; });
       if (kind == BlobFormats::kUniform && all) continue;
       for (int id : ids) {
         changed = changed || taking[id];
@@ -50,6 +54,11 @@ std::vector<bool> Net::BlobsTakingFormat(
 }
 
 std::vector<int> Net::ChooseChannelBlocks() const {
+  const bool channels_last =
+      channels_last_ && std::any_of(layers_.begin(), layers_.end(), [](const auto& layer) {
+        return layer->channels_last_layouts() == BlobFormats::kPerBlob;
+      });
+  if (channels_last) return ChooseChannelsLast();
   std::vector<int> blocks(blobs_.size(), 1);
   const bool any_primitive = std::any_of(layers_.begin(), layers_.end(), [](const auto& layer) {
     return layer->blocked_layouts() == BlobFormats::kPerBlob;
@@ -61,6 +70,21 @@ std::vector<int> Net::ChooseChannelBlocks() const {
       [block](const Blob& blob) { return blob.num_axes() == 4 && blob.shape(1) % block == 0; },
       [](const Layer& layer) { return layer.blocked_layouts(); });
   for (size_t b = 0; b < blobs_.size(); ++b) blocks[b] = blocked[b] ? block : 1;
+  return blocks;
+}
+
+std::vector<int> Net::ChooseChannelsLast() const {
+  // A 4-D blob of one channel or one pixel holds the same bytes channels
+  // last: it keeps Caffe's layout and stops no layer (pool5 before fc1000,
+  // which reads Caffe's layout only), the layers around it reading it as
+  // their own layout.
+  const std::vector<bool> last = BlobsTakingFormat(
+      [](const Blob& blob) { return blob.num_axes() == 4; },
+      [](const Layer& layer) { return layer.channels_last_layouts(); }, SameBytesChannelsLast);
+  std::vector<int> blocks(blobs_.size(), 1);
+  for (size_t b = 0; b < blobs_.size(); ++b) {
+    if (last[b]) blocks[b] = static_cast<int>(blobs_[b]->shape(1));
+  }
   return blocks;
 }
 
@@ -118,9 +142,13 @@ void Net::LogNarrowTypes(const NetParameter& param) const {
   }
   const int64_t narrow = std::count_if(
       blobs_.begin(), blobs_.end(), [](const auto& blob) { return blob->storage_type() != FLOAT; });
+  const int64_t last = std::count_if(blobs_.begin(), blobs_.end(), [this](const auto& blob) {
+    return context_.device == Device::kGPU && blob->channels_last();
+  });
   if (narrow > 0) {
     LOG(INFO) << "Net '" << name_ << "': " << narrow << " of " << blobs_.size()
-              << " blobs are stored in 16 bits";
+              << " blobs are stored in 16 bits"
+              << (last > 0 ? StrCat(", ", last, " channels last (NHWC)") : std::string());
   }
   static std::once_flag said;
   if (float16 && context_.device == Device::kCPU) {
@@ -135,13 +163,23 @@ void Net::LogNarrowTypes(const NetParameter& param) const {
 void Net::SettleLayouts() {
   // What a layer can read may depend on its blobs' formats (a primitive
   // oneDNN has for one layout or type only): reshape until the choice holds.
+  // Where they do not settle (a layer whose engine, given the layout it
+  // asked for, finds no kernel at that shape), the blobs keep Caffe's
+  // layout, then FLOAT too.
   constexpr int kRounds = 3;
-  for (int round = 0; round < kRounds; ++round) {
-    if (!ApplyFormats(ChooseChannelBlocks(), ChooseStorageTypes())) return;
-    ReshapeLayers();
+  const std::vector<int> caffe_layout(blobs_.size(), 1);
+  for (bool blocked : {true, false}) {
+    for (int round = 0; round < kRounds; ++round) {
+      if (!ApplyFormats(blocked ? ChooseChannelBlocks() : caffe_layout, ChooseStorageTypes())) {
+        return;
+      }
+      ReshapeLayers();
+    }
+    LOG(WARNING) << "Net '" << name_ << "': the layers' "
+                 << (blocked ? "blocked layouts and 16-bit blobs" : "16-bit blobs")
+                 << " did not settle after " << kRounds << " reshapes; every blob keeps Caffe's "
+                 << (blocked ? "layout" : "FLOAT layout");
   }
-  LOG(WARNING) << "Net '" << name_ << "': the layers' blocked layouts and 16-bit blobs did not "
-               << "settle after " << kRounds << " reshapes; every blob keeps Caffe's FLOAT layout";
   if (ApplyFormats(std::vector<int>(blobs_.size(), 1), std::vector<Type>(blobs_.size(), FLOAT))) {
     ReshapeLayers();
   }

@@ -83,10 +83,19 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   /// blobs (the table lets Convolution, not Deconvolution, store 16 bits);
   /// on the GPU a FLOAT bottom or top is converted through scratch.
   BlobFormats narrow_blobs() const override;
+  /// cuDNN's 16-bit convolutions of one group (tensor cores read NHWC
+  /// without a transpose); a side in Caffe's layout is transposed through
+  /// scratch (NarrowStaging).
+  BlobFormats channels_last_layouts() const override;
 
  protected:
   /// True for Deconvolution: the convolution's image is the top.
   virtual bool reverse_dimensions() const = 0;
+  /// Whether cuDNN may run this layer channels last: a convolution of one
+  /// group and one bottom.
+  bool MayRunChannelsLast() const {
+    return !reverse_dimensions() && group_ == 1 && layer_param_.bottom_size() == 1;
+  }
   /// Sets top_h_, top_w_, the image size in geometry_ and output_spatial_
   /// from the bottom's H x W, checking that the sizes are usable.
   virtual void ComputeOutputShape(const Blob& bottom) = 0;
@@ -116,9 +125,9 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   /// The bias helpers' kernels (base_conv_layer.cu), on device pointers.
   void AddBiasGpu(float* top_data) const;
   void AccumulateBiasGradientGpu(const float* top_diff);
-  /// The same on a top stored in `type`.
-  void AddBiasGpu(Type type, void* top_data) const;
-  void AccumulateBiasGradientGpu(Type type, const void* top_diff);
+  /// The same on a top stored in `type`, channels last where `channels_last`.
+  void AddBiasGpu(Type type, bool channels_last, void* top_data) const;
+  void AccumulateBiasGradientGpu(Type type, bool channels_last, const void* top_diff);
 #endif
 
 #ifdef USE_CUDNN
@@ -130,8 +139,9 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   /// The two ways CudnnReshape picks the three passes' algorithms (GpuMath).
   void CudnnChooseDeterministicAlgorithms();
   void CudnnMeasureAlgorithms(const Blob& bottom);
-  /// Whether this layer runs cuDNN at the current shape.
+  /// Whether this layer runs cuDNN at the current shape (in 16 bits).
   bool CudnnReady() const;
+  bool CudnnReadyInSixteenBits() const;
   /// Forward and Backward of one bottom and top, bias included, in the
   /// type CudnnReshape chose (FLOAT, or a 16-bit one through NarrowStaging).
   void CudnnForward(const Blob& bottom, Blob* top);

@@ -6,6 +6,7 @@
 #include "demi/layer.hpp"
 #include "demi/layers/relu_layer.hpp"
 #include "demi/util/channel_blocks.hpp"
+#include "demi/util/fast_divider.hpp"
 #include "demi/util/host_device.hpp"
 
 namespace demi {
@@ -145,6 +146,10 @@ class BatchNormLayer : public Layer {
     return NarrowBlobsWhen(WantsBlockedLayouts() || context_.device == Device::kGPU,
                            BlobFormats::kUniform);
   }
+  /// The CUDA kernels read channels last too (cuDNN's calls then run not).
+  BlobFormats channels_last_layouts() const override {
+    return context_.device == Device::kGPU ? BlobFormats::kUniform : BlobFormats::kNone;
+  }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -194,6 +199,8 @@ class BatchNormLayer : public Layer {
 #ifndef CPU_ONLY
   /// gamma, beta and the activation for the CUDA kernels.
   BatchNormAffine AffineOnGpu() const;
+  /// Where the channels of `blob` (a bottom or top) lie for them.
+  ChannelAxis AxisOnGpu(const Blob& blob) const;
 #endif
   /// Whether Backward needs a copy of x_hat: with the affine part (for
   /// gamma's gradient), or with batch statistics where y does not survive

@@ -44,6 +44,12 @@ void CheckClassLabel(const Layer& layer, int64_t value, int64_t index, int64_t c
 int64_t WholeClassLabel(const Layer& layer, float label, int64_t index, int64_t classes,
                         const Blob& scores);
 
+/// Throws unless `bottom` and `top` are in Caffe's layout, where a GPU
+/// layer's kernels for it run (its engine found none for channels last at
+/// this shape, which the net avoids by keeping such a layer's blobs in
+/// Caffe's layout: reaching this is a bug, not garbage to compute).
+void CheckCaffeLayoutOnGpu(const Layer& layer, const Blob& bottom, const Blob& top);
+
 }  // namespace demi
 
 #endif  // DEMI_LAYERS_LAYER_CHECKS_HPP_

@@ -6,8 +6,11 @@
 // and y) next to a net that stores each blob in FLOAT or in that type
 // (BlobFormats::kPerBlob): a FLOAT bottom or top gets a 16-bit stand-in in
 // the layer's scratch, converted on the way in and out; a blob already in
-// the type is read and written where it is. The CPU twin is oneDNN's
-// reorders around its primitives (the DNNL engines do the same there).
+// the type is read and written where it is. The same for layouts: where the
+// kernels run channels last (NHWC), a side in Caffe's layout is transposed
+// through scratch (the net's first convolution reads its input so), and
+// the other way round. The CPU twin is oneDNN's reorders around its
+// primitives (the DNNL engines do the same there).
 #ifndef CPU_ONLY
 
 #include "demi/blob.hpp"
@@ -32,9 +35,15 @@ class NarrowStaging {
   /// 16-bit type `types` (the layer's engine decision) store both ways where
   /// the bottom or the top is stored in it (the net stores a blob so only
   /// where the layer allows it), else in FLOAT, staging nothing.
-  void Reshape(const LayerTypes& types, const Blob& bottom, const Blob& top);
+  /// With `may_run_channels_last`, the kernels run channels last where they
+  /// run in 16 bits and the bottom or the top is channels last
+  /// (Blob::channels_last()).
+  void Reshape(const LayerTypes& types, const Blob& bottom, const Blob& top,
+               bool may_run_channels_last = false);
   /// The type the kernels compute in, as last reshaped.
   Type type() const { return type_; }
+  /// Whether the kernels read and write channels last, as last reshaped.
+  bool channels_last() const { return channels_last_; }
 
   // Device pointers in type(), valid until the layer's call returns.
   /// x: the bottom's data, converted into its stand-in where staged.
@@ -51,9 +60,19 @@ class NarrowStaging {
   void FinishBottomDiff(Blob* bottom);
 
  private:
-  bool Staged(const Blob& blob) const { return blob.storage_type() != type_; }
+  /// Whether `blob`'s stand-in holds it: another type, or another layout
+  /// (a blob of one channel or one pixel is the same bytes in both).
+  bool Staged(const Blob& blob) const;
+  /// Converts n = blob.count() values of `blob` from (from, from_last) to
+  /// (to, to_last).
+  void Convert(const Blob& blob, Type from, bool from_last, const void* x, Type to, bool to_last,
+               void* y) const;
+  /// Into the kernels' type and layout from the blob's, and back.
+  void In(const Blob& blob, const void* x, void* y) const;
+  void Out(const Blob& blob, const void* x, void* y) const;
 
   Type type_ = FLOAT;
+  bool channels_last_ = false;
   Blob bottom_data_, bottom_diff_, top_data_, top_diff_;
 };
 

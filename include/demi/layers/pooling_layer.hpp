@@ -76,6 +76,9 @@ class PoolingLayer : public Layer {
   /// top is reordered to its own. On a GPU, cuDNN or the CUDA kernels pool
   /// in one 16-bit type, a FLOAT bottom or top converted through scratch.
   BlobFormats narrow_blobs() const override;
+  /// On a GPU in 16 bits, the CUDA kernels pool channels last too (cuDNN
+  /// then runs not), a side in Caffe's layout transposed through scratch.
+  BlobFormats channels_last_layouts() const override;
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -91,8 +94,8 @@ class PoolingLayer : public Layer {
 #ifndef CPU_ONLY
   /// The geometry the CUDA kernels read (pooling_layer.cu).
   PoolKernelShape KernelShape() const;
-  /// On a GPU: the type the kernels pool in, and a FLOAT bottom's or top's
-  /// 16-bit stand-in.
+  /// On a GPU: the type and layout the kernels pool in, and a bottom's or
+  /// top's stand-in in them.
   NarrowStaging staging_;
 #endif
 #ifdef USE_CUDNN
@@ -126,6 +129,7 @@ class PoolingLayer : public Layer {
   int64_t height_ = 0, width_ = 0;       ///< bottom plane
   int64_t pooled_h_ = 0, pooled_w_ = 0;  ///< top plane
   int64_t planes_ = 0;                   ///< N * C
+  int64_t channels_ = 0;                 ///< C
   Blob argmax_;  ///< MAX only: index of the max within its H x W plane, saved for backward
 };
 

@@ -3,6 +3,7 @@
 
 #include "demi/layer.hpp"
 #include "demi/util/channel_blocks.hpp"
+#include "demi/util/fast_divider.hpp"
 
 namespace demi {
 
@@ -61,12 +62,19 @@ class ScaleLayer : public Layer {
         per_channel_ || (context_.device == Device::kGPU && layer_param_.bottom_size() == 1),
         BlobFormats::kUniform);
   }
+  /// Per channel, the CUDA kernels read channels last too.
+  BlobFormats channels_last_layouts() const override {
+    return channel_scale_ && context_.device == Device::kGPU ? BlobFormats::kUniform
+                                                             : BlobFormats::kNone;
+  }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
 #ifndef CPU_ONLY
+  /// Where the channels of `blob` (bottom or top) lie for the CUDA kernels.
+  ChannelAxis AxisOnGpu(const Blob& blob) const;
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
@@ -81,7 +89,8 @@ class ScaleLayer : public Layer {
   int64_t inner_ = 0;            ///< product of bottom 0's axes after s's
   Blob input_;                   ///< in place only: copy of x, saved for backward
   bool input_shared_ = false;    ///< input_ is a view of the previous layer's saved output
-  bool per_channel_ = false;     ///< one scale per channel of a 4-D batch, given as a param
+  bool channel_scale_ = false;   ///< one scale per channel of a 4-D batch, given as a param
+  bool per_channel_ = false;     ///< channel_scale_, run by the DNNL engine's loops
   std::vector<double> sums_;     ///< per channel, scratch of Backward with blocked blobs
 
   /// `blob` (bottom 0 or top) as outer x scale x inner in its layout.

@@ -15,6 +15,13 @@ namespace demi {
 /// The widest channel block the loops below take (oneDNN's nChw16c).
 constexpr int kMaxChannelBlock = 16;
 
+/// Whether `blob` holds the same bytes channels last (NHWC, the GPU's block
+/// of all channels) as in Caffe's layout: a 4-D blob of one channel or one
+/// pixel.
+inline bool SameBytesChannelsLast(const Blob& blob) {
+  return blob.num_axes() == 4 && (blob.shape(1) == 1 || blob.count(2) == 1);
+}
+
 /// A tensor of outer x channels x inner floats whose channels are stored in
 /// blocks of `block` innermost (Blob::channel_block()): element (o, c, i)
 /// lies at ((o * channels / block + c / block) * inner + i) * block + c % block.

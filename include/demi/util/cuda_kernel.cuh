@@ -174,6 +174,56 @@ __global__ void ChannelPartialSumKernel(int64_t outer, int64_t channels, int64_t
   }
 }
 
+/// The lanes of ChannelsLastPartialSumKernel: the channels one block takes.
+constexpr int kChannelTile = 32;
+
+/// GpuChannelReduce's cut of a channels-last tensor (inner 1: element
+/// o * channels + c): `splits` runs of `run` rows o, each taken by one
+/// block per tile of kChannelTile channels; about 2048 blocks in all, none
+/// with fewer than 8192 elements.
+inline ChannelSplit SplitRows(int64_t rows, int64_t channels) {
+  const int64_t tiles = (channels + kChannelTile - 1) / kChannelTile;
+  const int64_t wanted = (2048 + tiles - 1) / tiles;
+  const int64_t most = rows * (channels < kChannelTile ? channels : kChannelTile) / 8192;
+  ChannelSplit split;
+  split.splits = wanted < most ? wanted : (most > 1 ? most : 1);
+  split.run = (rows + split.splits - 1) / split.splits;
+  return split;
+}
+
+/// Block (t, s) of GpuChannelReduce on a channels-last tensor: for each
+/// channel c of tile t, the sum of term(o * channels + c) over run s of the
+/// rows o, into partial[c * splits + s]. A warp reads kChannelTile adjacent
+/// channels of a row (coalesced, where ChannelPartialSumKernel would stride
+/// by the channels); the block's row groups are added in a fixed order.
+template <typename Term, typename Sum>
+__global__ void ChannelsLastPartialSumKernel(int64_t rows, int64_t channels, ChannelSplit split,
+                                             Term term, Sum* partial) {
+  constexpr int kRowGroups = kCudaThreads / kChannelTile;
+  __shared__ double shared[kCudaThreads * sizeof(Sum) / sizeof(double)];
+  Sum* sums = reinterpret_cast<Sum*>(shared);
+  const int lane = threadIdx.x % kChannelTile, group = threadIdx.x / kChannelTile;
+  const int64_t tiles = (channels + kChannelTile - 1) / kChannelTile;
+  for (int64_t b = blockIdx.x; b < tiles * split.splits; b += gridDim.x) {
+    const int64_t c = b / split.splits * kChannelTile + lane;
+    const int64_t s = b % split.splits;
+    const int64_t begin = s * split.run;
+    const int64_t end = begin + split.run < rows ? begin + split.run : rows;
+    Sum sum{};
+    if (c < channels) {
+      for (int64_t o = begin + group; o < end; o += kRowGroups) sum += term(o * channels + c);
+    }
+    sums[threadIdx.x] = sum;
+    __syncthreads();
+    if (group == 0 && c < channels) {
+      Sum total{};
+      for (int g = 0; g < kRowGroups; ++g) total += sums[g * kChannelTile + lane];
+      partial[c * split.splits + s] = total;
+    }
+    __syncthreads();  // before `sums` is written again
+  }
+}
+
 /// One thread per channel: totals[c] = the sum of channel c's partials in
 /// order, then finish(c, totals[c]).
 template <typename Sum, typename Finish>
@@ -210,17 +260,24 @@ struct KeepChannelTotals {
 /// result is the same every run; each total goes to finish(c, total) on the
 /// device. `Sum` is double or DoublePair. Returns the totals, one per channel,
 /// in this thread's CudaScratch (read them before the next user of it). The
-/// device counterpart of util/channel_blocks.hpp's ChannelSums, on plain
-/// layouts.
+/// device counterpart of util/channel_blocks.hpp's ChannelSums, on Caffe's
+/// layout and channels last (ChannelAxis: inner 1).
 template <typename Sum, typename Term, typename Finish = KeepChannelTotals>
 const Sum* GpuChannelReduce(int64_t outer, int64_t channels, int64_t inner, Term term,
                             Finish finish = Finish{}) {
   if (channels == 0) return nullptr;
-  const ChannelSplit split = SplitChannels(outer, channels, inner);
+  // Channels last (inner 1) is read along the channels.
+  const bool last = inner == 1 && channels > 1;
+  const ChannelSplit split =
+      last ? SplitRows(outer, channels) : SplitChannels(outer, channels, inner);
   const int64_t blocks = channels * split.splits;
   auto* partial = static_cast<Sum*>(CudaScratch((blocks + channels) * sizeof(Sum)));
   Sum* totals = partial + blocks;
-  if (outer * inner > 0) {
+  if (outer * inner > 0 && last) {
+    const int64_t tiles = (channels + kChannelTile - 1) / kChannelTile;
+    Launch("ChannelsLastPartialSumKernel", BlockPerItem(tiles * split.splits),
+           ChannelsLastPartialSumKernel<Term, Sum>, outer, channels, split, term, partial);
+  } else if (outer * inner > 0) {
     Launch("ChannelPartialSumKernel", BlockPerItem(blocks), ChannelPartialSumKernel<Term, Sum>,
            outer, channels, inner, split, term, partial);
   } else {

@@ -52,13 +52,17 @@ class CudnnTensor : public CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateT
   void Set(const std::vector<int64_t>& shape, Type type = FLOAT);
   void Set(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
            Type type = FLOAT);
+  /// N x C x H x W images, packed channels last (NHWC) where `channels_last`.
+  void SetImages(const std::vector<int64_t>& nchw, Type type, bool channels_last);
 };
 
 class CudnnFilter : public CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
                                            cudnnDestroyFilterDescriptor> {
  public:
-  /// {out channels, in channels / group, kernel dims...}
-  void Set(const std::vector<int64_t>& shape, Type type = FLOAT);
+  /// {out channels, in channels / group, kernel dims...}, stored in that
+  /// order, or with the in channels innermost (KRSC, cuDNN's NHWC filter)
+  /// where `channels_last`.
+  void Set(const std::vector<int64_t>& shape, Type type = FLOAT, bool channels_last = false);
 };
 
 class CudnnConvolution

@@ -59,6 +59,20 @@ struct ChannelOf {
   }
 };
 
+/// Where a blob's channels lie for the GPU's per-channel kernels: element
+/// (o, c, j) at (o * channels + c) * inner + j. Caffe's layout of a num x
+/// channels x spatial blob is that with outer = num, inner = spatial;
+/// channels last (NHWC) is outer = num * spatial, inner = 1.
+struct ChannelAxis {
+  int64_t outer = 0, channels = 0, inner = 0;
+
+  static ChannelAxis Of(int64_t num, int64_t channels, int64_t spatial, bool channels_last) {
+    return channels_last ? ChannelAxis{num * spatial, channels, 1}
+                         : ChannelAxis{num, channels, spatial};
+  }
+  ChannelOf channel_of() const { return ChannelOf(inner, channels); }
+};
+
 }  // namespace demi
 
 #endif  // DEMI_UTIL_FAST_DIVIDER_HPP_

@@ -1,6 +1,7 @@
 #include "demi/layers/base_conv_layer.hpp"
 
 #include "demi/filler.hpp"
+#include "demi/layers/layer_checks.hpp"
 #include "demi/util/device_math.hpp"
 #include "demi/util/math.hpp"
 
@@ -213,6 +214,15 @@ BlobFormats BaseConvolutionLayer::narrow_blobs() const {
   return NarrowBlobsWhen(runs && layer_param_.bottom_size() == 1, BlobFormats::kPerBlob);
 }
 
+BlobFormats BaseConvolutionLayer::channels_last_layouts() const {
+#ifdef USE_CUDNN
+  if (context_.device == Device::kGPU && CudnnReadyInSixteenBits() && MayRunChannelsLast()) {
+    return BlobFormats::kPerBlob;
+  }
+#endif
+  return BlobFormats::kNone;
+}
+
 bool BaseConvolutionLayer::EngineForward(const Blob& bottom, const float* weights, Blob* top) {
   const bool reverse = reverse_dimensions();
 #ifdef USE_CUDNN
@@ -221,6 +231,7 @@ bool BaseConvolutionLayer::EngineForward(const Blob& bottom, const float* weight
     return true;
   }
 #endif
+  if (context_.device == Device::kGPU) CheckCaffeLayoutOnGpu(*this, bottom, *top);
   if (context_.device != Device::kCPU || !DnnlReady()) return false;
   // The blobs' bytes, in their storage types.
   const void* bottom_data = bottom.data()->cpu_data();
@@ -244,6 +255,7 @@ bool BaseConvolutionLayer::EngineBackward(const Blob& top, bool propagate_down, 
     return true;
   }
 #endif
+  if (context_.device == Device::kGPU) CheckCaffeLayoutOnGpu(*this, *bottom, top);
   if (context_.device != Device::kCPU || !DnnlReady()) return false;
   // The blobs' bytes, in their storage types.
   const void* dy = top.diff()->cpu_data();

@@ -40,11 +40,14 @@ struct BaseConvolutionLayer::CudnnState {
   Blob workspace;      ///< scratch, bytes as floats
   /// What the convolution reads and writes in (staging.type()): FLOAT, or
   /// the 16-bit type the layer stores where its bottom or top is stored in
-  /// it (tensor-op products summed in FLOAT), a FLOAT side staged.
+  /// it (tensor-op products summed in FLOAT), a FLOAT side staged; and the
+  /// layout (channels last where a side is, the other side staged).
   NarrowStaging staging;
   /// In a 16-bit type: the weights rounded to it at each Forward (the FLOAT
   /// weights stay the master copy the solver updates), and the weight
-  /// gradient, in scratch, before it is added to the FLOAT one.
+  /// gradient, in scratch, before it is added to the FLOAT one; channels
+  /// last (KRSC), as cuDNN's tensor-core kernels read them, where the
+  /// images are.
   Blob narrow_weights, narrow_weight_diff;
 };
 
@@ -132,17 +135,18 @@ void BaseConvolutionLayer::CudnnSetUp() {
 
 void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
   CudnnState& s = *cudnn_;
-  s.staging.Reshape(engine_.types, bottom, top);
+  s.staging.Reshape(engine_.types, bottom, top, MayRunChannelsLast());
   const Type stored = s.staging.type();
+  const bool last = s.staging.channels_last();
   const bool narrow_weights = stored != FLOAT && bottom.count() > 0;
   for (Blob* copy : {&s.narrow_weights, &s.narrow_weight_diff}) {
     copy->set_storage_type(stored);
     copy->Reshape(narrow_weights ? blobs_[0]->shape() : std::vector<int64_t>{0});
   }
-  s.filter.Set(blobs_[0]->shape(), stored);
+  s.filter.Set(blobs_[0]->shape(), stored, last);
   const std::vector<int64_t> top_shape{num_, num_output_, top_h_, top_w_};
-  s.image.Set(reverse_dimensions() ? top_shape : bottom.shape(), stored);
-  s.output.Set(reverse_dimensions() ? bottom.shape() : top_shape, stored);
+  s.image.SetImages(reverse_dimensions() ? top_shape : bottom.shape(), stored, last);
+  s.output.SetImages(reverse_dimensions() ? bottom.shape() : top_shape, stored, last);
 
   s.ready = false;
   s.workspace.Reshape(std::vector<int64_t>{0});
@@ -235,12 +239,12 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
   const size_t budget = context_.cudnn_workspace_bytes;
   int device = 0;
   DEMI_CUDA_CHECK(cudaGetDevice(&device));
-  const std::string key =
-      StrCat(device, " ", type(), " bottom ", bottom.shape_string(), " filter ",
-             blobs_[0]->shape_string(), " top ", top_h_, "x", top_w_, " pad ", geometry_.pad_h, ",",
-             geometry_.pad_w, " stride ", geometry_.stride_h, ",", geometry_.stride_w, " dilation ",
-             geometry_.dilation_h, ",", geometry_.dilation_w, " group ", group_, " budget ", budget,
-             " type ", Type_Name(s.staging.type()));
+  const std::string key = StrCat(
+      device, " ", type(), " bottom ", bottom.shape_string(), " filter ", blobs_[0]->shape_string(),
+      " top ", top_h_, "x", top_w_, " pad ", geometry_.pad_h, ",", geometry_.pad_w, " stride ",
+      geometry_.stride_h, ",", geometry_.stride_w, " dilation ", geometry_.dilation_h, ",",
+      geometry_.dilation_w, " group ", group_, " budget ", budget, " type ",
+      Type_Name(s.staging.type()), s.staging.channels_last() ? " channels last" : "");
   std::lock_guard<std::mutex> lock(measured_mutex);
   auto cached = Measured().find(key);
   if (cached == Measured().end()) {
@@ -273,6 +277,10 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
 
 bool BaseConvolutionLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; }
 
+bool BaseConvolutionLayer::CudnnReadyInSixteenBits() const {
+  return CudnnReady() && cudnn_->staging.type() != FLOAT;
+}
+
 void BaseConvolutionLayer::CudnnConvolve(const void* image, const void* weights, void* output) {
   CudnnState& s = *cudnn_;
   DEMI_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.get(), s.algos.forward_math));
@@ -304,8 +312,13 @@ void BaseConvolutionLayer::CudnnWeightGradient(const void* image, const void* ou
       CudnnHandle(), CudnnScale::One(), s.image.get(), image, s.output.get(), output, s.conv.get(),
       s.algos.backward_filter, WorkspacePointer(&s.workspace), s.workspace.count() * sizeof(float),
       narrow ? CudnnScale::Zero() : CudnnScale::One(), s.filter.get(), weights_diff));
-  if (narrow) {
-    GpuAddWidened(blobs_[0]->count(), s.staging.type(), s.narrow_weight_diff.data()->gpu_data(),
+  const Blob& w = *blobs_[0];
+  if (narrow && s.staging.channels_last()) {
+    GpuAddWidenedFromChannelsLast(w.shape(0), w.shape(1), w.count(2), s.staging.type(),
+                                  s.narrow_weight_diff.data()->gpu_data(),
+                                  blobs_[0]->mutable_gpu_diff());
+  } else if (narrow) {
+    GpuAddWidened(w.count(), s.staging.type(), s.narrow_weight_diff.data()->gpu_data(),
                   blobs_[0]->mutable_gpu_diff());
   }
 }
@@ -318,9 +331,14 @@ const void* BaseConvolutionLayer::CudnnWeights() {
 
 void BaseConvolutionLayer::CudnnForward(const Blob& bottom, Blob* top) {
   CudnnState& s = *cudnn_;
-  if (s.staging.type() != FLOAT) {  // the FLOAT weights may have changed since the last pass
-    GpuConvert(blobs_[0]->count(), FLOAT, blobs_[0]->gpu_data(), s.staging.type(),
-               s.narrow_weights.data()->mutable_gpu_data());
+  const Blob& w = *blobs_[0];
+  void* narrow_weights = s.narrow_weights.data()->mutable_gpu_data();
+  // The FLOAT weights may have changed since the last pass.
+  if (s.staging.channels_last()) {
+    GpuConvertLayout(w.shape(0), w.shape(1), w.count(2), FLOAT, w.gpu_data(), s.staging.type(),
+                     narrow_weights, true);
+  } else if (s.staging.type() != FLOAT) {
+    GpuConvert(w.count(), FLOAT, w.gpu_data(), s.staging.type(), narrow_weights);
   }
   const void* x = s.staging.BottomData(bottom);
   void* y = s.staging.MutableTopData(top);
@@ -334,7 +352,7 @@ void BaseConvolutionLayer::CudnnForward(const Blob& bottom, Blob* top) {
     DEMI_CUDNN_CHECK(cudnnAddTensor(CudnnHandle(), CudnnScale::One(), s.bias.get(),
                                     blobs_[1]->gpu_data(), CudnnScale::One(), out.get(), y));
   } else if (bias_term_) {
-    AddBiasGpu(s.staging.type(), y);
+    AddBiasGpu(s.staging.type(), s.staging.channels_last(), y);
   }
   s.staging.FinishTopData(top);
 }
@@ -352,7 +370,7 @@ void BaseConvolutionLayer::CudnnBackward(const Blob& top, bool propagate_down, B
                                                   CudnnScale::One(), s.bias.get(),
                                                   blobs_[1]->mutable_gpu_diff()));
   } else if (bias_grad) {
-    AccumulateBiasGradientGpu(s.staging.type(), dy);
+    AccumulateBiasGradientGpu(s.staging.type(), s.staging.channels_last(), dy);
   }
   if (weight_grad) {
     const void* x = s.staging.BottomData(*bottom);

@@ -11,10 +11,11 @@ namespace {
 // kernels: written once over the type T the blobs are stored in (float,
 // float16, bfloat16), in float arithmetic (util/stored_types.cuh)
 
-/// A num x channels x spatial blob: the channel of each element.
+/// A blob's channel axis (Caffe's layout or channels last): the channel of
+/// each element.
 struct BnShape {
   ChannelOf channel_of;
-  BnShape(int64_t num, int64_t channels, int64_t spatial) : channel_of(spatial, channels) {}
+  explicit BnShape(const ChannelAxis& axis) : channel_of(axis.channel_of()) {}
 };
 
 /// The terms of the batch's two sums a channel (GpuChannelReduce, each
@@ -172,8 +173,13 @@ BatchNormAffine BatchNormLayer::AffineOnGpu() const {
   return {gamma().gpu_data(), beta() ? beta()->gpu_data() : nullptr, relu_};
 }
 
+ChannelAxis BatchNormLayer::AxisOnGpu(const Blob& blob) const {
+  return ChannelAxis::Of(num_, channels_, spatial_, blob.channels_last());
+}
+
 void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const BnShape s{num_, channels_, spatial_};
+  const ChannelAxis axis = AxisOnGpu(*bottom[0]);
+  const BnShape s{axis};
   const int64_t n = top[0]->count();
   const Type type = top[0]->storage_type();
   const BatchNormAffine affine = AffineOnGpu();
@@ -212,9 +218,10 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
     VisitStorageType(type, [&](auto tag) {
       using T = decltype(tag);
       const T* x = GpuDataAs<T>(*bottom[0]);
-      GpuChannelReduce<double>(num_, channels_, spatial_, StoredValue<T>{x}, StoreMean{mean, m});
+      GpuChannelReduce<double>(axis.outer, axis.channels, axis.inner, StoredValue<T>{x},
+                               StoreMean{mean, m});
       GpuChannelReduce<double>(
-          num_, channels_, spatial_, SquaredDeviation<T>{x, mean, s},
+          axis.outer, axis.channels, axis.inner, SquaredDeviation<T>{x, mean, s},
           FinishStatistics{m, moving_average_fraction_, correction, eps_, mean, inv_std,
                            blobs_[0]->mutable_gpu_data(), blobs_[1]->mutable_gpu_data(),
                            blobs_[2]->mutable_gpu_data()});
@@ -243,7 +250,8 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
   const bool gamma_grad = has_affine() && gamma_learns();
   const bool beta_grad = has_affine() && beta_learns();
   if (!propagate_down[0] && !gamma_grad && !beta_grad) return;
-  const BnShape s{num_, channels_, spatial_};
+  const ChannelAxis axis = AxisOnGpu(*top[0]);
+  const BnShape s{axis};
   const float* inv_std = inv_std_.gpu_data();
 #ifdef USE_CUDNN
   // cuDNN reads y as its x: not where y is gone (its copy) or dx overwrites dy.
@@ -269,11 +277,11 @@ void BatchNormLayer::Backward_gpu(const std::vector<Blob*>& top,
         gamma_grad ? affine_.owner->blobs()[affine_.gamma]->mutable_gpu_diff() : nullptr,
         beta_grad ? beta()->mutable_gpu_diff() : nullptr};
     if (sums_needed && relu) {
-      sums = GpuChannelReduce<DoublePair>(num_, channels_, spatial_,
+      sums = GpuChannelReduce<DoublePair>(axis.outer, axis.channels, axis.inner,
                                           GatedGradientPair<T>{dy, y, affine, s}, to_params);
     } else if (sums_needed) {
-      sums = GpuChannelReduce<DoublePair>(num_, channels_, spatial_, StoredGradientPair<T>{dy, y},
-                                          to_params);
+      sums = GpuChannelReduce<DoublePair>(axis.outer, axis.channels, axis.inner,
+                                          StoredGradientPair<T>{dy, y}, to_params);
     }
     const int64_t n = bottom[0]->count();
     if (!propagate_down[0] || n == 0) return;

@@ -17,8 +17,10 @@ struct BatchNormLayer::CudnnState {
   /// scale and bias gradients, which are dropped).
   Blob scratch;
   /// x's and y's type. cuDNN's batch normalization takes FLOAT and FLOAT16
-  /// data (with FLOAT statistics); BFLOAT16 runs the CUDA kernels.
+  /// data (with FLOAT statistics); BFLOAT16 runs the CUDA kernels, as do
+  /// blobs stored channels last.
   Type type = FLOAT;
+  bool channels_last = false;
 };
 
 void BatchNormLayer::CudnnSetUp() {
@@ -31,6 +33,7 @@ void BatchNormLayer::CudnnSetUp() {
 void BatchNormLayer::CudnnReshape(const Blob& bottom) {
   // cuDNN takes no empty tensors; the CUDA kernels handle those.
   cudnn_->type = bottom.storage_type();
+  cudnn_->channels_last = bottom.channels_last();
   if (bottom.count() > 0) {
     cudnn_->data.Set({num_, channels_, spatial_, 1}, bottom.storage_type());
   }
@@ -38,8 +41,8 @@ void BatchNormLayer::CudnnReshape(const Blob& bottom) {
 }
 
 bool BatchNormLayer::CudnnForwardReady() const {
-  return cudnn_ && cudnn_->type != BFLOAT16 && !use_global_stats_ && num_ * spatial_ > 1 &&
-         channels_ > 0 && (!in_place_ || runs_backward());
+  return cudnn_ && cudnn_->type != BFLOAT16 && !cudnn_->channels_last && !use_global_stats_ &&
+         num_ * spatial_ > 1 && channels_ > 0 && (!in_place_ || runs_backward());
 }
 
 const Blob* BatchNormLayer::CudnnForward(const Blob& bottom, Blob* top) {

@@ -42,6 +42,14 @@ int OperandAxis(const Layer& layer, const Blob& bottom, const Blob& operand, int
   return start;
 }
 
+void CheckCaffeLayoutOnGpu(const Layer& layer, const Blob& bottom, const Blob& top) {
+  DEMI_CHECK(!bottom.channels_last() && !top.channels_last(), layer.type(), " layer '",
+             layer.layer_param().name(), "': its CUDA kernels read Caffe's layout, but its ",
+             bottom.channels_last() ? "bottom " : "top ",
+             (bottom.channels_last() ? bottom : top).shape_string(),
+             " is channels last (set channels_last: false in the net to run it)");
+}
+
 void CheckClassLabel(const Layer& layer, int64_t value, int64_t index, int64_t classes,
                      const Blob& scores) {
   DEMI_CHECK(value >= 0 && value < classes, layer.type(), " layer '", layer.layer_param().name(),

@@ -111,6 +111,7 @@ void PoolingLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
   DEMI_CHECK(bottom[0]->num_axes() == 4, "Pooling layer '", name,
              "' needs a 4-D N x C x H x W bottom, got shape ", bottom[0]->shape_string());
   planes_ = bottom[0]->count(0, 2);
+  channels_ = bottom[0]->shape(1);
   height_ = bottom[0]->shape(2);
   width_ = bottom[0]->shape(3);
   if (global_) {
@@ -137,7 +138,7 @@ void PoolingLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<B
   }
 #ifndef CPU_ONLY
   if (context_.device == Device::kGPU) {
-    staging_.Reshape(engine_.types, *bottom[0], *top[0]);
+    staging_.Reshape(engine_.types, *bottom[0], *top[0], top.size() == 1);
   }
 #endif
 #ifdef USE_CUDNN
@@ -150,6 +151,15 @@ BlobFormats PoolingLayer::narrow_blobs() const {
   // The GPU's kernels (cuDNN's, or ours) keep no argmax mask top in 16 bits.
   const bool gpu = context_.device == Device::kGPU && layer_param_.top_size() < 2;
   return NarrowBlobsWhen(DnnlReady() || gpu, BlobFormats::kPerBlob);
+}
+
+BlobFormats PoolingLayer::channels_last_layouts() const {
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU && staging_.type() != FLOAT && layer_param_.top_size() == 1) {
+    return BlobFormats::kPerBlob;
+  }
+#endif
+  return BlobFormats::kNone;
 }
 
 void PoolingLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {

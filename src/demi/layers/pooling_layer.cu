@@ -5,15 +5,33 @@
 
 namespace demi {
 
-/// The window geometry of pooling_layer.cpp, passed by value to kernels.
+/// The window geometry of pooling_layer.cpp, passed by value to kernels;
+/// `channels` > 0 for tensors stored channels last, 0 in Caffe's layout.
 struct PoolKernelShape {
   int64_t height, width, pooled_h, pooled_w;
   int64_t kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w;
+  int64_t channels;
 };
 
 namespace {
 
 // kernels
+
+/// Element i of a tensor of rows x cols planes: its row and column, and in
+/// a tensor of `other_plane`-element planes in the same layout (the other
+/// side of the pooling), the first element of the same image and channel
+/// and the step from one pixel to the next (Caffe's layout: 1; channels
+/// last: the channels).
+struct Pixel {
+  int64_t row, col, base, step;
+};
+__device__ inline Pixel Locate(int64_t i, int64_t rows, int64_t cols, int64_t other_plane,
+                               int64_t channels) {
+  if (channels == 0) return {i / cols % rows, i % cols, i / (rows * cols) * other_plane, 1};
+  const int64_t pixel = i / channels;
+  return {pixel / cols % rows, pixel % cols,
+          pixel / (rows * cols) * other_plane * channels + i % channels, channels};
+}
 
 /// One dimension of output `out`'s window, as PoolWindow in the CPU code:
 /// [begin, end) clipped to in + pad (AVE's divisor), [lo, hi) inside the image.
@@ -43,17 +61,16 @@ template <typename T>
 __global__ void MaxPoolForwardKernel(int64_t n, const T* x, PoolKernelShape s, T* y,
                                      float* argmax) {
   for (int64_t out = GridStart(); out < n; out += GridStride()) {
-    const int64_t ow = out % s.pooled_w;
-    const int64_t oh = out / s.pooled_w % s.pooled_h;
-    const T* x_p = x + out / (s.pooled_w * s.pooled_h) * s.height * s.width;
+    const Pixel p = Locate(out, s.pooled_h, s.pooled_w, s.height * s.width, s.channels);
+    const T* x_p = x + p.base;
     int64_t hb, he, hlo, hhi, wb, we, wlo, whi;
-    Window(oh, s.kernel_h, s.pad_h, s.stride_h, s.height, &hb, &he, &hlo, &hhi);
-    Window(ow, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
+    Window(p.row, s.kernel_h, s.pad_h, s.stride_h, s.height, &hb, &he, &hlo, &hhi);
+    Window(p.col, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
     int64_t best = -1;
     float best_value = 0.0f;
     for (int64_t h = hlo; h < hhi; ++h) {
       for (int64_t w = wlo; w < whi; ++w) {
-        const float value = Widen(x_p[h * s.width + w]);
+        const float value = Widen(x_p[(h * s.width + w) * p.step]);
         if (best < 0 || value > best_value) {
           best = h * s.width + w;
           best_value = value;
@@ -70,19 +87,18 @@ __global__ void MaxPoolForwardKernel(int64_t n, const T* x, PoolKernelShape s, T
 template <typename T>
 __global__ void AvePoolForwardKernel(int64_t n, const T* x, PoolKernelShape s, T* y) {
   for (int64_t out = GridStart(); out < n; out += GridStride()) {
-    const int64_t ow = out % s.pooled_w;
-    const int64_t oh = out / s.pooled_w % s.pooled_h;
-    const T* x_p = x + out / (s.pooled_w * s.pooled_h) * s.height * s.width;
+    const Pixel p = Locate(out, s.pooled_h, s.pooled_w, s.height * s.width, s.channels);
+    const T* x_p = x + p.base;
     int64_t hb, he, hlo, hhi, wb, we, wlo, whi;
-    Window(oh, s.kernel_h, s.pad_h, s.stride_h, s.height, &hb, &he, &hlo, &hhi);
-    Window(ow, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
+    Window(p.row, s.kernel_h, s.pad_h, s.stride_h, s.height, &hb, &he, &hlo, &hhi);
+    Window(p.col, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
     if (hlo >= hhi || wlo >= whi) {
       y[out] = Narrow<T>(0.0f);
       continue;
     }
     double sum = 0;
     for (int64_t h = hlo; h < hhi; ++h) {
-      for (int64_t w = wlo; w < whi; ++w) sum += Widen(x_p[h * s.width + w]);
+      for (int64_t w = wlo; w < whi; ++w) sum += Widen(x_p[(h * s.width + w) * p.step]);
     }
     y[out] = Narrow<T>(static_cast<float>(sum / static_cast<double>((he - hb) * (we - wb))));
   }
@@ -94,17 +110,15 @@ template <typename T>
 __global__ void MaxPoolBackwardKernel(int64_t n, const T* dy, const float* argmax,
                                       PoolKernelShape s, T* dx) {
   for (int64_t in = GridStart(); in < n; in += GridStride()) {
-    const int64_t w = in % s.width;
-    const int64_t h = in / s.width % s.height;
-    const int64_t out_base = in / (s.width * s.height) * s.pooled_h * s.pooled_w;
-    const float me = static_cast<float>(h * s.width + w);
+    const Pixel p = Locate(in, s.height, s.width, s.pooled_h * s.pooled_w, s.channels);
+    const float me = static_cast<float>(p.row * s.width + p.col);
     int64_t oh_first, oh_last, ow_first, ow_last;
-    Covering(h, s.kernel_h, s.pad_h, s.stride_h, s.pooled_h, &oh_first, &oh_last);
-    Covering(w, s.kernel_w, s.pad_w, s.stride_w, s.pooled_w, &ow_first, &ow_last);
+    Covering(p.row, s.kernel_h, s.pad_h, s.stride_h, s.pooled_h, &oh_first, &oh_last);
+    Covering(p.col, s.kernel_w, s.pad_w, s.stride_w, s.pooled_w, &ow_first, &ow_last);
     float sum = 0;
     for (int64_t oh = oh_first; oh < oh_last; ++oh) {
       for (int64_t ow = ow_first; ow < ow_last; ++ow) {
-        const int64_t out = out_base + oh * s.pooled_w + ow;
+        const int64_t out = p.base + (oh * s.pooled_w + ow) * p.step;
         if (argmax[out] == me) sum += Widen(dy[out]);
       }
     }
@@ -117,12 +131,10 @@ __global__ void MaxPoolBackwardKernel(int64_t n, const T* dy, const float* argma
 template <typename T>
 __global__ void AvePoolBackwardKernel(int64_t n, const T* dy, PoolKernelShape s, T* dx) {
   for (int64_t in = GridStart(); in < n; in += GridStride()) {
-    const int64_t w = in % s.width;
-    const int64_t h = in / s.width % s.height;
-    const int64_t out_base = in / (s.width * s.height) * s.pooled_h * s.pooled_w;
+    const Pixel p = Locate(in, s.height, s.width, s.pooled_h * s.pooled_w, s.channels);
     int64_t oh_first, oh_last, ow_first, ow_last;
-    Covering(h, s.kernel_h, s.pad_h, s.stride_h, s.pooled_h, &oh_first, &oh_last);
-    Covering(w, s.kernel_w, s.pad_w, s.stride_w, s.pooled_w, &ow_first, &ow_last);
+    Covering(p.row, s.kernel_h, s.pad_h, s.stride_h, s.pooled_h, &oh_first, &oh_last);
+    Covering(p.col, s.kernel_w, s.pad_w, s.stride_w, s.pooled_w, &ow_first, &ow_last);
     float sum = 0;
     for (int64_t oh = oh_first; oh < oh_last; ++oh) {
       int64_t hb, he, hlo, hhi;
@@ -130,8 +142,8 @@ __global__ void AvePoolBackwardKernel(int64_t n, const T* dy, PoolKernelShape s,
       for (int64_t ow = ow_first; ow < ow_last; ++ow) {
         int64_t wb, we, wlo, whi;
         Window(ow, s.kernel_w, s.pad_w, s.stride_w, s.width, &wb, &we, &wlo, &whi);
-        sum +=
-            Widen(dy[out_base + oh * s.pooled_w + ow]) / static_cast<float>((he - hb) * (we - wb));
+        sum += Widen(dy[p.base + (oh * s.pooled_w + ow) * p.step]) /
+               static_cast<float>((he - hb) * (we - wb));
       }
     }
     dx[in] = Narrow<T>(sum);
@@ -143,8 +155,17 @@ __global__ void AvePoolBackwardKernel(int64_t n, const T* dy, PoolKernelShape s,
 // launchers
 
 PoolKernelShape PoolingLayer::KernelShape() const {
-  return {height_,   width_, pooled_h_, pooled_w_, kernel_h_,
-          kernel_w_, pad_h_, pad_w_,    stride_h_, stride_w_};
+  return {height_,
+          width_,
+          pooled_h_,
+          pooled_w_,
+          kernel_h_,
+          kernel_w_,
+          pad_h_,
+          pad_w_,
+          stride_h_,
+          stride_w_,
+          staging_.channels_last() ? channels_ : 0};
 }
 
 void PoolingLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {

@@ -12,7 +12,8 @@ struct PoolingLayer::CudnnState {
   CudnnPooling pool;
   CudnnTensor bottom, top;
   /// cuDNN's windows are the layer's at the current shape, and it pools the
-  /// type the layer's staging_ chose (else the CUDA kernels run).
+  /// type the layer's staging_ chose, in Caffe's layout (else the CUDA
+  /// kernels run).
   bool ready = false;
 };
 
@@ -30,7 +31,7 @@ void PoolingLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
   // cuDNN takes no empty tensors: the CAFFE kernels handle those.
   s.ready = bottom.count() > 0 && span_h >= 0 && span_w >= 0 &&
             pooled_h_ == span_h / stride_h_ + 1 && pooled_w_ == span_w / stride_w_ + 1 &&
-            CudnnPoolsAndActivatesIn(staging_.type());
+            CudnnPoolsAndActivatesIn(staging_.type()) && !staging_.channels_last();
   if (!s.ready) return;
   // Within those sizes every window ends inside in + pad, so AVE's divisor
   // is the whole kernel, padding included, as cuDNN counts it.

@@ -64,9 +64,9 @@ void ScaleLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blo
   }
   // One scale per channel of an image batch: the layer reads channel-blocked
   // blobs too (on the CPU, with the DNNL engine).
-  per_channel_ = bottom.size() == 1 && bottom[0]->num_axes() == 4 &&
-                 outer_ == bottom[0]->shape(0) && scale_dim_ == bottom[0]->shape(1) &&
-                 engine_.engine == EngineKind::kDnnl;
+  channel_scale_ = bottom.size() == 1 && bottom[0]->num_axes() == 4 &&
+                   outer_ == bottom[0]->shape(0) && scale_dim_ == bottom[0]->shape(1);
+  per_channel_ = channel_scale_ && engine_.engine == EngineKind::kDnnl;
   sums_.assign(per_channel_ ? scale_dim_ : 0, 0.0);
 }
 

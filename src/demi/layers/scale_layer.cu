@@ -41,6 +41,12 @@ struct StoreBiasAndScaleSums {
 
 // launchers
 
+ChannelAxis ScaleLayer::AxisOnGpu(const Blob& blob) const {
+  // Channels last only per channel (outer N, inner H x W).
+  if (blob.channels_last()) return ChannelAxis{outer_ * inner_, scale_dim_, 1};
+  return ChannelAxis{outer_, scale_dim_, inner_};
+}
+
 void ScaleLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t n = bottom[0]->count();
   const Type type = bottom[0]->storage_type();
@@ -54,7 +60,7 @@ void ScaleLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector
   VisitStorageType(type, [&](auto tag) {
     using T = decltype(tag);
     Launch("ScaleForwardKernel", ElementwiseBlocks(n), ScaleForwardKernel<T>, n,
-           ChannelOf(inner_, scale_dim_), GpuDataAs<T>(*bottom[0]), s, b,
+           AxisOnGpu(*bottom[0]).channel_of(), GpuDataAs<T>(*bottom[0]), s, b,
            MutableGpuDataAs<T>(top[0]));
   });
 }
@@ -62,6 +68,7 @@ void ScaleLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector
 void ScaleLayer::Backward_gpu(const std::vector<Blob*>& top,
                               const std::vector<bool>& propagate_down,
                               const std::vector<Blob*>& bottom) {
+  const ChannelAxis axis = AxisOnGpu(*top[0]);
   VisitStorageType(top[0]->storage_type(), [&](auto tag) {
     using T = decltype(tag);
     const T* dy = GpuDiffAs<T>(*top[0]);
@@ -78,20 +85,21 @@ void ScaleLayer::Backward_gpu(const std::vector<Blob*>& top,
     }
     if (bias_grad && scale_grad) {  // both sums in one pass over dy
       GpuChannelReduce<DoublePair>(
-          outer_, scale_dim_, inner_, StoredGradientPair<T>{dy, x},
+          axis.outer, axis.channels, axis.inner, StoredGradientPair<T>{dy, x},
           StoreBiasAndScaleSums{{blobs_[bias_index_]->mutable_gpu_diff(), true},
                                 {ds, scale_is_param}});
     } else if (bias_grad) {
-      GpuChannelSums(outer_, scale_dim_, inner_, true, StoredGradientTerm<T>{dy, nullptr},
-                     blobs_[bias_index_]->mutable_gpu_diff());
+      GpuChannelSums(axis.outer, axis.channels, axis.inner, true,
+                     StoredGradientTerm<T>{dy, nullptr}, blobs_[bias_index_]->mutable_gpu_diff());
     } else if (scale_grad) {
-      GpuChannelSums(outer_, scale_dim_, inner_, scale_is_param, StoredGradientTerm<T>{dy, x}, ds);
+      GpuChannelSums(axis.outer, axis.channels, axis.inner, scale_is_param,
+                     StoredGradientTerm<T>{dy, x}, ds);
     }
     const int64_t n = top[0]->count();
     if (propagate_down[0] && n > 0) {
       const float* s = (scale_is_param ? blobs_[0].get() : bottom[1])->gpu_data();
       Launch("ScaleBackwardKernel", ElementwiseBlocks(n), ScaleBackwardKernel<T>, n,
-             ChannelOf(inner_, scale_dim_), dy, s, MutableGpuDiffAs<T>(bottom[0]));
+             axis.channel_of(), dy, s, MutableGpuDiffAs<T>(bottom[0]));
     }
   });
 }

@@ -92,9 +92,20 @@ void CudnnTensor::Set(const std::vector<int64_t>& shape, const std::vector<int64
       get(), CudnnDataType(type), static_cast<int>(dims.size()), dims.data(), stride_ints.data()));
 }
 
-void CudnnFilter::Set(const std::vector<int64_t>& shape, Type type) {
+void CudnnTensor::SetImages(const std::vector<int64_t>& nchw, Type type, bool channels_last) {
+  if (!channels_last) {
+    Set(nchw, type);
+    return;
+  }
+  CHECK_EQ(nchw.size(), 4u) << "channels last: 4-D images only";
+  const int64_t c = nchw[1], h = nchw[2], w = nchw[3];
+  Set(nchw, {h * w * c, 1, w * c, c}, type);
+}
+
+void CudnnFilter::Set(const std::vector<int64_t>& shape, Type type, bool channels_last) {
   const std::vector<int> dims = ToInts(PadTo4(shape));
-  DEMI_CUDNN_CHECK(cudnnSetFilterNdDescriptor(get(), CudnnDataType(type), CUDNN_TENSOR_NCHW,
+  DEMI_CUDNN_CHECK(cudnnSetFilterNdDescriptor(get(), CudnnDataType(type),
+                                              channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                               static_cast<int>(dims.size()), dims.data()));
 }
 
