@@ -328,10 +328,12 @@ constexpr char kBlockNet[] = R"(
 
 /// The block net at a --precision, on `device`, its BatchNorm + Scale (+
 /// ReLU) fused or not (NetParameter.fuse_layers), its blobs channels last
-/// where the layers take it or not (NetParameter.channels_last).
+/// where the layers take it or not (NetParameter.channels_last), its cuDNN
+/// algorithms chosen by heuristics (kDeterministic) or measured.
 inline std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory,
                                      Device device = Device::kCPU, bool fuse_layers = true,
-                                     bool channels_last = true) {
+                                     bool channels_last = true,
+                                     GpuMath gpu_math = GpuMath::kDeterministic) {
   NetParameter param = ParseText<NetParameter>(kBlockNet);
   param.mutable_state()->set_phase(TRAIN);
   param.set_memory_optimization(memory);
@@ -340,6 +342,7 @@ inline std::unique_ptr<Net> BlockNet(Type precision, MemoryOptimization memory,
   ApplyPrecision(precision, &param);
   Context context;
   context.device = device;
+  context.gpu_math = gpu_math;
   return std::make_unique<Net>(param, context);
 }
 

@@ -103,11 +103,16 @@ TEST_P(GpuChannelsLastTest, BatchNorm) {
   ExpectCasesStoreLikeFloatOnGpu("BatchNorm", type(), kChannelsLast);
 }
 
-TEST_P(GpuChannelsLastTest, BatchNormOverManyChannels) {
-  // Past one tile of the channels-last sums, with a partial tile.
+TEST_P(GpuChannelsLastTest, BatchNormOverManyChannelsAndRows) {
+  // Past one tile of the channels-last sums, with a partial tile; then rows
+  // enough to cut each channel among 32 blocks (SplitRows).
   StorageCase c = StorageCasesOf("BatchNorm")[1];
-  c.shape = {3, 70, 4, 5};
-  ExpectStoresLikeFloat(c, type(), kChannelsLast, Device::kGPU);
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{3, 70, 4, 5}, std::vector<int64_t>{8, 40, 32, 32}}) {
+    c.shape = shape;
+    SCOPED_TRACE(c.shape[1]);
+    ExpectStoresLikeFloat(c, type(), kChannelsLast, Device::kGPU);
+  }
 }
 
 TEST_P(GpuChannelsLastTest, Scale) {
@@ -126,8 +131,12 @@ TEST_P(GpuChannelsLastTest, Pooling) {
   StorageCase c = StorageCasesOf("Pooling")[0];
   c.shape = {2, 16, 8, 8};
   ExpectStoresLikeFloat(c, type(), kChannelsLast, Device::kGPU);
-  // Into Caffe's layout, for a classifier that reads only it (AlexNet's pool5).
+  // Into Caffe's layout, for a classifier that reads only it (AlexNet's pool5),
+  // and from it.
   c.caffe_layout_tops = true;
+  ExpectStoresLikeFloat(c, type(), kChannelsLast, Device::kGPU);
+  c.caffe_layout_tops = false;
+  c.caffe_layout_bottoms = true;
   ExpectStoresLikeFloat(c, type(), kChannelsLast, Device::kGPU);
   // Global pooling: a 1 x 1 top is the same bytes in both layouts (pool5).
   ExpectStoresLikeFloat({"type: 'Pooling' pooling_param { pool: AVE global_pooling: true }"},
@@ -136,13 +145,15 @@ TEST_P(GpuChannelsLastTest, Pooling) {
 
 TEST_P(GpuChannelsLastTest, ANetStoresTheBlobsBetweenChannelsLastLayersSo) {
   auto net = BlockNet(type(), ARENA, Device::kGPU);
-  // pool (5 x 5) feeds the InnerProduct, which reads Caffe's layout only.
+  // pool (6 x 6) feeds the InnerProduct, which reads Caffe's layout only.
   for (const char* name : {"conv1", "conv2a", "conv2b", "sum"}) {
     EXPECT_TRUE(net->blob_by_name(name)->channels_last()) << name;
   }
   for (const char* name : {"data", "pool", "ip"}) {
     EXPECT_FALSE(net->blob_by_name(name)->channels_last()) << name;
   }
+  // The reshapes that chose them were trials; the last one measured.
+  for (const auto& layer : net->layers()) EXPECT_FALSE(layer->context().settling);
   auto caffe = BlockNet(type(), ARENA, Device::kGPU, true, /*channels_last=*/false);
   for (const auto& blob : caffe->blobs()) EXPECT_FALSE(blob->channels_last());
   // FLOAT convolutions run in Caffe's layout.
@@ -159,6 +170,19 @@ TEST_P(GpuChannelsLastTest, ANetComputesWhatItComputesInCaffeLayout) {
     ExpectNetsRunNear(caffe.get(), last.get(), 0.01f, 0.1);
   } else {
     ExpectNetsRunNear(caffe.get(), last.get(), 0.002f, 0.05);
+  }
+}
+
+TEST_P(GpuChannelsLastTest, MeasuredAlgorithmsRunChannelsLastToo) {
+  // cudnnFind on channels-last descriptors (GpuMath::kTensorOps, the tools'
+  // default), after the trial reshapes that chose the layout.
+  auto measured = BlockNet(type(), ARENA, Device::kGPU, true, true, GpuMath::kTensorOps);
+  EXPECT_TRUE(measured->blob_by_name("conv2a")->channels_last());
+  auto heuristic = BlockNet(type(), ARENA, Device::kGPU);
+  if (type() == BFLOAT16) {
+    ExpectNetsRunNear(heuristic.get(), measured.get(), 0.01f, 0.1);
+  } else {
+    ExpectNetsRunNear(heuristic.get(), measured.get(), 0.002f, 0.05);
   }
 }
 

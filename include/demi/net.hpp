@@ -241,6 +241,10 @@ class Net {
   /// and write it, and reshapes the layers again where that changed a blob
   /// (net_layouts.cpp).
   void SettleLayouts();
+  /// SettleLayouts' rounds: choose, apply, reshape until nothing changes.
+  void SettleFormats();
+  /// Marks the layers' reshapes as trials or not (Context::settling).
+  void SetLayersSettling(bool settling);
   /// Logs, where the net asks for 16-bit types, which layers run wider ones
   /// (their engines store or compute the asked ones not) and how many blobs
   /// are 16-bit; and once a process that FLOAT16 on a CPU is storage only.

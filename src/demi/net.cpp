@@ -71,6 +71,7 @@ void Net::Init(const NetParameter& in_param) {
   UpgradeNetAsNeeded(StrCat("net '", in_param.name(), "'"), &upgraded);
   phase_ = upgraded.state().phase();
   context_.cudnn_workspace_bytes = static_cast<size_t>(upgraded.cudnn_workspace_mb()) << 20;
+  context_.settling = false;  // its layers' (a layer's inner net's context may be a trial's)
   engine_defaults_ = NetEngineDefaults(upgraded);
   context_.engine = engine_defaults_.engine;
   if (context_.device == Device::kGPU) {
@@ -133,7 +134,10 @@ void Net::CreateAndConnectLayers(const NetParameter& param) {
     DEMI_CHECK(!layer_index_.count(layer_param.name()), "two layers are named '",
                layer_param.name(), "'");
     std::shared_ptr<Layer> layer = LayerRegistry::Create(layer_param);
-    layer->set_context(context_);
+    // Their first reshape (SetUp) is the first trial of SettleLayouts.
+    Context layer_context = context_;
+    layer_context.settling = context_.device == Device::kGPU;
+    layer->set_context(layer_context);
     layer->set_engine(DecideLayerEngine(layer_param));
     layer->SeedRng(LayerSeed(context_.seed, layer_id, context_.replica));
     layers_.push_back(layer);
@@ -437,6 +441,7 @@ float Net::ForwardBackward() {
 }
 
 void Net::Reshape() {
+  SetLayersSettling(context_.device == Device::kGPU);
   ReshapeLayers();
   SettleLayouts();
   PlanMemory();

@@ -160,13 +160,38 @@ void Net::LogNarrowTypes(const NetParameter& param) const {
   }
 }
 
+void Net::SetLayersSettling(bool settling) {
+  for (const std::shared_ptr<Layer>& layer : layers_) {
+    Context context = layer->context();
+    context.settling = settling;
+    layer->set_context(context);
+  }
+}
+
 void Net::SettleLayouts() {
+  // On a GPU the reshapes until the formats settle are trials
+  // (Context::settling: cuDNN chooses its algorithms by heuristics), and one
+  // more reshape measures them. A measured engine may find no kernel where
+  // its trial found one, so the formats settle again after it (normally at
+  // once).
+  const bool gpu = context_.device == Device::kGPU;
+  SetLayersSettling(gpu);
+  SettleFormats();
+  if (!gpu) return;
+  SetLayersSettling(false);
+  ReshapeLayers();
+  SettleFormats();
+}
+
+void Net::SettleFormats() {
   // What a layer can read may depend on its blobs' formats (a primitive
   // oneDNN has for one layout or type only): reshape until the choice holds.
   // Where they do not settle (a layer whose engine, given the layout it
   // asked for, finds no kernel at that shape), the blobs keep Caffe's
-  // layout, then FLOAT too.
-  constexpr int kRounds = 3;
+  // layout, then FLOAT too. Rounds: the types, the layout, a check; and as
+  // many again where a layer refuses the layout it asked for (it then
+  // remembers that, as a convolution does).
+  constexpr int kRounds = 5;
   const std::vector<int> caffe_layout(blobs_.size(), 1);
   for (bool blocked : {true, false}) {
     for (int round = 0; round < kRounds; ++round) {

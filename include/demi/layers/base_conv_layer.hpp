@@ -142,6 +142,10 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   /// Whether this layer runs cuDNN at the current shape (in 16 bits).
   bool CudnnReady() const;
   bool CudnnReadyInSixteenBits() const;
+  /// Whether cuDNN found no algorithm channels last at the current shape
+  /// (its blobs then keep Caffe's layout; without this memory the net would
+  /// offer the layout again each time it runs in Caffe's).
+  bool CudnnRefusedChannelsLast() const;
   /// Forward and Backward of one bottom and top, bias included, in the
   /// type CudnnReshape chose (FLOAT, or a 16-bit one through NarrowStaging).
   void CudnnForward(const Blob& bottom, Blob* top);

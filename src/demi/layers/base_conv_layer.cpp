@@ -216,7 +216,8 @@ BlobFormats BaseConvolutionLayer::narrow_blobs() const {
 
 BlobFormats BaseConvolutionLayer::channels_last_layouts() const {
 #ifdef USE_CUDNN
-  if (context_.device == Device::kGPU && CudnnReadyInSixteenBits() && MayRunChannelsLast()) {
+  if (context_.device == Device::kGPU && CudnnReadyInSixteenBits() && MayRunChannelsLast() &&
+      !CudnnRefusedChannelsLast()) {
     return BlobFormats::kPerBlob;
   }
 #endif

@@ -43,6 +43,9 @@ struct BaseConvolutionLayer::CudnnState {
   /// it (tensor-op products summed in FLOAT), a FLOAT side staged; and the
   /// layout (channels last where a side is, the other side staged).
   NarrowStaging staging;
+  /// The bottom shape at which cuDNN found no algorithm channels last, or
+  /// empty.
+  std::vector<int64_t> refused_channels_last;
   /// In a 16-bit type: the weights rounded to it at each Forward (the FLOAT
   /// weights stay the master copy the solver updates), and the weight
   /// gradient, in scratch, before it is added to the FLOAT one; channels
@@ -150,8 +153,11 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
 
   s.ready = false;
   s.workspace.Reshape(std::vector<int64_t>{0});
+  if (s.refused_channels_last != bottom.shape()) s.refused_channels_last.clear();
   if (bottom.count() == 0) return;  // cuDNN takes no empty tensors; CAFFE handles them
   auto use_caffe_engine = [&](size_t needed) {
+    if (last) s.refused_channels_last = bottom.shape();
+    if (context_.settling) return;  // a trial: the measured reshape says it if it holds
     LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no "
                  << (context_.gpu_math == GpuMath::kDeterministic ? "" : "measured or ")
                  << "deterministic FP32 cuDNN algorithm within "
@@ -162,7 +168,10 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
   };
   cudnnHandle_t handle = CudnnHandle();
   const size_t budget = context_.cudnn_workspace_bytes;
-  if (context_.gpu_math == GpuMath::kTensorOps) CudnnMeasureAlgorithms(bottom);
+  // Not while the net settles its blobs' formats: those reshapes are trials.
+  if (context_.gpu_math == GpuMath::kTensorOps && !context_.settling) {
+    CudnnMeasureAlgorithms(bottom);
+  }
   // Where no measured algorithm fits the budget (an H100 found none for
   // ResNet-50's 56x56 3x3 convolutions within 64 MiB), cuDNN's deterministic
   // FP32 choice, before the CAFFE engine.
@@ -279,6 +288,10 @@ bool BaseConvolutionLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; 
 
 bool BaseConvolutionLayer::CudnnReadyInSixteenBits() const {
   return CudnnReady() && cudnn_->staging.type() != FLOAT;
+}
+
+bool BaseConvolutionLayer::CudnnRefusedChannelsLast() const {
+  return cudnn_ && !cudnn_->refused_channels_last.empty();
 }
 
 void BaseConvolutionLayer::CudnnConvolve(const void* image, const void* weights, void* output) {
