@@ -41,6 +41,19 @@ inline void ExpectGpuMatchesCpu(const GpuCase& c) {
       [&] { return MakeLayerOn(c.layer, Device::kGPU); });
 }
 
+/// A test of a 16-bit type (its parameter) on GPU 0: skipped without a
+/// device, and in builds without cuDNN, where no GPU layer stores 16 bits.
+class GpuSixteenBitTest : public ::testing::TestWithParam<Type> {
+ protected:
+  void SetUp() override {
+    if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+#ifndef USE_CUDNN
+    GTEST_SKIP() << "built without cuDNN: no GPU layer stores 16 bits";
+#endif
+  }
+  Type type() const { return GetParam(); }
+};
+
 }  // namespace
 }  // namespace demi
 

@@ -397,6 +397,17 @@ inline void ExpectNetsRunNear(Net* want, Net* got, float loss_tolerance,
   }
 }
 
+/// ExpectNetsRunNear within the CPU tests' bounds for 16 bits against FLOAT
+/// (test_bf16_storage.cpp, test_f16_storage.cpp): BFLOAT16 1 % of the loss
+/// and 10 % of each gradient, FLOAT16 0.2 % and 5 %.
+inline void ExpectNetsRunNearInType(Type type, Net* want, Net* got) {
+  if (type == BFLOAT16) {
+    ExpectNetsRunNear(want, got, 0.01f, 0.1);
+  } else {
+    ExpectNetsRunNear(want, got, 0.002f, 0.05);
+  }
+}
+
 /// The block net in `type` against FLOAT from the same weights
 /// (ExpectNetsRunNear).
 inline void ExpectBlockNetNearFloat(Type type, float loss_tolerance, double gradient_tolerance,

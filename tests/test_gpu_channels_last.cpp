@@ -59,16 +59,7 @@ TEST(GpuConvertLayoutTest, TransposesEachWayAndAddsAWeightGradientBack) {
 #endif
 }
 
-class GpuChannelsLastTest : public ::testing::TestWithParam<Type> {
- protected:
-  void SetUp() override {
-    if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
-#ifndef USE_CUDNN
-    GTEST_SKIP() << "built without cuDNN: no GPU layer stores 16 bits";
-#endif
-  }
-  Type type() const { return GetParam(); }
-};
+class GpuChannelsLastTest : public GpuSixteenBitTest {};
 
 std::string Convolution(const std::string& geometry) {
   return StrCat("type: 'Convolution' convolution_param { ", geometry, kStorageFillers, " }");
@@ -166,11 +157,7 @@ TEST_P(GpuChannelsLastTest, ANetComputesWhatItComputesInCaffeLayout) {
   // wrong transpose misses them by far.
   auto caffe = BlockNet(type(), ARENA, Device::kGPU, true, false);
   auto last = BlockNet(type(), ARENA, Device::kGPU);
-  if (type() == BFLOAT16) {
-    ExpectNetsRunNear(caffe.get(), last.get(), 0.01f, 0.1);
-  } else {
-    ExpectNetsRunNear(caffe.get(), last.get(), 0.002f, 0.05);
-  }
+  ExpectNetsRunNearInType(type(), caffe.get(), last.get());
 }
 
 TEST_P(GpuChannelsLastTest, MeasuredAlgorithmsRunChannelsLastToo) {
@@ -179,18 +166,14 @@ TEST_P(GpuChannelsLastTest, MeasuredAlgorithmsRunChannelsLastToo) {
   auto measured = BlockNet(type(), ARENA, Device::kGPU, true, true, GpuMath::kTensorOps);
   EXPECT_TRUE(measured->blob_by_name("conv2a")->channels_last());
   auto heuristic = BlockNet(type(), ARENA, Device::kGPU);
-  if (type() == BFLOAT16) {
-    ExpectNetsRunNear(heuristic.get(), measured.get(), 0.01f, 0.1);
-  } else {
-    ExpectNetsRunNear(heuristic.get(), measured.get(), 0.002f, 0.05);
-  }
+  ExpectNetsRunNearInType(type(), heuristic.get(), measured.get());
 }
 
 TEST_P(GpuChannelsLastTest, UnfusedBatchNormAndScaleRunChannelsLastToo) {
   auto apart = BlockNet(type(), ARENA, Device::kGPU, /*fuse_layers=*/false);
   EXPECT_TRUE(apart->blob_by_name("conv2b")->channels_last());
   auto fused = BlockNet(type(), ARENA, Device::kGPU);
-  ExpectNetsRunNear(fused.get(), apart.get(), 0.01f, 0.1);
+  ExpectNetsRunNearInType(type(), fused.get(), apart.get());
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuChannelsLastTest, ::testing::Values(FLOAT16, BFLOAT16),

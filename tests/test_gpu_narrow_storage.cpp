@@ -17,16 +17,7 @@
 namespace demi {
 namespace {
 
-class GpuNarrowStorageTest : public ::testing::TestWithParam<Type> {
- protected:
-  void SetUp() override {
-    if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
-#ifndef USE_CUDNN
-    GTEST_SKIP() << "built without cuDNN: no GPU layer stores 16 bits";
-#endif
-  }
-  Type type() const { return GetParam(); }
-};
+class GpuNarrowStorageTest : public GpuSixteenBitTest {};
 
 TEST_P(GpuNarrowStorageTest, Convolution) {
   for (const char* geometry :
@@ -120,12 +111,9 @@ TEST_P(GpuNarrowStorageTest, ANetStoresTheBlobsBetweenSixteenBitLayersInSixteenB
 }
 
 TEST_P(GpuNarrowStorageTest, ANetComputesWhatItComputesInFloat) {
-  // The CPU tests' bounds (test_bf16_storage.cpp, test_f16_storage.cpp).
-  if (type() == BFLOAT16) {
-    ExpectBlockNetNearFloat(BFLOAT16, 0.01f, 0.1, Device::kGPU);
-  } else {
-    ExpectBlockNetNearFloat(FLOAT16, 0.002f, 0.05, Device::kGPU);
-  }
+  auto narrow = BlockNet(type(), ARENA, Device::kGPU);
+  auto wide = BlockNet(FLOAT, ARENA, Device::kGPU);
+  ExpectNetsRunNearInType(type(), wide.get(), narrow.get());
 }
 
 TEST_P(GpuNarrowStorageTest, PlannedAndUnplannedNetsAreBitIdentical) {

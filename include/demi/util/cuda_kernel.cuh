@@ -116,16 +116,20 @@ struct ChannelSplit {
   int64_t splits = 1, run = 0;
 };
 
-inline ChannelSplit SplitChannels(int64_t outer, int64_t channels, int64_t inner) {
-  // About 2048 blocks in all (a dozen per multiprocessor on the largest GPUs),
-  // none with fewer than 8192 elements.
-  const int64_t per_channel = outer * inner;
-  const int64_t wanted = (2048 + channels - 1) / channels;
-  const int64_t most = per_channel / 8192;
+/// A cut of `length` positions into `splits` runs for `units` x splits
+/// blocks: about 2048 blocks in all (a dozen per multiprocessor on the
+/// largest GPUs), none with fewer than 8192 elements (`width` per position).
+inline ChannelSplit SplitRuns(int64_t length, int64_t units, int64_t width) {
+  const int64_t wanted = (2048 + units - 1) / units;
+  const int64_t most = length * width / 8192;
   ChannelSplit split;
   split.splits = wanted < most ? wanted : (most > 1 ? most : 1);
-  split.run = (per_channel + split.splits - 1) / split.splits;
+  split.run = (length + split.splits - 1) / split.splits;
   return split;
+}
+
+inline ChannelSplit SplitChannels(int64_t outer, int64_t channels, int64_t inner) {
+  return SplitRuns(outer * inner, channels, 1);
 }
 
 // kernels
@@ -178,17 +182,11 @@ __global__ void ChannelPartialSumKernel(int64_t outer, int64_t channels, int64_t
 constexpr int kChannelTile = 32;
 
 /// GpuChannelReduce's cut of a channels-last tensor (inner 1: element
-/// o * channels + c): `splits` runs of `run` rows o, each taken by one
-/// block per tile of kChannelTile channels; about 2048 blocks in all, none
-/// with fewer than 8192 elements.
+/// o * channels + c): runs of rows o, each taken by one block per tile of
+/// kChannelTile channels.
 inline ChannelSplit SplitRows(int64_t rows, int64_t channels) {
   const int64_t tiles = (channels + kChannelTile - 1) / kChannelTile;
-  const int64_t wanted = (2048 + tiles - 1) / tiles;
-  const int64_t most = rows * (channels < kChannelTile ? channels : kChannelTile) / 8192;
-  ChannelSplit split;
-  split.splits = wanted < most ? wanted : (most > 1 ? most : 1);
-  split.run = (rows + split.splits - 1) / split.splits;
-  return split;
+  return SplitRuns(rows, tiles, channels < kChannelTile ? channels : kChannelTile);
 }
 
 /// Block (t, s) of GpuChannelReduce on a channels-last tensor: for each
