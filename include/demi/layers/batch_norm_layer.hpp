@@ -96,11 +96,11 @@ struct BatchNormAffine {
 /// as its saved input) and Backward reads that. With global statistics it
 /// reads no data. The per-channel mean is scratch.
 ///
-/// GPU: CUDA kernels (batch_norm_layer.cu; the batch statistics in two
-/// GpuChannelReduce passes in double, mean then squared deviations, each
-/// channel cut among many blocks), and in builds with USE_CUDNN
-/// cuDNN's spatial batch normalization for batch statistics over m > 1
-/// values when the engine decision says CUDNN. cuDNN's forward runs with an
+/// GPU: CUDA kernels (batch_norm_layer.cu; the batch statistics in one
+/// GpuChannelReduce pass summing x and x^2 in double, each channel cut among
+/// many blocks; blobs in Caffe's layout or channels last), and in builds
+/// with USE_CUDNN cuDNN's spatial batch normalization for batch statistics
+/// over m > 1 values in Caffe's layout when the engine decision says CUDNN. cuDNN's forward runs with an
 /// averaging factor of 1 into scratch, and the running sums are then updated
 /// as above; in place (or with the affine part) it writes the copy of x_hat
 /// first, and y from that.

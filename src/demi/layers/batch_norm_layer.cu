@@ -18,43 +18,33 @@ struct BnShape {
   explicit BnShape(const ChannelAxis& axis) : channel_of(axis.channel_of()) {}
 };
 
-/// The terms of the batch's two sums a channel (GpuChannelReduce, each
-/// channel cut among many blocks): x, then (x - mean[c])^2, x stored in T.
+/// The terms of a channel's two sums, taken in one pass (GpuChannelReduce,
+/// each channel cut among many blocks): x and x^2, x stored in T, in double.
 template <typename T>
-struct StoredValue {
+struct ValueAndSquare {
   const T* x;
-  __device__ double operator()(int64_t i) const { return Widen(x[i]); }
-};
-template <typename T>
-struct SquaredDeviation {
-  const T* x;
-  const float* mean;
-  BnShape s;
-  __device__ double operator()(int64_t i) const {
-    const double d = Widen(x[i]) - static_cast<double>(mean[s.channel_of(i)]);
-    return d * d;
+  __device__ DoublePair operator()(int64_t i) const {
+    const double v = Widen(x[i]);
+    return {v, v * v};
   }
 };
 
-/// mean[c] = the channel's sum / m.
-struct StoreMean {
-  float* mean;
-  int64_t m;
-  __device__ void operator()(int64_t c, double total) const {
-    mean[c] = m > 0 ? static_cast<float>(total / static_cast<double>(m)) : 0.0f;
-  }
-};
-
-/// From the channel's sum of squared deviations: the biased variance, the
-/// running sums, inv_std = 1 / sqrt(var + eps); channel 0 also updates the
-/// moving-average factor.
+/// From the channel's sums of x and x^2 over m values: the mean and the
+/// biased variance E[x^2] - mean^2, in double (the subtraction costs
+/// log2(mean^2 / var) of double's 52 bits, leaving more than FLOAT's 24
+/// unless the mean lies 2^14 standard deviations from 0; the CPU's two
+/// passes agree within FLOAT's rounding), the running sums, inv_std =
+/// 1 / sqrt(var + eps); channel 0 also updates the moving-average factor.
 struct FinishStatistics {
   int64_t m;
   float fraction, correction, eps;
-  const float* mean;
-  float *inv_std, *mean_sum, *var_sum, *factor;
-  __device__ void operator()(int64_t c, double total) const {
-    const float var = m > 0 ? static_cast<float>(total / static_cast<double>(m)) : 0.0f;
+  float *mean, *inv_std, *mean_sum, *var_sum, *factor;
+  __device__ void operator()(int64_t c, const DoublePair& total) const {
+    const double count = static_cast<double>(m);
+    const double mean_c = m > 0 ? total.a / count : 0.0;
+    const float var =
+        m > 0 ? static_cast<float>(fmax(total.b / count - mean_c * mean_c, 0.0)) : 0.0f;
+    mean[c] = static_cast<float>(mean_c);
     // fraction 0 overwrites, as the CPU's Axpby: an old NaN does not survive.
     mean_sum[c] = fraction == 0.0f ? mean[c] : mean[c] + fraction * mean_sum[c];
     var_sum[c] = fraction == 0.0f ? correction * var : correction * var + fraction * var_sum[c];
@@ -213,15 +203,13 @@ void BatchNormLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::ve
   } else {
     const int64_t m = num_ * spatial_;
     const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.0f;
-    // Two passes in double, as the CPU: the mean, then the squared
-    // deviations from it.
+    // One pass over x in double for both sums (the CPU takes two: the
+    // mean, then the squared deviations from it), so the statistics read the
+    // blob once and the forward twice in all.
     VisitStorageType(type, [&](auto tag) {
       using T = decltype(tag);
-      const T* x = GpuDataAs<T>(*bottom[0]);
-      GpuChannelReduce<double>(axis.outer, axis.channels, axis.inner, StoredValue<T>{x},
-                               StoreMean{mean, m});
-      GpuChannelReduce<double>(
-          axis.outer, axis.channels, axis.inner, SquaredDeviation<T>{x, mean, s},
+      GpuChannelReduce<DoublePair>(
+          axis.outer, axis.channels, axis.inner, ValueAndSquare<T>{GpuDataAs<T>(*bottom[0])},
           FinishStatistics{m, moving_average_fraction_, correction, eps_, mean, inv_std,
                            blobs_[0]->mutable_gpu_data(), blobs_[1]->mutable_gpu_data(),
                            blobs_[2]->mutable_gpu_data()});
