@@ -285,16 +285,15 @@ TEST(EngineDecisionTest, APrecisionOnTheGpuStoresSixteenBitsBetweenCudnnAndOurKe
          {"type: 'Scale'", "type: 'Eltwise'", "type: 'Split'", "type: 'Concat'", "type: 'Dropout'",
           "type: 'InnerProduct'", "type: 'BatchNorm' batch_norm_param { engine: CAFFE }",
           "type: 'ReLU' relu_param { negative_slope: 0.1 }",
-          "type: 'Pooling' pooling_param { engine: CAFFE }"}) {
+          "type: 'Pooling' pooling_param { engine: CAFFE }", "type: 'LRN'"}) {
       const EngineDecision decision = decide(layer, type);
       EXPECT_EQ(EngineName(decision.engine), "CAFFE") << layer;
       EXPECT_EQ(decision.types, storage) << layer << " " << Type_Name(type);
     }
     // The rest run FLOAT: no 16-bit kernel of theirs on the GPU yet.
-    for (const char* layer :
-         {"type: 'Deconvolution'", "type: 'Softmax'", "type: 'LRN'", "type: 'SoftmaxWithLoss'",
-          "type: 'Eltwise' eltwise_param { operation: MAX }",
-          "type: 'Convolution' convolution_param { engine: CAFFE }"}) {
+    for (const char* layer : {"type: 'Deconvolution'", "type: 'Softmax'", "type: 'SoftmaxWithLoss'",
+                              "type: 'Eltwise' eltwise_param { operation: MAX }",
+                              "type: 'Convolution' convolution_param { engine: CAFFE }"}) {
       EXPECT_EQ(decide(layer, type).types, LayerTypes{}) << layer << " " << Type_Name(type);
     }
   }

@@ -1,6 +1,6 @@
 // FLOAT16 and BFLOAT16 blobs on a GPU (engine_decision.cpp's GPU rows):
 // cuDNN's convolution, pooling, ReLU and batch normalization and the CUDA
-// kernels of Scale, Eltwise SUM, Split and BatchNorm against the same
+// kernels of Scale, Eltwise SUM, Split, BatchNorm and LRN against the same
 // layers in FLOAT on the GPU, on the same 16-bit numbers, within
 // storage_compare_util.hpp's tolerance; a FLOAT bottom or top of a 16-bit
 // convolution converted through scratch; and the ResNet block net trained
@@ -95,6 +95,16 @@ TEST_P(GpuNarrowStorageTest, InnerProduct) {
   c.float_tops = false;
   c.float_bottoms = true;
   ExpectStoresLikeFloat(c, type(), 1, Device::kGPU);
+}
+
+TEST_P(GpuNarrowStorageTest, Lrn) {
+  // Our kernels in 16 bits against cuDNN's (across) and ours (within) in FLOAT.
+  for (const char* param : {"local_size: 5 alpha: 0.5 beta: 0.75",
+                            "local_size: 3 alpha: 0.5 beta: 0.75 norm_region: WITHIN_CHANNEL"}) {
+    SCOPED_TRACE(param);
+    ExpectStoresLikeFloat({StrCat("type: 'LRN' lrn_param { ", param, " }")}, type(), 1,
+                          Device::kGPU);
+  }
 }
 
 TEST_P(GpuNarrowStorageTest, Dropout) {

@@ -151,17 +151,18 @@ const std::vector<EngineRow>& EngineTable() {
 /// GPU, Split's, Scale's, BatchNorm's, ReLU's, Pooling's, Concat's,
 /// Dropout's and Eltwise SUM's kernels store 16 bits (in FLOAT arithmetic),
 /// and InnerProduct's cuBLAS products take 16-bit inputs with FLOAT sums, so
-/// a net stays 16-bit from its first cuDNN convolution up to its loss (LRN,
-/// Softmax and the losses stay FLOAT); where cuDNN takes no BFLOAT16
+/// a net stays 16-bit from its first cuDNN convolution up to its loss
+/// (Softmax and the losses stay FLOAT; LRN stores 16 bits in our kernels,
+/// cuDNN's LRN FLOAT only); where cuDNN takes no BFLOAT16
 /// pooling or activation, ours run instead. On both devices the neuron
 /// layers written as two formulas (MappedNeuronLayer: Sigmoid, ELU, BNLL,
 /// Clip, Exp) map 16-bit blobs in FLOAT arithmetic.
 EngineRow ReferenceRow(const LayerParameter& param, Device device) {
   static const std::set<std::string> mapped = {"Sigmoid", "ELU", "BNLL", "Clip", "Exp"};
   static const std::set<std::string> cpu_narrow = {"Split", "Concat", "ReLU"};
-  static const std::set<std::string> gpu_narrow = {"Split",   "Concat",       "ReLU",
-                                                   "Scale",   "BatchNorm",    "Pooling",
-                                                   "Dropout", "InnerProduct", "Eltwise"};
+  static const std::set<std::string> gpu_narrow = {
+      "Split",   "Concat",  "ReLU",         "Scale",   "BatchNorm",
+      "Pooling", "Dropout", "InnerProduct", "Eltwise", "LRN"};
   const std::string& layer_type = param.type();
   const bool sum =
       layer_type != "Eltwise" || param.eltwise_param().operation() == EltwiseParameter::SUM;

@@ -23,7 +23,8 @@ namespace demi {
 ///          - 2 beta alpha' x_i * sum over j whose window holds i of
 ///            dy_j x_j scale_j^(-beta - 1),
 /// with alpha' = alpha / n (across) or alpha / n^2 (within). Backward reads
-/// the bottom data and not the top; the per-image ratio buffer is scratch.
+/// the bottom data and not the top; the ratio buffer (one image on the CPU,
+/// the batch on a GPU) is scratch.
 ///
 /// Engines (lrn_param.engine, as in Caffe): CAFFE, or CUDNN (DEFAULT in
 /// builds with USE_CUDNN) for a GPU layer with ACROSS_CHANNELS and settings
@@ -51,8 +52,12 @@ class LRNLayer : public Layer {
     return DnnlReady() ? BlobFormats::kPerBlob : BlobFormats::kNone;
   }
   /// oneDNN's LRN runs in FLOAT on blocked floats; BFLOAT16 blobs are
-  /// converted by the reorders into and out of them.
+  /// converted by the reorders into and out of them. On a GPU the CUDA
+  /// kernels (not cuDNN's) read and write 16-bit blobs, in FLOAT.
   BlobFormats narrow_blobs() const override {
+    if (context_.device == Device::kGPU) {
+      return NarrowBlobsWhen(!RunsCudnn(), BlobFormats::kUniform);
+    }
     return NarrowBlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
   }
 
@@ -97,7 +102,7 @@ class LRNLayer : public Layer {
   float shift_ = 1;  ///< k (across) or 1 (within)
   int64_t num_ = 0, channels_ = 0, height_ = 0, width_ = 0;
   Blob scale_;  ///< saved for backward, shaped like the bottom
-  Blob ratio_;  ///< scratch, one C x H x W image
+  Blob ratio_;  ///< scratch, one C x H x W image (the CPU's) or the batch (a GPU's)
 };
 
 }  // namespace demi

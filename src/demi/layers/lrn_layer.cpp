@@ -44,7 +44,11 @@ void LRNLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*
   }
 #endif
   scale_.ReshapeLike(*bottom[0]);
-  ratio_.Reshape(std::vector<int64_t>{channels_, height_, width_});
+  // The CPU's backward takes one image at a time; the GPU's, the batch in
+  // two launches.
+  ratio_.Reshape(context_.device == Device::kGPU
+                     ? bottom[0]->shape()
+                     : std::vector<int64_t>{channels_, height_, width_});
   if (dnnl_) DnnlReshape(*bottom[0], *top[0]);
 }
 
