@@ -122,9 +122,10 @@ TEST(ChannelsLastNetTest, TheNetFieldTurnsItOff) {
 TEST(ChannelsLastNetTest, TheLayersOfThisBuildOfferItOnlyOnAGpu) {
   // On a CPU the real layers read oneDNN's blocks (blocked_layouts()), never
   // channels last.
-  for (const char* text : {"type: 'Convolution' convolution_param { num_output: 4 kernel_size: 1 }",
-                           "type: 'Pooling' pooling_param { kernel_size: 2 }", "type: 'BatchNorm'",
-                           "type: 'Scale'", "type: 'ReLU'", "type: 'Eltwise'", "type: 'Split'"}) {
+  for (const char* text :
+       {"type: 'Convolution' convolution_param { num_output: 4 kernel_size: 1 }",
+        "type: 'Pooling' pooling_param { kernel_size: 2 }", "type: 'BatchNorm'", "type: 'Scale'",
+        "type: 'ReLU'", "type: 'Eltwise'", "type: 'Split'", "type: 'Concat'"}) {
     EXPECT_EQ(MakeLayer(text)->channels_last_layouts(), BlobFormats::kNone) << text;
   }
 }

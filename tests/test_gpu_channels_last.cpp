@@ -116,6 +116,11 @@ TEST_P(GpuChannelsLastTest, ElementWiseLayers) {
   ExpectCasesStoreLikeFloatOnGpu("Split", type(), kChannelsLast);
 }
 
+TEST_P(GpuChannelsLastTest, ConcatAlongChannels) {
+  // Each pixel's row holds the three parts' channels side by side.
+  ExpectCasesStoreLikeFloatOnGpu("Concat", type(), kChannelsLast);
+}
+
 TEST_P(GpuChannelsLastTest, Pooling) {
   ExpectCasesStoreLikeFloatOnGpu("Pooling", type(), kChannelsLast);
   // Caffe's ceiled windows (ResNet's pool1).

@@ -30,6 +30,12 @@ class ConcatLayer : public OneBodyLayer<Layer> {
   /// The parts and the whole may all be 16-bit, on either device: the
   /// copies move elements.
   BlobFormats narrow_blobs() const override { return NarrowBlobsWhen(true, BlobFormats::kUniform); }
+  /// On a GPU along channels, channels last too: each pixel's row holds the
+  /// parts' channels side by side.
+  BlobFormats channels_last_layouts() const override {
+    return context_.device == Device::kGPU && axis_ == 1 ? BlobFormats::kUniform
+                                                         : BlobFormats::kNone;
+  }
   int MinBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool BackwardReadsBottomData(int) const override { return false; }
@@ -41,6 +47,9 @@ class ConcatLayer : public OneBodyLayer<Layer> {
                         const std::vector<Blob*>& bottom) override;
 
  private:
+  /// Whether the copies run channels last (on a GPU, some blob is).
+  bool ChannelsLast(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) const;
+
   int axis_ = 1;
 };
 

@@ -8,6 +8,8 @@
 // reads them out of it (Slice's Forward, Concat's Backward). Both run on
 // `device` and move the data or, with BlobField::kDiff, the gradients, of
 // blobs stored in FLOAT, BFLOAT16 or FLOAT16 (every blob of one type).
+// With `channels_last` (axis 1 of 4-D blobs stored NHWC: Blob::channels_last())
+// a row is one pixel, each part's channels side by side in it.
 
 #include <cstdint>
 #include <vector>
@@ -19,10 +21,11 @@ namespace demi {
 enum class BlobField { kData, kDiff };
 
 void GatherParts(Device device, int axis, BlobField field, const std::vector<Blob*>& parts,
-                 Blob* whole);
+                 Blob* whole, bool channels_last = false);
 /// Fills only the parts i with wanted[i].
 void ScatterParts(Device device, int axis, BlobField field, const Blob& whole,
-                  const std::vector<Blob*>& parts, const std::vector<bool>& wanted);
+                  const std::vector<Blob*>& parts, const std::vector<bool>& wanted,
+                  bool channels_last = false);
 
 #ifndef CPU_ONLY
 /// The kernel's launcher (part_copy.cu): moves the n elements (of

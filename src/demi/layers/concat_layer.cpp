@@ -1,5 +1,7 @@
 #include "demi/layers/concat_layer.hpp"
 
+#include <algorithm>
+
 #include "demi/layer_registry.hpp"
 #include "demi/layers/layer_checks.hpp"
 #include "demi/layers/part_copy.hpp"
@@ -44,14 +46,24 @@ void ConcatLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Bl
 
 void ConcatLayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (bottom.size() == 1) return;  // the top is a view of the bottom
-  GatherParts(context_.device, axis_, BlobField::kData, bottom, top[0]);
+  GatherParts(context_.device, axis_, BlobField::kData, bottom, top[0], ChannelsLast(bottom, top));
 }
 
 void ConcatLayer::BackwardOnDevice(const std::vector<Blob*>& top,
                                    const std::vector<bool>& propagate_down,
                                    const std::vector<Blob*>& bottom) {
   if (bottom.size() == 1) return;  // the bottom's diff is the top's
-  ScatterParts(context_.device, axis_, BlobField::kDiff, *top[0], bottom, propagate_down);
+  ScatterParts(context_.device, axis_, BlobField::kDiff, *top[0], bottom, propagate_down,
+               ChannelsLast(bottom, top));
+}
+
+bool ConcatLayer::ChannelsLast(const std::vector<Blob*>& bottom,
+                               const std::vector<Blob*>& top) const {
+  // A part of one channel (or every blob of one pixel) keeps Caffe's layout,
+  // the same bytes: the others say.
+  const auto last = [](const Blob* blob) { return blob->channels_last(); };
+  return context_.device == Device::kGPU &&
+         (last(top[0]) || std::any_of(bottom.begin(), bottom.end(), last));
 }
 
 DEMI_REGISTER_LAYER(Concat);

@@ -58,11 +58,21 @@ void CopyPart(Device device, int64_t rows, int64_t part_row, int64_t whole_row, 
   }
 }
 
+/// The whole's rows and the elements per index of `axis` in one: in Caffe's
+/// layout count(0, axis) rows of shape(axis) x count(axis + 1) elements;
+/// channels last (axis 1), a row per pixel, its channels adjacent.
+struct Rows {
+  int64_t rows, inner;
+};
+Rows RowsOf(const Blob& whole, int axis, bool channels_last) {
+  if (channels_last) return {whole.count(0, axis) * whole.count(axis + 1), 1};
+  return {whole.count(0, axis), whole.count(axis + 1)};
+}
+
 template <typename T>
 void GatherPartsOf(Device device, int axis, BlobField field, const std::vector<Blob*>& parts,
-                   Blob* whole) {
-  const int64_t rows = whole->count(0, axis);
-  const int64_t inner = whole->count(axis + 1);
+                   Blob* whole, bool channels_last) {
+  const auto [rows, inner] = RowsOf(*whole, axis, channels_last);
   const int64_t whole_row = whole->shape(axis) * inner;
   T* to = MutableValues<T>(whole, field, device);
   int64_t offset = 0;  // of this part's row within a row of the whole
@@ -75,9 +85,9 @@ void GatherPartsOf(Device device, int axis, BlobField field, const std::vector<B
 
 template <typename T>
 void ScatterPartsOf(Device device, int axis, BlobField field, const Blob& whole,
-                    const std::vector<Blob*>& parts, const std::vector<bool>& wanted) {
-  const int64_t rows = whole.count(0, axis);
-  const int64_t inner = whole.count(axis + 1);
+                    const std::vector<Blob*>& parts, const std::vector<bool>& wanted,
+                    bool channels_last) {
+  const auto [rows, inner] = RowsOf(whole, axis, channels_last);
   const int64_t whole_row = whole.shape(axis) * inner;
   const T* from = Values<T>(whole, field, device);
   int64_t offset = 0;
@@ -94,16 +104,17 @@ void ScatterPartsOf(Device device, int axis, BlobField field, const Blob& whole,
 }  // namespace
 
 void GatherParts(Device device, int axis, BlobField field, const std::vector<Blob*>& parts,
-                 Blob* whole) {
+                 Blob* whole, bool channels_last) {
   VisitStorageType(whole->storage_type(), [&](auto tag) {
-    GatherPartsOf<decltype(tag)>(device, axis, field, parts, whole);
+    GatherPartsOf<decltype(tag)>(device, axis, field, parts, whole, channels_last);
   });
 }
 
 void ScatterParts(Device device, int axis, BlobField field, const Blob& whole,
-                  const std::vector<Blob*>& parts, const std::vector<bool>& wanted) {
+                  const std::vector<Blob*>& parts, const std::vector<bool>& wanted,
+                  bool channels_last) {
   VisitStorageType(whole.storage_type(), [&](auto tag) {
-    ScatterPartsOf<decltype(tag)>(device, axis, field, whole, parts, wanted);
+    ScatterPartsOf<decltype(tag)>(device, axis, field, whole, parts, wanted, channels_last);
   });
 }
 
