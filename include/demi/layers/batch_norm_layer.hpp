@@ -98,17 +98,16 @@ struct BatchNormAffine {
 ///
 /// GPU: CUDA kernels (batch_norm_layer.cu; the batch statistics in one
 /// GpuChannelReduce pass summing x and x^2 in double, each channel cut among
-/// many blocks; blobs in Caffe's layout or channels last), and in builds
-/// with USE_CUDNN cuDNN's spatial batch normalization for batch statistics
-/// over m > 1 values in Caffe's layout when the engine decision says CUDNN. cuDNN's forward runs with an
-/// averaging factor of 1 into scratch, and the running sums are then updated
-/// as above; in place (or with the affine part) it writes the copy of x_hat
-/// first, and y from that.
-/// Its backward runs with y in place of x, a mean of 0, an inverse standard
-/// deviation of 1 and 1 / sqrt(var + eps) as the scale, which is the
-/// formula above; in place (dx aliasing dy) the CUDA kernels run instead.
-/// Global statistics always run the CUDA kernels. cuDNN needs a scratch
-/// buffer of 4 C floats.
+/// many blocks; blobs in Caffe's layout or channels last), and in builds with
+/// USE_CUDNN cuDNN's spatial batch normalization for batch statistics over m
+/// values (m > 1) in Caffe's layout when the engine decision says CUDNN.
+/// cuDNN's forward runs with an averaging factor of 1 into scratch, and the
+/// running sums are then updated as above; in place (or with the affine part)
+/// it writes the copy of x_hat first, and y from that. Its backward runs with
+/// y in place of x, a mean of 0, an inverse standard deviation of 1 and
+/// 1/sqrt(var + eps) as the scale, which is the formula above; in place (dx
+/// aliasing dy) the CUDA kernels run instead. Global statistics always run
+/// the CUDA kernels. cuDNN needs a scratch buffer of 4 C floats.
 class BatchNormLayer : public Layer {
  public:
   explicit BatchNormLayer(const LayerParameter& param);

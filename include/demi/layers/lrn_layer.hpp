@@ -23,8 +23,8 @@ namespace demi {
 ///          - 2 beta alpha' x_i * sum over j whose window holds i of
 ///            dy_j x_j scale_j^(-beta - 1),
 /// with alpha' = alpha / n (across) or alpha / n^2 (within). Backward reads
-/// the bottom data and not the top; the ratio buffer (one image on the CPU,
-/// the batch on a GPU) is scratch.
+/// the bottom data and not the top; the CPU's per-image ratio buffer is
+/// scratch (the GPU's kernel computes each ratio where it sums it).
 ///
 /// Engines (lrn_param.engine, as in Caffe): CAFFE, or CUDNN (DEFAULT in
 /// builds with USE_CUDNN) for a GPU layer with ACROSS_CHANNELS and settings
@@ -102,7 +102,7 @@ class LRNLayer : public Layer {
   float shift_ = 1;  ///< k (across) or 1 (within)
   int64_t num_ = 0, channels_ = 0, height_ = 0, width_ = 0;
   Blob scale_;  ///< saved for backward, shaped like the bottom
-  Blob ratio_;  ///< scratch, one C x H x W image (the CPU's) or the batch (a GPU's)
+  Blob ratio_;  ///< scratch, one C x H x W image (the CPU's; empty on a GPU)
 };
 
 }  // namespace demi

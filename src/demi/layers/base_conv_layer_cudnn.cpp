@@ -44,8 +44,10 @@ struct BaseConvolutionLayer::CudnnState {
   /// layout (channels last where a side is, the other side staged).
   NarrowStaging staging;
   /// The bottom shape at which cuDNN found no algorithm channels last, or
-  /// empty.
+  /// empty; and whether that was in a trial reshape (Context::settling),
+  /// whose heuristic choice the measured reshape after it may beat.
   std::vector<int64_t> refused_channels_last;
+  bool refused_in_trial = false;
   /// In a 16-bit type: the weights rounded to it at each Forward (the FLOAT
   /// weights stay the master copy the solver updates), and the weight
   /// gradient, in scratch, before it is added to the FLOAT one; channels
@@ -153,10 +155,18 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
 
   s.ready = false;
   s.workspace.Reshape(std::vector<int64_t>{0});
-  if (s.refused_channels_last != bottom.shape()) s.refused_channels_last.clear();
+  if (s.refused_channels_last != bottom.shape() || (s.refused_in_trial && !context_.settling)) {
+    s.refused_channels_last.clear();
+  }
   if (bottom.count() == 0) return;  // cuDNN takes no empty tensors; CAFFE handles them
   auto use_caffe_engine = [&](size_t needed) {
-    if (last) s.refused_channels_last = bottom.shape();
+    if (last) {
+      s.refused_channels_last = bottom.shape();
+      s.refused_in_trial = context_.settling;
+      VLOG(1) << type() << " layer '" << layer_param_.name() << "': no cuDNN algorithm channels "
+              << "last for bottom shape " << bottom.shape_string()
+              << (context_.settling ? " by heuristics" : "") << "; its blobs keep Caffe's layout";
+    }
     if (context_.settling) return;  // a trial: the measured reshape says it if it holds
     LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no "
                  << (context_.gpu_math == GpuMath::kDeterministic ? "" : "measured or ")

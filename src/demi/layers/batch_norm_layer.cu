@@ -31,9 +31,10 @@ struct ValueAndSquare {
 
 /// From the channel's sums of x and x^2 over m values: the mean and the
 /// biased variance E[x^2] - mean^2, in double (the subtraction costs
-/// log2(mean^2 / var) of double's 52 bits, leaving more than FLOAT's 24
-/// unless the mean lies 2^14 standard deviations from 0; the CPU's two
-/// passes agree within FLOAT's rounding), the running sums, inv_std =
+/// log2(mean^2 / var) of double's 52 bits and the sums' own rounding a few
+/// more, leaving more than FLOAT's 24 unless the mean lies some 2^11
+/// standard deviations from 0; the CPU's two passes agree within FLOAT's
+/// rounding), the running sums, inv_std =
 /// 1 / sqrt(var + eps); channel 0 also updates the moving-average factor.
 struct FinishStatistics {
   int64_t m;

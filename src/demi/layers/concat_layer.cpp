@@ -62,7 +62,7 @@ bool ConcatLayer::ChannelsLast(const std::vector<Blob*>& bottom,
   // A part of one channel (or every blob of one pixel) keeps Caffe's layout,
   // the same bytes: the others say.
   const auto last = [](const Blob* blob) { return blob->channels_last(); };
-  return context_.device == Device::kGPU &&
+  return context_.device == Device::kGPU && axis_ == 1 &&
          (last(top[0]) || std::any_of(bottom.begin(), bottom.end(), last));
 }
 

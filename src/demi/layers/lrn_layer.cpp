@@ -44,10 +44,10 @@ void LRNLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*
   }
 #endif
   scale_.ReshapeLike(*bottom[0]);
-  // The CPU's backward takes one image at a time; the GPU's, the batch in
-  // two launches.
+  // The CPU's backward takes one image at a time through it; the GPU's
+  // computes each ratio where it sums it.
   ratio_.Reshape(context_.device == Device::kGPU
-                     ? bottom[0]->shape()
+                     ? std::vector<int64_t>{0}
                      : std::vector<int64_t>{channels_, height_, width_});
   if (dnnl_) DnnlReshape(*bottom[0], *top[0]);
 }

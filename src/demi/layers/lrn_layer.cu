@@ -17,75 +17,73 @@ struct LrnShape {
 
 // Written once over the type T the bottom and top (and their gradients)
 // are stored in (float, float16, bfloat16), in float arithmetic
-// (util/stored_types.cuh); scale and ratio stay float.
+// (util/stored_types.cuh); scale stays float.
 
-/// The sum, in double as the CPU's WindowSum, of `image` (one C x H x W
-/// image) over the window centred on (c, h, w); `square` sums squares.
-template <typename T>
-__device__ double WindowSum(const T* image, LrnShape s, int64_t c, int64_t h, int64_t w,
-                            bool square) {
+/// The sum, in double as the CPU's WindowSum, of value(k) over the window
+/// centred on (c, h, w) of one C x H x W image, k the element's offset in
+/// the image.
+template <typename Value>
+__device__ double WindowSum(LrnShape s, int64_t c, int64_t h, int64_t w, Value value) {
   const int64_t plane = s.height * s.width;
   double sum = 0;
   if (s.across) {
     const int64_t c_end = min(c + s.half + 1, s.channels);
     for (int64_t cc = max(c - s.half, int64_t{0}); cc < c_end; ++cc) {
-      const float v = Widen(image[cc * plane + h * s.width + w]);
-      sum += square ? v * v : v;
+      sum += value(cc * plane + h * s.width + w);
     }
     return sum;
   }
-  const T* channel = image + c * plane;
   const int64_t h_end = min(h + s.half + 1, s.height);
   const int64_t w_begin = max(w - s.half, int64_t{0});
   const int64_t w_end = min(w + s.half + 1, s.width);
   for (int64_t hh = max(h - s.half, int64_t{0}); hh < h_end; ++hh) {
-    for (int64_t ww = w_begin; ww < w_end; ++ww) {
-      const float v = Widen(channel[hh * s.width + ww]);
-      sum += square ? v * v : v;
-    }
+    for (int64_t ww = w_begin; ww < w_end; ++ww) sum += value(c * plane + hh * s.width + ww);
   }
   return sum;
+}
+
+/// Element i of the batch: its image's first element, channel, row, column.
+struct LrnPosition {
+  int64_t first, c, h, w;
+};
+__device__ inline LrnPosition PositionOf(int64_t i, LrnShape s) {
+  const int64_t plane = s.height * s.width, image = s.channels * plane;
+  return {i / image * image, i / plane % s.channels, i / s.width % s.height, i % s.width};
 }
 
 /// One thread per element of the whole batch: scale and y = x scale^-beta.
 template <typename T>
 __global__ void LrnForwardKernel(int64_t n, const T* x, LrnShape s, float shift, float alpha_over_n,
                                  float beta, float* scale, T* y) {
-  const int64_t image = s.channels * s.height * s.width;
   for (int64_t i = GridStart(); i < n; i += GridStride()) {
-    const int64_t w = i % s.width;
-    const int64_t h = i / s.width % s.height;
-    const int64_t c = i / (s.width * s.height) % s.channels;
-    const T* x_n = x + i / image * image;
-    scale[i] = shift + alpha_over_n * static_cast<float>(WindowSum(x_n, s, c, h, w, true));
+    const LrnPosition p = PositionOf(i, s);
+    const T* x_n = x + p.first;
+    const double squares = WindowSum(s, p.c, p.h, p.w, [=](int64_t k) {
+      const float v = Widen(x_n[k]);
+      return v * v;
+    });
+    scale[i] = shift + alpha_over_n * static_cast<float>(squares);
     y[i] = Narrow<T>(Widen(x[i]) * powf(scale[i], -beta));
   }
 }
 
-/// ratio = dy x scale^(-beta - 1), element by element.
+/// One thread per element of the whole batch: dx = dy scale^-beta - coeff x
+/// * the window sum of ratio = dy x scale^(-beta - 1) (the window is
+/// symmetric, so it gathers every output whose window holds x_i), the ratio
+/// computed where it is summed (no buffer of it), rounded once.
 template <typename T>
-__global__ void LrnRatioKernel(int64_t n, const T* x, const float* scale, const T* dy, float beta,
-                               float* ratio) {
+__global__ void LrnBackwardKernel(int64_t n, const T* x, const float* scale, const T* dy,
+                                  LrnShape s, float beta, float coeff, T* dx) {
   for (int64_t i = GridStart(); i < n; i += GridStride()) {
-    ratio[i] = Widen(dy[i]) * Widen(x[i]) * powf(scale[i], -beta) / scale[i];
-  }
-}
-
-/// dx = dy scale^-beta - coeff x * the window sum of ratio (the window is
-/// symmetric, so it gathers every output whose window holds x_i), rounded
-/// once; one thread per element of `num` images.
-template <typename T>
-__global__ void LrnGradientKernel(int64_t n, const T* x, const float* scale, const T* dy,
-                                  const float* ratio, LrnShape s, float beta, float coeff, T* dx) {
-  const int64_t image = s.channels * s.height * s.width;
-  for (int64_t i = GridStart(); i < n; i += GridStride()) {
-    const int64_t w = i % s.width;
-    const int64_t h = i / s.width % s.height;
-    const int64_t c = i / (s.width * s.height) % s.channels;
+    const LrnPosition p = PositionOf(i, s);
+    const T* x_n = x + p.first;
+    const T* dy_n = dy + p.first;
+    const float* scale_n = scale + p.first;
+    const double ratios = WindowSum(s, p.c, p.h, p.w, [=](int64_t k) {
+      return Widen(dy_n[k]) * Widen(x_n[k]) * powf(scale_n[k], -beta) / scale_n[k];
+    });
     const float direct = Widen(dy[i]) * powf(scale[i], -beta);
-    const float* ratio_n = ratio + i / image * image;
-    dx[i] = Narrow<T>(direct - coeff * Widen(x[i]) *
-                                   static_cast<float>(WindowSum(ratio_n, s, c, h, w, false)));
+    dx[i] = Narrow<T>(direct - coeff * Widen(x[i]) * static_cast<float>(ratios));
   }
 }
 
@@ -122,16 +120,11 @@ void LRNLayer::Backward_gpu(const std::vector<Blob*>& top, const std::vector<boo
 #endif
   const LrnShape s{channels_, height_, width_, half_, across_};
   const float coeff = 2.0f * beta_ * alpha_over_n_;
-  // The whole batch in two passes (ratio holds the batch on a GPU).
   VisitStorageType(bottom[0]->storage_type(), [&](auto tag) {
     using T = decltype(tag);
-    const T* x = GpuDataAs<T>(*bottom[0]);
-    const T* dy = GpuDiffAs<T>(*top[0]);
-    float* ratio = ratio_.mutable_gpu_data();
-    Launch("LrnRatioKernel", CudaBlocks(n), LrnRatioKernel<T>, n, x, scale_.gpu_data(), dy, beta_,
-           ratio);
-    Launch("LrnGradientKernel", CudaBlocks(n), LrnGradientKernel<T>, n, x, scale_.gpu_data(), dy,
-           ratio, s, beta_, coeff, MutableGpuDiffAs<T>(bottom[0]));
+    Launch("LrnBackwardKernel", CudaBlocks(n), LrnBackwardKernel<T>, n, GpuDataAs<T>(*bottom[0]),
+           scale_.gpu_data(), GpuDiffAs<T>(*top[0]), s, beta_, coeff,
+           MutableGpuDiffAs<T>(bottom[0]));
   });
 }
 
