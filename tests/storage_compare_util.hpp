@@ -108,6 +108,8 @@ struct StorageCase {
   /// a layer taking each blob's layout (kPerBlob) may meet them.
   bool caffe_layout_bottoms = false;
   bool caffe_layout_tops = false;
+  /// Where given, bottom i has bottom_channels[i] channels (Concat's parts).
+  std::vector<int64_t> bottom_channels = {};
 };
 
 /// ExpectStoresLikeFloat's `block` for channels last (NHWC, the GPU's
@@ -143,9 +145,11 @@ inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block,
   std::vector<Blob*> ref_bottom, ref_top, narrow_bottom, narrow_top;
   const Type bottom_type = c.float_bottoms ? FLOAT : type;
   for (int i = 0; i < c.bottoms; ++i) {
-    add(&ref_bottom, FLOAT, 1, c.shape);
-    add(&narrow_bottom, bottom_type, CaseBlock(block, bottom_type, c.caffe_layout_bottoms, c.shape),
-        c.shape);
+    std::vector<int64_t> shape = c.shape;
+    if (!c.bottom_channels.empty()) shape[1] = c.bottom_channels[i];
+    add(&ref_bottom, FLOAT, 1, shape);
+    add(&narrow_bottom, bottom_type, CaseBlock(block, bottom_type, c.caffe_layout_bottoms, shape),
+        shape);
   }
   for (int i = 0; i < c.tops; ++i) {
     add(&ref_top, FLOAT, 1, {});

@@ -117,8 +117,12 @@ TEST_P(GpuChannelsLastTest, ElementWiseLayers) {
 }
 
 TEST_P(GpuChannelsLastTest, ConcatAlongChannels) {
-  // Each pixel's row holds the three parts' channels side by side.
+  // Each pixel's row holds the three parts' channels side by side; then
+  // parts of 16, 1 (the same bytes in either layout) and 8 channels.
   ExpectCasesStoreLikeFloatOnGpu("Concat", type(), kChannelsLast);
+  StorageCase c = StorageCasesOf("Concat")[0];
+  c.bottom_channels = {16, 1, 8};
+  ExpectStoresLikeFloat(c, type(), kChannelsLast, Device::kGPU);
 }
 
 TEST_P(GpuChannelsLastTest, Pooling) {
