@@ -4,7 +4,8 @@
 // that takes one layout for all its blobs (kUniform) and stopping at one
 // that takes each blob's own (kPerBlob), blobs of one pixel or one channel
 // (the same bytes either way) kept in Caffe's layout without stopping
-// anyone, and NetParameter.channels_last turning it off. Stand-in layers
+// anyone, a choice that never settles falling back to Caffe's layout, and
+// NetParameter.channels_last turning it off. Stand-in layers
 // declare what they take, so this runs on any CPU; the GPU layers' kernels
 // are test_gpu_channels_last.cpp's.
 #include <algorithm>
@@ -22,11 +23,13 @@ namespace {
 
 /// A layer of one bottom and one top, the top a copy of the bottom (or, for
 /// "global", of its first pixel: N x C x 1 x 1), declaring which blobs it
-/// reads channels last.
+/// reads channels last; a fickle one takes each blob's own layout only while
+/// its top is in Caffe's (an engine that finds no kernel for the layout it
+/// asked for).
 class LayoutStandInLayer : public Layer {
  public:
-  LayoutStandInLayer(const LayerParameter& param, BlobFormats formats, bool global)
-      : Layer(param), formats_(formats), global_(global) {}
+  LayoutStandInLayer(const LayerParameter& param, BlobFormats formats, bool global, bool fickle)
+      : Layer(param), formats_(formats), global_(global), fickle_(fickle) {}
   const char* type() const override { return "LayoutStandIn"; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
@@ -36,8 +39,11 @@ class LayoutStandInLayer : public Layer {
     } else {
       top[0]->ReshapeLike(*bottom[0]);
     }
+    top_last_ = top[0]->channels_last();
   }
-  BlobFormats channels_last_layouts() const override { return formats_; }
+  BlobFormats channels_last_layouts() const override {
+    return fickle_ && top_last_ ? BlobFormats::kNone : formats_;
+  }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -48,7 +54,8 @@ class LayoutStandInLayer : public Layer {
 
  private:
   BlobFormats formats_;
-  bool global_;
+  bool global_, fickle_;
+  bool top_last_ = false;
 };
 
 void RegisterStandIns() {
@@ -56,14 +63,15 @@ void RegisterStandIns() {
     const struct {
       const char* name;
       BlobFormats formats;
-      bool global;
-    } kinds[] = {{"PerBlobStandIn", BlobFormats::kPerBlob, false},
-                 {"UniformStandIn", BlobFormats::kUniform, false},
-                 {"RefusingStandIn", BlobFormats::kNone, false},
-                 {"GlobalStandIn", BlobFormats::kUniform, true}};
+      bool global, fickle;
+    } kinds[] = {{"PerBlobStandIn", BlobFormats::kPerBlob, false, false},
+                 {"UniformStandIn", BlobFormats::kUniform, false, false},
+                 {"RefusingStandIn", BlobFormats::kNone, false, false},
+                 {"GlobalStandIn", BlobFormats::kUniform, true, false},
+                 {"FickleStandIn", BlobFormats::kPerBlob, false, true}};
     for (const auto& kind : kinds) {
       LayerRegistry::Add(kind.name, [kind](const LayerParameter& param) {
-        return std::make_unique<LayoutStandInLayer>(param, kind.formats, kind.global);
+        return std::make_unique<LayoutStandInLayer>(param, kind.formats, kind.global, kind.fickle);
       });
     }
     return true;
@@ -89,9 +97,9 @@ constexpr char kNet[] = R"(
   layer { name: 'o2' type: 'RefusingStandIn' bottom: 'o' top: 'o2' }
 )";
 
-std::unique_ptr<Net> LayoutNet(bool channels_last) {
+std::unique_ptr<Net> LayoutNet(bool channels_last, const std::string& text = kNet) {
   RegisterStandIns();
-  NetParameter param = ParseText<NetParameter>(kNet);
+  NetParameter param = ParseText<NetParameter>(text);
   param.mutable_state()->set_phase(TEST);
   param.set_channels_last(channels_last);
   return std::make_unique<Net>(param, Context());
@@ -114,6 +122,24 @@ TEST(ChannelsLastNetTest, GivesTheLayoutToTheBlobsOnlyItsReadersTouch) {
 
 TEST(ChannelsLastNetTest, TheNetFieldTurnsItOff) {
   auto net = LayoutNet(false);
+  for (size_t b = 0; b < net->blobs().size(); ++b) {
+    EXPECT_EQ(net->blobs()[b]->channel_block(), 1) << net->blob_names()[b];
+  }
+}
+
+TEST(ChannelsLastNetTest, ALayoutThatNeverSettlesFallsBackToCaffesLayout) {
+  // f offers the layout while its top is in Caffe's and refuses it once
+  // there: the choice would cycle, so after its rounds every blob keeps
+  // Caffe's layout (the well-behaved branch too), and the net is built.
+  auto net = LayoutNet(true, R"(
+    name: 'fickle'
+    layer { name: 'data' type: 'Input' top: 'data'
+            input_param { shape { dim: 2 dim: 4 dim: 3 dim: 3 } } }
+    layer { name: 'f' type: 'FickleStandIn' bottom: 'data' top: 'f' }
+    layer { name: 'p' type: 'PerBlobStandIn' bottom: 'f' top: 'p' }
+    layer { name: 'a' type: 'PerBlobStandIn' bottom: 'data' top: 'a' }
+    layer { name: 'b' type: 'PerBlobStandIn' bottom: 'a' top: 'b' }
+  )");
   for (size_t b = 0; b < net->blobs().size(); ++b) {
     EXPECT_EQ(net->blobs()[b]->channel_block(), 1) << net->blob_names()[b];
   }
