@@ -71,7 +71,7 @@ void Net::Init(const NetParameter& in_param) {
   UpgradeNetAsNeeded(StrCat("net '", in_param.name(), "'"), &upgraded);
   phase_ = upgraded.state().phase();
   context_.cudnn_workspace_bytes = static_cast<size_t>(upgraded.cudnn_workspace_mb()) << 20;
-  context_.settling = false;  // its layers' (a layer's inner net's context may be a trial's)
+  context_.settling = false;  // the layers are marked, never the net (its context may be a copy)
   engine_defaults_ = NetEngineDefaults(upgraded);
   context_.engine = engine_defaults_.engine;
   if (context_.device == Device::kGPU) {
