@@ -28,7 +28,7 @@
 # (GPU_SH_BUDGET seconds, default 450) is skipped with a line saying so; progress lines go to
 # stderr. --dry (implied where no GPU is found) runs every step on the CPU on tiny batches and
 # one iteration, to prove the script, and writes gpu_<name>_dry.md. GPU_SH_PRECISIONS picks the
-# throughput rows (default "FP32 FLOAT16 BFLOAT16 TF32 TF32_APART FLOAT16_NCHW"), GPU_SH_MODELS and
+# throughput rows (default "FP32 FLOAT16 FLOAT16_NCHW BFLOAT16 TF32 TF32_APART"), GPU_SH_MODELS and
 # GPU_SH_BATCHES the nets and batches (defaults above); with $OUT set (a lent device machine)
 # every step's log is packed into $OUT/gpu_sh_logs.tar.gz.
 #   bench/gpu.sh [--dry]
@@ -244,7 +244,7 @@ say "## Training throughput (forward + backward, DummyData; $iterations timed it
 say ""
 say "| model | batch | precision | img/s | ms/iter | clock |"
 say "|---|---|---|---|---|---|"
-for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32 TF32_APART FLOAT16_NCHW}; do
+for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 FLOAT16_NCHW BFLOAT16 TF32 TF32_APART}; do
   for model in $models; do
     for batch in $batches; do
       progress "3/6 time $model batch $batch $precision"
@@ -308,7 +308,7 @@ hot_layers() {
 }
 say ""
 say "## Where the time goes: ${models%% *}, batch ${batches%% *}"
-for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 BFLOAT16 TF32 TF32_APART FLOAT16_NCHW}; do
+for precision in ${GPU_SH_PRECISIONS:-FP32 FLOAT16 FLOAT16_NCHW BFLOAT16 TF32 TF32_APART}; do
   hot_layers "$log_dir/time_${models%% *}_${batches%% *}_$precision"
 done
 # The host's floor: at batch 8 the device waits for the host's launches, so the two clocks
