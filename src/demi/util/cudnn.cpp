@@ -97,7 +97,8 @@ void CudnnTensor::SetImages(const std::vector<int64_t>& nchw, Type type, bool ch
     Set(nchw, type);
     return;
   }
-  CHECK_EQ(nchw.size(), 4u) << "channels last: 4-D images only";
+  DEMI_CHECK(nchw.size() == 4, "cuDNN's channels-last tensors are 4-D images; got ", nchw.size(),
+             " dimensions");
   const int64_t c = nchw[1], h = nchw[2], w = nchw[3];
   Set(nchw, {h * w * c, 1, w * c, c}, type);
 }
