@@ -117,26 +117,16 @@ void CaffeLayoutSums(int64_t num, int64_t channels, int64_t spatial, const float
   });
 }
 
-/// An absorbed ReLU's backward where the BatchNorm's passes take it: g = dy
-/// through it at gamma[c] x_hat + beta[c].
-struct ReLUGate {
-  const float* gamma;
-  const float* beta;
-  float slope;
-  float operator()(float x_hat, float dy, int64_t c) const {
-    return ReLUBackward{slope}(gamma[c] * x_hat + beta[c], dy);
-  }
-};
-
 /// sum_g[c] and sum_g_y[c] over blobs in blocks of channels (block > 1), g
-/// = dy, or dy through `gate` where kGated; stored as T. The order of
+/// = dy, or dy through the absorbed ReLU of `affine` (its gamma and beta
+/// given) where kGated; stored as T. The order of
 /// ChannelSumsOf for floats (each term added in double) and of
 /// ChannelSumsByRowOf for 16-bit types (a row's terms in float, the rows'
 /// sums in double), lane by lane, in loops GCC vectorizes (theirs, with
 /// std::array terms, it does not).
 template <typename T, bool kGated>
-void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y, ReLUGate gate,
-                       double* sum_g, double* sum_g_y) {
+void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y,
+                       const BatchNormAffine& affine, double* sum_g, double* sum_g_y) {
   // Floats add every term in double: one running sum a lane over all rows.
   constexpr bool kFloat = std::is_same_v<T, float>;
   using RowSum = std::conditional_t<kFloat, double, float>;
@@ -145,7 +135,7 @@ void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y, ReLUGate
     double acc_g[kMaxChannelBlock], acc_g_y[kMaxChannelBlock];
     RowSum row_g[kMaxChannelBlock], row_g_y[kMaxChannelBlock];
     float gamma[kMaxChannelBlock] = {}, beta[kMaxChannelBlock] = {};
-    const ReLUBackward relu{gate.slope};
+    const ReLUBackward relu{affine.act.slope};
     for (int64_t b = begin; b < end; ++b) {
       const int64_t first = b * block;
       std::fill_n(acc_g, block, 0.0);
@@ -153,8 +143,8 @@ void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y, ReLUGate
       std::fill_n(row_g, block, RowSum{0});
       std::fill_n(row_g_y, block, RowSum{0});
       if constexpr (kGated) {
-        std::copy_n(gate.gamma + first, block, gamma);
-        std::copy_n(gate.beta + first, block, beta);
+        std::copy_n(affine.gamma + first, block, gamma);
+        std::copy_n(affine.beta + first, block, beta);
       }
       for (int64_t o = 0; o < outer; ++o) {
         const int64_t row = (o * blocks + b) * inner * block;
@@ -484,8 +474,10 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
   if (sums || relu_.on) {
     y = keeps_x_norm() ? x_norm_.cpu_data_as<T>() : top->cpu_data_as<T>();
   }
-  const float* beta = this->beta() ? this->beta()->cpu_data() : zeros_.data();
-  const ReLUGate gate{gamma, beta, relu_.slope};
+  // Read only where the ReLU is absorbed, so with gamma and beta (zeros
+  // without a bias).
+  const BatchNormAffine affine{gamma, this->beta() ? this->beta()->cpu_data() : zeros_.data(),
+                               relu_};
   // Blobs in channel blocks (the DNNL engine's) take dy through the ReLU
   // inside the two passes below. Caffe's layout writes it into the top's
   // diff first (where the ReLU apart writes it too): one pass more, but its
@@ -493,16 +485,14 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
   const bool gated_passes = relu_.on && t.block > 1;
   if (relu_.on && !gated_passes) {
     StoreChannelElements(t, top->mutable_cpu_diff_as<T>(), [=](int64_t k, int64_t c) {
-      return gate(static_cast<float>(y[k]), static_cast<float>(dy[k]), c);
+      return affine.ReLUGradient(c, static_cast<float>(y[k]), static_cast<float>(dy[k]));
     });
   }
   if (sums) {
     if (t.block > 1) {
-      if (gated_passes) {
-        BlockedLayoutSums<T, true>(t, dy, y, gate, sum_dy, sum_dy_y);
-      } else {
-        BlockedLayoutSums<T, false>(t, dy, y, gate, sum_dy, sum_dy_y);
-      }
+      WithReLU(gated_passes, [&](auto gated) {
+        BlockedLayoutSums<T, decltype(gated)::value>(t, dy, y, affine, sum_dy, sum_dy_y);
+      });
     } else if constexpr (std::is_same_v<T, float>) {
       CaffeLayoutSums(num_, channels_, spatial_, dy, y, sum_dy, sum_dy_y);
     } else {
@@ -533,7 +523,7 @@ void BatchNormLayer::BackwardStored(Blob* top, bool propagate_down, Blob* bottom
     // g: dy, through the ReLU where these passes take it.
     const auto g = [=](int64_t k, int64_t c) {
       const float d = static_cast<float>(dy[k]);
-      return decltype(gated)::value ? gate(static_cast<float>(y[k]), d, c) : d;
+      return decltype(gated)::value ? affine.ReLUGradient(c, static_cast<float>(y[k]), d) : d;
     };
     if (use_global_stats_) {
       // mean and var are constants: the layer is affine in x.
