@@ -139,13 +139,13 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   /// The two ways CudnnReshape picks the three passes' algorithms (GpuMath).
   void CudnnChooseDeterministicAlgorithms();
   void CudnnMeasureAlgorithms(const Blob& bottom);
-  /// Whether this layer runs cuDNN at the current shape (in 16 bits).
+  /// Whether this layer runs cuDNN at the current shape.
   bool CudnnReady() const;
-  bool CudnnReadyInSixteenBits() const;
-  /// Whether cuDNN found no algorithm channels last at the current shape
-  /// (its blobs then keep Caffe's layout; without this memory the net would
-  /// offer the layout again each time it runs in Caffe's).
-  bool CudnnRefusedChannelsLast() const;
+  /// Whether it may run channels last: cuDNN runs it in 16 bits, and found
+  /// an algorithm channels last at this shape or has not tried (a refusal is
+  /// remembered, so its blobs then keep Caffe's layout instead of the net
+  /// offering the layout again each time it runs in Caffe's).
+  bool CudnnTakesChannelsLast() const;
   /// Forward and Backward of one bottom and top, bias included, in the
   /// type CudnnReshape chose (FLOAT, or a 16-bit one through NarrowStaging).
   void CudnnForward(const Blob& bottom, Blob* top);

@@ -216,8 +216,7 @@ BlobFormats BaseConvolutionLayer::narrow_blobs() const {
 
 BlobFormats BaseConvolutionLayer::channels_last_layouts() const {
 #ifdef USE_CUDNN
-  if (context_.device == Device::kGPU && CudnnReadyInSixteenBits() && MayRunChannelsLast() &&
-      !CudnnRefusedChannelsLast()) {
+  if (context_.device == Device::kGPU && MayRunChannelsLast() && CudnnTakesChannelsLast()) {
     return BlobFormats::kPerBlob;
   }
 #endif

@@ -296,12 +296,8 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
 
 bool BaseConvolutionLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; }
 
-bool BaseConvolutionLayer::CudnnReadyInSixteenBits() const {
-  return CudnnReady() && cudnn_->staging.type() != FLOAT;
-}
-
-bool BaseConvolutionLayer::CudnnRefusedChannelsLast() const {
-  return cudnn_ && !cudnn_->refused_channels_last.empty();
+bool BaseConvolutionLayer::CudnnTakesChannelsLast() const {
+  return CudnnReady() && cudnn_->staging.type() != FLOAT && cudnn_->refused_channels_last.empty();
 }
 
 void BaseConvolutionLayer::CudnnConvolve(const void* image, const void* weights, void* output) {
