@@ -53,13 +53,13 @@ class ScaleLayer : public Layer {
   /// The index of b in blobs(), or -1 without bias_term.
   int bias_index() const { return bias_index_; }
   BlobFormats blocked_layouts() const override {
-    return per_channel_ ? BlobFormats::kUniform : BlobFormats::kNone;
+    return per_channel() ? BlobFormats::kUniform : BlobFormats::kNone;
   }
   /// The same per-channel loops over 16-bit blobs, in FLOAT; on a GPU, the
   /// CUDA kernels, with the scale a param.
   BlobFormats narrow_blobs() const override {
     return NarrowBlobsWhen(
-        per_channel_ || (context_.device == Device::kGPU && layer_param_.bottom_size() == 1),
+        per_channel() || (context_.device == Device::kGPU && layer_param_.bottom_size() == 1),
         BlobFormats::kUniform);
   }
   /// Per channel, the CUDA kernels read channels last too.
@@ -90,8 +90,10 @@ class ScaleLayer : public Layer {
   Blob input_;                   ///< in place only: copy of x, saved for backward
   bool input_shared_ = false;    ///< input_ is a view of the previous layer's saved output
   bool channel_scale_ = false;   ///< one scale per channel of a 4-D batch, given as a param
-  bool per_channel_ = false;     ///< channel_scale_, run by the DNNL engine's loops
   std::vector<double> sums_;     ///< per channel, scratch of Backward with blocked blobs
+
+  /// channel_scale_, run by the DNNL engine's loops.
+  bool per_channel() const { return channel_scale_ && engine_.engine == EngineKind::kDnnl; }
 
   /// `blob` (bottom 0 or top) as outer x scale x inner in its layout.
   ChannelBlocks Channels(const Blob& blob) const;

@@ -66,8 +66,7 @@ void ScaleLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blo
   // blobs too (on the CPU, with the DNNL engine).
   channel_scale_ = bottom.size() == 1 && bottom[0]->num_axes() == 4 &&
                    outer_ == bottom[0]->shape(0) && scale_dim_ == bottom[0]->shape(1);
-  per_channel_ = channel_scale_ && engine_.engine == EngineKind::kDnnl;
-  sums_.assign(per_channel_ ? scale_dim_ : 0, 0.0);
+  sums_.assign(per_channel() ? scale_dim_ : 0, 0.0);
 }
 
 ChannelBlocks ScaleLayer::Channels(const Blob& blob) const {
