@@ -153,7 +153,7 @@ TEST_P(GpuChannelsLastTest, ANetStoresTheBlobsBetweenChannelsLastLayersSo) {
     EXPECT_FALSE(net->blob_by_name(name)->channels_last()) << name;
   }
   // The reshapes that chose them were trials; the last one measured.
-  for (const auto& layer : net->layers()) EXPECT_FALSE(layer->context().settling);
+  for (const auto& layer : net->layers()) EXPECT_FALSE(layer->settling());
   auto caffe = BlockNet(type(), ARENA, Device::kGPU, true, /*channels_last=*/false);
   for (const auto& blob : caffe->blobs()) EXPECT_FALSE(blob->channels_last());
   // FLOAT convolutions run in Caffe's layout.

@@ -70,11 +70,6 @@ struct Context {
   EngineKind engine = EngineKind::kDefault;
   /// FLOAT math on a GPU (see GpuMath); a CPU ignores it.
   GpuMath gpu_math = GpuMath::kDeterministic;
-  /// Set while a net settles its blobs' layouts and types on a GPU
-  /// (Net::SettleLayouts): those reshapes are trials, in which engines skip
-  /// what they measure (cudnnFind's timing of algorithms) and choose by
-  /// heuristics; the net reshapes once more, measuring, when they settle.
-  bool settling = false;
 };
 
 /// True when this build has CUDA support compiled in.

@@ -190,6 +190,14 @@ class Layer {
 
   void set_context(const Context& context) { context_ = context; }
   const Context& context() const { return context_; }
+  /// Set while a net settles its blobs' layouts and types on a GPU
+  /// (Net::SettleLayouts): those reshapes are trials, in which engines skip
+  /// what they measure (cudnnFind's timing of algorithms) and choose by
+  /// heuristics; the net reshapes once more, measuring, when they settle.
+  /// A member of its own, not of Context: a data layer's prefetch thread
+  /// reads the context while the net settles.
+  void set_settling(bool settling) { settling_ = settling; }
+  bool settling() const { return settling_; }
   Phase phase() const { return phase_; }
   /// Restarts this layer's random stream (gradient checks and resume).
   void SeedRng(uint32_t seed) { rng_.seed(seed); }
@@ -232,6 +240,7 @@ class Layer {
   std::vector<bool> param_propagate_down_;
   std::vector<float> loss_;
   Context context_;
+  bool settling_ = false;
   RandomEngine rng_;
   EngineDecision engine_;
 

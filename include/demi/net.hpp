@@ -243,7 +243,7 @@ class Net {
   void SettleLayouts();
   /// SettleLayouts' rounds: choose, apply, reshape until nothing changes.
   void SettleFormats();
-  /// Marks the layers' reshapes as trials or not (Context::settling).
+  /// Marks the layers' reshapes as trials or not (Layer::settling).
   void SetLayersSettling(bool settling);
   /// Logs, where the net asks for 16-bit types, which layers run wider ones
   /// (their engines store or compute the asked ones not) and how many blobs

@@ -71,7 +71,6 @@ void Net::Init(const NetParameter& in_param) {
   UpgradeNetAsNeeded(StrCat("net '", in_param.name(), "'"), &upgraded);
   phase_ = upgraded.state().phase();
   context_.cudnn_workspace_bytes = static_cast<size_t>(upgraded.cudnn_workspace_mb()) << 20;
-  context_.settling = false;  // the layers are marked, never the net (its context may be a copy)
   engine_defaults_ = NetEngineDefaults(upgraded);
   context_.engine = engine_defaults_.engine;
   if (context_.device == Device::kGPU) {
@@ -135,9 +134,8 @@ void Net::CreateAndConnectLayers(const NetParameter& param) {
                layer_param.name(), "'");
     std::shared_ptr<Layer> layer = LayerRegistry::Create(layer_param);
     // Their first reshape (SetUp) is the first trial of SettleLayouts.
-    Context layer_context = context_;
-    layer_context.settling = context_.device == Device::kGPU;
-    layer->set_context(layer_context);
+    layer->set_context(context_);
+    layer->set_settling(context_.device == Device::kGPU);
     layer->set_engine(DecideLayerEngine(layer_param));
     layer->SeedRng(LayerSeed(context_.seed, layer_id, context_.replica));
     layers_.push_back(layer);

@@ -161,16 +161,12 @@ void Net::LogNarrowTypes(const NetParameter& param) const {
 }
 
 void Net::SetLayersSettling(bool settling) {
-  for (const std::shared_ptr<Layer>& layer : layers_) {
-    Context context = layer->context();
-    context.settling = settling;
-    layer->set_context(context);
-  }
+  for (const std::shared_ptr<Layer>& layer : layers_) layer->set_settling(settling);
 }
 
 void Net::SettleLayouts() {
   // On a GPU the reshapes until the formats settle are trials
-  // (Context::settling: cuDNN chooses its algorithms by heuristics), and one
+  // (Layer::settling: cuDNN chooses its algorithms by heuristics), and one
   // more reshape measures them. A measured engine may find no kernel where
   // its trial found one, so the formats settle again after it (normally at
   // once).

@@ -44,7 +44,7 @@ struct BaseConvolutionLayer::CudnnState {
   /// layout (channels last where a side is, the other side staged).
   NarrowStaging staging;
   /// The bottom shape at which cuDNN found no algorithm channels last, or
-  /// empty; and whether that was in a trial reshape (Context::settling),
+  /// empty; and whether that was in a trial reshape (Layer::settling),
   /// whose heuristic choice the measured reshape after it may beat.
   std::vector<int64_t> refused_channels_last;
   bool refused_in_trial = false;
@@ -155,19 +155,19 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
 
   s.ready = false;
   s.workspace.Reshape(std::vector<int64_t>{0});
-  if (s.refused_channels_last != bottom.shape() || (s.refused_in_trial && !context_.settling)) {
+  if (s.refused_channels_last != bottom.shape() || (s.refused_in_trial && !settling())) {
     s.refused_channels_last.clear();
   }
   if (bottom.count() == 0) return;  // cuDNN takes no empty tensors; CAFFE handles them
   auto use_caffe_engine = [&](size_t needed) {
     if (last) {
       s.refused_channels_last = bottom.shape();
-      s.refused_in_trial = context_.settling;
+      s.refused_in_trial = settling();
       VLOG(1) << type() << " layer '" << layer_param_.name() << "': no cuDNN algorithm channels "
               << "last for bottom shape " << bottom.shape_string()
-              << (context_.settling ? " by heuristics" : "") << "; its blobs keep Caffe's layout";
+              << (settling() ? " by heuristics" : "") << "; its blobs keep Caffe's layout";
     }
-    if (context_.settling) return;  // a trial: the measured reshape says it if it holds
+    if (settling()) return;  // a trial: the measured reshape says it if it holds
     LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no "
                  << (context_.gpu_math == GpuMath::kDeterministic ? "" : "measured or ")
                  << "deterministic FP32 cuDNN algorithm within "
@@ -179,7 +179,7 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
   cudnnHandle_t handle = CudnnHandle();
   const size_t budget = context_.cudnn_workspace_bytes;
   // Not while the net settles its blobs' formats: those reshapes are trials.
-  if (context_.gpu_math == GpuMath::kTensorOps && !context_.settling) {
+  if (context_.gpu_math == GpuMath::kTensorOps && !settling()) {
     CudnnMeasureAlgorithms(bottom);
   }
   // Where no measured algorithm fits the budget (an H100 found none for
