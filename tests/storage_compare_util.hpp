@@ -110,6 +110,10 @@ struct StorageCase {
   bool caffe_layout_tops = false;
   /// Where given, bottom i has bottom_channels[i] channels (Concat's parts).
   std::vector<int64_t> bottom_channels = {};
+  /// One bottom computed in place (both layers): its top is the bottom.
+  bool in_place = false;
+  /// False for a layer without gradients (Threshold): Forward only.
+  bool backward = true;
 };
 
 /// ExpectStoresLikeFloat's `block` for channels last (NHWC, the GPU's
@@ -151,14 +155,18 @@ inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block,
     add(&narrow_bottom, bottom_type, CaseBlock(block, bottom_type, c.caffe_layout_bottoms, shape),
         shape);
   }
-  for (int i = 0; i < c.tops; ++i) {
+  if (c.in_place) {
+    ref_top = ref_bottom;
+    narrow_top = narrow_bottom;
+  }
+  for (int i = 0; i < c.tops && !c.in_place; ++i) {
     add(&ref_top, FLOAT, 1, {});
     add(&narrow_top, c.float_tops ? FLOAT : type, block == kChannelsLast ? 1 : block, {});
   }
-  // Named bottoms and tops, none in place.
+  // Named bottoms and tops.
   std::string wiring;
   for (int i = 0; i < c.bottoms; ++i) wiring += StrCat(" bottom: 'x", i, "'");
-  for (int i = 0; i < c.tops; ++i) wiring += StrCat(" top: 'y", i, "'");
+  for (int i = 0; i < c.tops; ++i) wiring += StrCat(" top: '", c.in_place ? "x" : "y", i, "'");
   auto make = [device](const std::string& text) {
     if (device == Device::kCPU) return MakeDnnlLayer(text);
     std::unique_ptr<Layer> layer = MakeLayer(text);
@@ -201,10 +209,12 @@ inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block,
   for (int i = 0; i < c.tops; ++i) {
     ExpectWithinTolerance(ValuesOf(*narrow_top[i], false), ValuesOf(*ref_top[i], false),
                           StrCat(c.layer, " top ", i));
+    if (!c.backward) continue;
     const std::vector<float> dy = RoundedGaussian(ref_top[i]->count(), 31 + i, type);
     StoreValues(ref_top[i], dy, true);
     StoreValues(narrow_top[i], dy, true);
   }
+  if (!c.backward) return;
   const std::vector<bool> propagate_down(c.bottoms, true);
   reference->Backward(ref_top, propagate_down, ref_bottom);
   narrow->Backward(narrow_top, propagate_down, narrow_bottom);
@@ -279,14 +289,33 @@ inline void ExpectCasesStoreLikeFloatOnGpu(const std::string& layer_type, Type t
   }
 }
 
-/// The neuron layers written as two formulas (MappedNeuronLayer), which
-/// store both 16-bit types on both devices, in Caffe's layout (their only
-/// one). Clip's bounds are not 16-bit numbers: its Backward compares the
-/// stored top with them.
+/// The neuron layers written as formulas (layers/elementwise.hpp's maps) and
+/// PReLU, which store both 16-bit types on both devices, in Caffe's layout (their
+/// only one); out of place, and in place those that keep a copy of their
+/// input for Backward. Clip's bounds are not 16-bit numbers: its Backward
+/// compares the stored top with them.
 inline void ExpectMappedNeuronsStoreLikeFloat(Type type, Device device) {
-  for (const char* layer : {"type: 'Sigmoid'", "type: 'ELU' elu_param { alpha: 0.5 }",
-                            "type: 'BNLL'", "type: 'Clip' clip_param { min: -0.3 max: 0.7 }",
-                            "type: 'Exp' exp_param { base: 2 scale: 0.5 shift: 0.1 }"}) {
+  for (const char* layer : {"type: 'AbsVal'", "type: 'Swish' swish_param { beta: 1.5 }",
+                            "type: 'Power' power_param { power: 2 scale: 0.5 shift: 0.25 }",
+                            "type: 'PReLU' prelu_param { filler { type: 'gaussian' std: 0.5 } }"}) {
+    SCOPED_TRACE(StrCat(layer, " in place"));
+    StorageCase c{layer};
+    c.in_place = true;
+    ExpectStoresLikeFloat(c, type, 1, device);
+  }
+  StorageCase threshold{"type: 'Threshold' threshold_param { threshold: 0.25 }"};
+  threshold.backward = false;
+  ExpectStoresLikeFloat(threshold, type, 1, device);
+  for (const char* layer :
+       {"type: 'Sigmoid'", "type: 'ELU' elu_param { alpha: 0.5 }", "type: 'BNLL'",
+        "type: 'Clip' clip_param { min: -0.3 max: 0.7 }",
+        "type: 'Exp' exp_param { base: 2 scale: 0.5 shift: 0.1 }", "type: 'TanH'", "type: 'AbsVal'",
+        "type: 'Swish' swish_param { beta: 1.5 }",
+        "type: 'Power' power_param { power: 2 scale: 0.5 shift: 0.25 }",
+        "type: 'Power' power_param { power: 1 scale: -2 shift: 0.5 }",
+        "type: 'Log' log_param { base: 2 scale: 0.5 shift: 3 }",
+        "type: 'PReLU' prelu_param { filler { type: 'gaussian' std: 0.5 } }",
+        "type: 'PReLU' prelu_param { channel_shared: true }"}) {
     SCOPED_TRACE(layer);
     ExpectStoresLikeFloat({layer}, type, 1, device);
   }

@@ -171,10 +171,10 @@ TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEngi
                        "FLOAT/FLOAT16 and computes in FLOAT; CAFFE stores FLOAT"),
             std::string::npos)
       << mixed;
-  // A named engine too: CAFFE's TanH runs FLOAT only; its Sigmoid, a
+  // A named engine too: CAFFE's Softmax runs FLOAT only; its Sigmoid, a
   // MappedNeuronLayer, stores 16 bits as well.
   EXPECT_NE(ErrorOf([] {
-              Decide("type: 'TanH' tanh_param { engine: CAFFE } backward_type: FLOAT16");
+              Decide("type: 'Softmax' softmax_param { engine: CAFFE } backward_type: FLOAT16");
             }).find("CAFFE stores FLOAT"),
             std::string::npos);
   const EngineDecision sigmoid = Decide(
@@ -275,8 +275,8 @@ TEST(EngineDecisionTest, APrecisionOnTheGpuStoresSixteenBitsBetweenCudnnAndOurKe
     // Stored in 16 bits, computed in FLOAT (tensor-op products for the
     // convolutions and the inner products): cuDNN's layers and our kernels.
     const LayerTypes storage{type, FLOAT, type, FLOAT};
-    for (const char* layer :
-         {"type: 'Convolution'", "type: 'Pooling'", "type: 'ReLU'", "type: 'BatchNorm'"}) {
+    for (const char* layer : {"type: 'Convolution'", "type: 'Deconvolution'", "type: 'Pooling'",
+                              "type: 'ReLU'", "type: 'BatchNorm'"}) {
       const EngineDecision decision = decide(layer, type);
       EXPECT_EQ(EngineName(decision.engine), "CUDNN") << layer;
       EXPECT_EQ(decision.types, storage) << layer << " " << Type_Name(type);
@@ -285,13 +285,14 @@ TEST(EngineDecisionTest, APrecisionOnTheGpuStoresSixteenBitsBetweenCudnnAndOurKe
          {"type: 'Scale'", "type: 'Eltwise'", "type: 'Split'", "type: 'Concat'", "type: 'Dropout'",
           "type: 'InnerProduct'", "type: 'BatchNorm' batch_norm_param { engine: CAFFE }",
           "type: 'ReLU' relu_param { negative_slope: 0.1 }",
-          "type: 'Pooling' pooling_param { engine: CAFFE }", "type: 'LRN'"}) {
+          "type: 'Pooling' pooling_param { engine: CAFFE }", "type: 'LRN'", "type: 'TanH'",
+          "type: 'Power' power_param { power: 2 }", "type: 'PReLU'"}) {
       const EngineDecision decision = decide(layer, type);
       EXPECT_EQ(EngineName(decision.engine), "CAFFE") << layer;
       EXPECT_EQ(decision.types, storage) << layer << " " << Type_Name(type);
     }
     // The rest run FLOAT: no 16-bit kernel of theirs on the GPU yet.
-    for (const char* layer : {"type: 'Deconvolution'", "type: 'Softmax'", "type: 'SoftmaxWithLoss'",
+    for (const char* layer : {"type: 'Softmax'", "type: 'SoftmaxWithLoss'",
                               "type: 'Eltwise' eltwise_param { operation: MAX }",
                               "type: 'Convolution' convolution_param { engine: CAFFE }"}) {
       EXPECT_EQ(decide(layer, type).types, LayerTypes{}) << layer << " " << Type_Name(type);

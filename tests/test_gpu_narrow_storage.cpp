@@ -30,6 +30,17 @@ TEST_P(GpuNarrowStorageTest, Convolution) {
   }
 }
 
+TEST_P(GpuNarrowStorageTest, Deconvolution) {
+  // cuDNN's adjoint convolution, in Caffe's layout only.
+  for (const char* geometry :
+       {"num_output: 8 kernel_size: 4 stride: 2 pad: 1", "num_output: 16 kernel_size: 1"}) {
+    SCOPED_TRACE(geometry);
+    ExpectStoresLikeFloat(
+        {StrCat("type: 'Deconvolution' convolution_param { ", geometry, kStorageFillers, " }")},
+        type(), 1, Device::kGPU);
+  }
+}
+
 TEST_P(GpuNarrowStorageTest, ConvolutionConvertsAFloatBottomOrTopThroughScratch) {
   // As a net's first convolution reads its FLOAT input, and its last writes
   // what a FLOAT InnerProduct reads.

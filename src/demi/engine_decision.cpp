@@ -130,8 +130,9 @@ const std::vector<EngineRow>& EngineTable() {
     // cuDNN stores FLOAT16 and BFLOAT16 where it takes them, and sums in
     // FLOAT (convolutions in tensor-op math); Convolution and Pooling
     // convert a FLOAT neighbour's blob through scratch (NarrowStaging).
-    add(Device::kGPU, EngineKind::kCudnn, {"Convolution"}, nullptr, {FLOAT}, true, narrow_storage);
-    add(Device::kGPU, EngineKind::kCudnn, {"Deconvolution", "Sigmoid", "TanH", "Softmax"});
+    add(Device::kGPU, EngineKind::kCudnn, {"Convolution", "Deconvolution"}, nullptr, {FLOAT}, true,
+        narrow_storage);
+    add(Device::kGPU, EngineKind::kCudnn, {"Sigmoid", "TanH", "Softmax"});
     add(Device::kGPU, EngineKind::kCudnn, {"Pooling"}, CudnnPooling, {FLOAT}, true, narrow_storage);
     add(Device::kGPU, EngineKind::kCudnn, {"LRN"}, CudnnLrn);
     add(Device::kGPU, EngineKind::kCudnn, {"ReLU"}, CudnnRelu, {FLOAT}, true, narrow_storage);
@@ -155,10 +156,13 @@ const std::vector<EngineRow>& EngineTable() {
 /// (Softmax and the losses stay FLOAT; LRN stores 16 bits in our kernels,
 /// cuDNN's LRN FLOAT only); where cuDNN takes no BFLOAT16
 /// pooling or activation, ours run instead. On both devices the neuron
-/// layers written as two formulas (MappedNeuronLayer: Sigmoid, ELU, BNLL,
-/// Clip, Exp) map 16-bit blobs in FLOAT arithmetic.
+/// layers written as formulas (layers/elementwise.hpp's maps: Sigmoid, ELU,
+/// BNLL, Clip, Exp, Log, TanH, AbsVal, Power, Swish, Threshold) and PReLU
+/// map 16-bit blobs in FLOAT arithmetic.
 EngineRow ReferenceRow(const LayerParameter& param, Device device) {
-  static const std::set<std::string> mapped = {"Sigmoid", "ELU", "BNLL", "Clip", "Exp"};
+  static const std::set<std::string> mapped = {"Sigmoid", "ELU",   "BNLL",      "Clip",
+                                               "Exp",     "Log",   "TanH",      "AbsVal",
+                                               "Power",   "Swish", "Threshold", "PReLU"};
   static const std::set<std::string> cpu_narrow = {"Split", "Concat", "ReLU"};
   static const std::set<std::string> gpu_narrow = {
       "Split",   "Concat",  "ReLU",         "Scale",   "BatchNorm",

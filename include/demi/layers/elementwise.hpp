@@ -138,6 +138,14 @@ void MapBackward(Device device, const Blob& data, const Blob& top, Blob* bottom,
       bottom->mutable_diff_on(device), backward);
 }
 
+/// bottom diff = backward(top diff), for a gradient that reads no data.
+template <typename F>
+void MapGradient(Device device, const Blob& top, Blob* bottom, F backward) {
+  const auto dy = [&](auto tag) { return StoredOn<decltype(tag)>(device, top, true); };
+  if (MapStored(device, bottom, true, backward, dy)) return;
+  Map(device, top.count(), top.diff_on(device), bottom->mutable_diff_on(device), backward);
+}
+
 /// @brief A neuron layer computed by its two formulas alone, on both
 /// devices: Forward maps `ForwardFormula` over the bottom, Backward maps `BackwardFormula`
 /// over the top's data and diff (the gradient is read from y, so the layer
@@ -151,11 +159,7 @@ class MappedNeuronLayer : public OneBodyLayer<NeuronLayer> {
   using OneBodyLayer::OneBodyLayer;
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return true; }
-  /// Caffe's layout only: a formula need not map 0 to 0, which the padded
-  /// channels of oneDNN's blocked layouts rely on.
-  BlobFormats narrow_blobs() const override {
-    return NarrowBlobsWhen(engine_.engine == EngineKind::kCaffe, BlobFormats::kUniform);
-  }
+  BlobFormats narrow_blobs() const override { return MappedNarrowBlobs(); }
 
  protected:
   /// The formulas, with the layer's parameters, for blobs stored in `stored`.

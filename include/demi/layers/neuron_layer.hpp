@@ -16,6 +16,15 @@ class NeuronLayer : public Layer {
   }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
+
+ protected:
+  /// narrow_blobs() of a layer whose CAFFE engine maps each element in float
+  /// from and to any storage type (layers/elementwise.hpp): its blobs stored
+  /// alike, in Caffe's layout only (a formula need not map 0 to 0, which the
+  /// padded channels of oneDNN's blocked layouts rely on).
+  BlobFormats MappedNarrowBlobs() const {
+    return NarrowBlobsWhen(engine_.engine == EngineKind::kCaffe, BlobFormats::kUniform);
+  }
 };
 
 }  // namespace demi

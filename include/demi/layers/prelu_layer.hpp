@@ -1,7 +1,10 @@
 #ifndef DEMI_LAYERS_PRELU_LAYER_HPP_
 #define DEMI_LAYERS_PRELU_LAYER_HPP_
 
+#include <vector>
+
 #include "demi/layers/input_saving_neuron_layer.hpp"
+#include "demi/util/channel_blocks.hpp"
 
 namespace demi {
 
@@ -15,12 +18,14 @@ namespace demi {
 /// input: dx = dy where x > 0 and a[c] dy elsewhere; da[c] += sum of dy x over
 /// the elements of channel c with x <= 0. Out of place it reads the bottom
 /// data; in place Forward first copies x into a buffer kept for Backward, and
-/// Backward reads neither bottom nor top data.
+/// Backward reads neither bottom nor top data. Its blobs may be stored in 16
+/// bits, computed in float (the slopes and their gradient stay FLOAT).
 class PReLULayer : public InputSavingNeuronLayer {
  public:
   using InputSavingNeuronLayer::InputSavingNeuronLayer;
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   const char* type() const override { return "PReLU"; }
+  BlobFormats narrow_blobs() const override { return MappedNarrowBlobs(); }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -33,11 +38,15 @@ class PReLULayer : public InputSavingNeuronLayer {
 #endif
 
  private:
-  /// out = in where x > 0, else a[c] in, with a[c] the slope of the channel
-  /// (Forward: in = x; Backward: in = dy). Over `bottom`'s shape; in place works.
-  void ApplySlopes(const Blob& bottom, const float* x, const float* in, float* out) const;
+  /// The bottom as num x slopes x inner: one channel when the slope is shared.
+  ChannelBlocks Channels(const Blob& bottom) const;
+  template <typename T>
+  void ForwardStored(const Blob& bottom, Blob* top);
+  template <typename T>
+  void BackwardStored(const Blob& top, bool propagate_down, Blob* bottom);
 
   bool channel_shared_ = false;
+  std::vector<double> sums_;  ///< the slope gradient's sums, per channel
 };
 
 }  // namespace demi

@@ -30,11 +30,13 @@ struct SwishBackward {
 /// s = sigmoid(beta x) from the input, dx = dy (s + beta x s (1 - s)), instead
 /// of keeping Caffe's sigmoid buffer beside the top. Out of place it reads the
 /// bottom data; in place Forward first copies x into a buffer kept for
-/// Backward, and no bottom data is read. The top is never read.
+/// Backward, and no bottom data is read. The top is never read. Its blobs
+/// may be stored in 16 bits, computed in float.
 class SwishLayer : public OneBodyLayer<InputSavingNeuronLayer> {
  public:
   using OneBodyLayer::OneBodyLayer;
   const char* type() const override { return "Swish"; }
+  BlobFormats narrow_blobs() const override { return MappedNarrowBlobs(); }
 
  protected:
   void ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

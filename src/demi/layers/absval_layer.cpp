@@ -2,15 +2,12 @@
 
 #include "demi/layer_registry.hpp"
 #include "demi/layers/elementwise.hpp"
-#include "demi/util/device_math.hpp"
 
 namespace demi {
 
 void AbsValLayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const Device device = context_.device;
-  const int64_t count = bottom[0]->count();
   SaveInput(*bottom[0]);
-  Abs(device, count, bottom[0]->data_on(device), top[0]->mutable_data_on(device));
+  MapForward(context_.device, *bottom[0], top[0], AbsValForward{});
 }
 
 void AbsValLayer::BackwardOnDevice(const std::vector<Blob*>& top,

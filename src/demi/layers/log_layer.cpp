@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
-#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -14,32 +13,13 @@ void LogLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Bl
   log_base_ = base == -1.0f ? 1.0 : std::log(double(base));
 }
 
-void LogLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+LogForward LogLayer::forward_formula(Type) const {
   const LogParameter& param = layer_param_.log_param();
-  const float scale = param.scale();
-  const float shift = param.shift();
-  const float* x = bottom[0]->cpu_data();
-  float* y = top[0]->mutable_cpu_data();
-  ParallelFor(bottom[0]->count(), [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      y[i] = static_cast<float>(std::log(double(shift + scale * x[i])) / log_base_);
-    }
-  });
+  return {param.scale(), param.shift(), log_base_};
 }
 
-void LogLayer::Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                            const std::vector<Blob*>& bottom) {
-  if (!propagate_down[0]) return;
-  const double factor = layer_param_.log_param().scale() / log_base_;
-  const float* y = top[0]->cpu_data();
-  const float* dy = top[0]->cpu_diff();
-  float* dx = bottom[0]->mutable_cpu_diff();
-  // 1 / (shift + scale x) = base^-y = exp(-y ln(base)).
-  ParallelFor(top[0]->count(), [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      dx[i] = static_cast<float>(dy[i] * factor * std::exp(-y[i] * log_base_));
-    }
-  });
+LogBackward LogLayer::backward_formula(Type) const {
+  return {layer_param_.log_param().scale() / log_base_, log_base_};
 }
 
 DEMI_REGISTER_LAYER(Log);

@@ -26,50 +26,57 @@ void PReLULayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<
   InputSavingNeuronLayer::LayerSetUp(bottom, top);
 }
 
-void PReLULayer::ApplySlopes(const Blob& bottom, const float* x, const float* in,
-                             float* out) const {
-  const int64_t num = bottom.shape(0);
-  const int64_t channels = bottom.shape(1);
-  const int64_t dim = bottom.count(2);
-  const float* slope = blobs_[0]->cpu_data();
-  for (int64_t n = 0; n < num; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const float a = slope[channel_shared_ ? 0 : c];
-      const int64_t offset = (n * channels + c) * dim;
-      for (int64_t j = offset; j < offset + dim; ++j) out[j] = x[j] > 0 ? in[j] : a * in[j];
-    }
-  }
+ChannelBlocks PReLULayer::Channels(const Blob& bottom) const {
+  if (channel_shared_) return {bottom.shape(0), 1, bottom.count(1), 1};
+  return {bottom.shape(0), bottom.shape(1), bottom.count(2), 1};
 }
 
 void PReLULayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  const float* x = bottom[0]->cpu_data();
   SaveInput(*bottom[0]);
-  ApplySlopes(*bottom[0], x, x, top[0]->mutable_cpu_data());
+  VisitStorageType(top[0]->storage_type(),
+                   [&](auto tag) { ForwardStored<decltype(tag)>(*bottom[0], top[0]); });
+}
+
+template <typename T>
+void PReLULayer::ForwardStored(const Blob& bottom, Blob* top) {
+  const T* x = bottom.cpu_data_as<T>();
+  const float* slope = blobs_[0]->cpu_data();
+  // In place, each y[k] overwrites the x[k] it was computed from.
+  StoreChannelElements(Channels(bottom), top->mutable_cpu_data_as<T>(), [=](int64_t k, int64_t c) {
+    const float v = static_cast<float>(x[k]);
+    return v > 0 ? v : slope[c] * v;
+  });
 }
 
 void PReLULayer::Backward_cpu(const std::vector<Blob*>& top,
                               const std::vector<bool>& propagate_down,
                               const std::vector<Blob*>& bottom) {
-  const int64_t num = bottom[0]->shape(0);
-  const int64_t channels = bottom[0]->shape(1);
-  const int64_t dim = bottom[0]->count(2);
-  const float* x = Input(*bottom[0]).cpu_data();
-  const float* dy = top[0]->cpu_diff();
+  VisitStorageType(bottom[0]->storage_type(), [&](auto tag) {
+    BackwardStored<decltype(tag)>(*top[0], propagate_down[0], bottom[0]);
+  });
+}
+
+template <typename T>
+void PReLULayer::BackwardStored(const Blob& top, bool propagate_down, Blob* bottom) {
+  const T* x = Input(*bottom).cpu_data_as<T>();
+  const T* dy = top.cpu_diff_as<T>();
+  const ChannelBlocks t = Channels(*bottom);
   // The slope gradient first: in place, dx overwrites dy.
   if (param_propagate_down(0)) {
+    sums_.assign(t.channels, 0.0);
+    SumChannels<T>(t, sums_.data(), [=](int64_t k, int64_t) {
+      const float v = static_cast<float>(x[k]);
+      return v <= 0 ? static_cast<float>(dy[k]) * v : 0.0f;
+    });
     float* da = blobs_[0]->mutable_cpu_diff();
-    for (int64_t n = 0; n < num; ++n) {
-      for (int64_t c = 0; c < channels; ++c) {
-        const int64_t offset = (n * channels + c) * dim;
-        double sum = 0;
-        for (int64_t j = offset; j < offset + dim; ++j) {
-          if (x[j] <= 0) sum += double(dy[j]) * x[j];
-        }
-        da[channel_shared_ ? 0 : c] += static_cast<float>(sum);
-      }
-    }
+    for (int64_t c = 0; c < t.channels; ++c) da[c] += static_cast<float>(sums_[c]);
   }
-  if (propagate_down[0]) ApplySlopes(*bottom[0], x, dy, bottom[0]->mutable_cpu_diff());
+  if (!propagate_down) return;
+  const float* slope = blobs_[0]->cpu_data();
+  StoreChannelElements(t, bottom->mutable_cpu_diff_as<T>(), [=](int64_t k, int64_t c) {
+    const float g = static_cast<float>(dy[k]);
+    return static_cast<float>(x[k]) > 0 ? g : slope[c] * g;
+  });
 }
 
 DEMI_REGISTER_LAYER(PReLU);

@@ -10,6 +10,7 @@ void TanHLayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vec
   const Device device = context_.device;
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
+  if (top[0]->storage_type() != FLOAT) return MappedNeuronLayer::ForwardOnDevice(bottom, top);
 #ifdef USE_CUDNN
   if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn) {
     CudnnActivationForward(CUDNN_ACTIVATION_TANH, n, bottom[0]->gpu_data(),
@@ -26,6 +27,9 @@ void TanHLayer::BackwardOnDevice(const std::vector<Blob*>& top,
   const Device device = context_.device;
   const int64_t n = top[0]->count();
   if (!propagate_down[0] || n == 0) return;
+  if (bottom[0]->storage_type() != FLOAT) {
+    return MappedNeuronLayer::BackwardOnDevice(top, propagate_down, bottom);
+  }
 #ifdef USE_CUDNN
   if (device == Device::kGPU && engine_.engine == EngineKind::kCudnn) {
     CudnnActivationBackward(CUDNN_ACTIVATION_TANH, n, top[0]->gpu_data(), top[0]->gpu_diff(),
