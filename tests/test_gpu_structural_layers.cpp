@@ -4,6 +4,7 @@
 // copy to the device.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <random>
 #include <string>
@@ -399,6 +400,32 @@ TEST(GpuSoftmaxWithLossTest, BadLabelFailsAsOnCpu) {
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("label -2 at index 0"), std::string::npos)
         << error.what();
+  }
+  // Checked on the device: the first bad position is named, whatever
+  // thread found it first; and the layer runs on once it was raised.
+  Blob more_scores({4, 3}), more_labels({4});
+  FillGaussian(&more_scores, 2);
+  FillValues(&more_labels, {1, 9, -4, 2});
+  std::vector<Blob*> more{&more_scores, &more_labels};
+  layer->Reshape(more, top);
+  ExpectErrorContaining([&] { layer->Forward(more, top); }, {"label 9 at index 1"});
+  FillValues(&more_labels, {1, 0, 2, 2});
+  EXPECT_GT(layer->Forward(more, top), 0.0f);
+}
+
+TEST(GpuSoftmaxWithLossTest, NaNScoresGiveANaNLossAsOnCpu) {
+  // So that the solver's check of the loss stops the run (fmaxf would have
+  // turned a NaN probability into FLT_MIN's finite loss).
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  for (Device device : {Device::kCPU, Device::kGPU}) {
+    Blob scores({2, 3}), labels({2}), loss;
+    FillValues(&scores, {0.5f, std::nanf(""), 1, 2, 3, 4});
+    FillValues(&labels, {0, 1});
+    std::vector<Blob*> bottom{&scores, &labels}, top{&loss};
+    auto layer = MakeLayerOn(R"(name: "loss" type: "SoftmaxWithLoss")", device);
+    layer->SetUp(bottom, top);
+    EXPECT_TRUE(std::isnan(layer->Forward(bottom, top)))
+        << (device == Device::kGPU ? "GPU" : "CPU");
   }
 }
 

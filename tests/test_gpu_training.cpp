@@ -60,6 +60,43 @@ TEST(GpuTrainingTest, LeNetWithCudnnTrainsTheParamsOneDnnTrains) {
   ExpectCpuAndGpuTrainAlike(text);
 }
 
+// The losses a GPU solver leaves on the device and reads in batches
+// (PendingLosses: at displays, and every Solver::kGpuPendingLosses
+// iterations) are the ones it reads every iteration, into the same smoothed
+// loss; nothing else changes.
+TEST(GpuTrainingTest, LossesReadInBatchesTrainWhatLossesReadEachStepTrain) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 200);
+  const std::string text = LeNetSolver(dir.file("db"), 16, "engine: CAFFE average_loss: 7");
+  auto each = MakeGpuSolver(text);
+  each->set_pending_losses(1);
+  each->Solve();
+  auto batched = MakeGpuSolver(text);
+  EXPECT_EQ(batched->net().context().device, Device::kGPU);
+  batched->Solve();
+  EXPECT_EQ(WorstRelativeDifference(each->net(), batched->net()), 0.0);
+  EXPECT_EQ(each->smoothed_loss(), batched->smoothed_loss());
+}
+
+// A label outside the classes, found on the device while training, stops the
+// run when the losses are read, with the CPU's message.
+TEST(GpuTrainingTest, ABadLabelFoundOnTheDeviceStopsTheRun) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  auto solver = MakeGpuSolver(R"(
+    base_lr: 0.01 lr_policy: "fixed" snapshot_after_train: false
+    net_param {
+      layer { name: "data" type: "DummyData" top: "x" top: "label"
+              dummy_data_param { shape { dim: 4 dim: 3 } shape { dim: 4 }
+                                 data_filler { type: "gaussian" }
+                                 data_filler { type: "constant" value: 5 } } }
+      layer { name: "ip" type: "InnerProduct" bottom: "x" top: "scores"
+              inner_product_param { num_output: 3 weight_filler { type: "xavier" } } }
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "scores" bottom: "label" top: "loss" }
+    })");
+  ExpectErrorContaining([&] { solver->Step(3); }, {"label 5 at index 0", "outside [0, 3)"});
+}
+
 // A ResNet basic block (in-place BatchNorm, Scale and ReLU, a branch, a sum)
 // on GPU 0 against the CPU in plain FP32: the BatchNorm and Scale kernels'
 // per-channel sums (cut among blocks), the sum's and the branch's one-pass

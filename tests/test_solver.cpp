@@ -266,6 +266,66 @@ TEST(SolverTest, InfiniteLossStopsNamingTheIteration) {
   EXPECT_EQ(solver->iter(), 2);
 }
 
+TEST(SolverTest, LossesReadInBatchesGiveTheSameSmoothedLossAndParams) {
+  // As a GPU run reads them (Solver::kGpuPendingLosses): every pending loss
+  // read back later, in order, into the same smoothing.
+  auto run = [](int pending) {
+    auto solver = MakeSolver(WithNet(kTeacherNet, R"(type: "Adam" lr_policy: "fixed"
+      base_lr: 0.01 average_loss: 5 random_seed: 7 snapshot_after_train: false)"));
+    solver->set_pending_losses(pending);
+    std::vector<float> smoothed;
+    for (int iters : {23, 4, 1}) {
+      solver->Step(iters);
+      smoothed.push_back(solver->smoothed_loss());
+    }
+    return std::make_pair(smoothed, AllParams(solver->net()));
+  };
+  const auto each = run(1);
+  const auto batched = run(7);
+  EXPECT_EQ(each.first, batched.first);
+  EXPECT_EQ(each.second, batched.second);
+  EXPECT_GT(each.first[0], 0.0f);
+}
+
+TEST(SolverTest, AnInfiniteLossReadLateStillNamesItsIteration) {
+  // As InfiniteLossStopsNamingTheIteration, with five losses pending: read
+  // before iteration 4's update, they name iteration 2.
+  SolverParameter param = ParseText<SolverParameter>(kCountdown);
+  param.set_base_lr(1e38f);
+  auto solver = SolverRegistry::Create(param);
+  solver->set_pending_losses(5);
+  ExpectErrorContaining([&] { solver->Step(10); }, {"loss is infinite at iteration 2"});
+  EXPECT_EQ(solver->iter(), 4);
+  // None is left pending: the capacity may change, and the next Step reads its own.
+  solver->set_pending_losses(1);
+  ExpectErrorContaining([&] { solver->Step(1); }, {"loss is"});
+}
+
+TEST(PendingLossesTest, KeepTheirIterationsInOrderUntilTaken) {
+  PendingLosses pending(Device::kCPU, 3);
+  EXPECT_TRUE(pending.empty());
+  *pending.Add(5) += 1.5f;
+  *pending.Add(6) += 2.5f;
+  pending.DropLast();
+  float* loss = pending.Add(7);
+  EXPECT_EQ(*loss, 0.0f);  // zeroed for the forward pass to add into
+  *loss += 3.0f;
+  *pending.Add(8) += 4.0f;
+  EXPECT_TRUE(pending.full());
+  ExpectErrorContaining([&] { pending.Add(9); }, {"already 3 losses pending"});
+  const std::vector<PendingLosses::Loss> taken = pending.Take();
+  ASSERT_EQ(taken.size(), 3u);
+  EXPECT_EQ(taken[0].iteration, 5);
+  EXPECT_EQ(taken[0].value, 1.5f);
+  EXPECT_EQ(taken[1].iteration, 7);
+  EXPECT_EQ(taken[1].value, 3.0f);
+  EXPECT_EQ(taken[2].iteration, 8);
+  EXPECT_EQ(taken[2].value, 4.0f);
+  EXPECT_TRUE(pending.empty());
+  EXPECT_EQ(*pending.Add(9), 0.0f);
+  ExpectErrorContaining([] { PendingLosses none(Device::kCPU, 0); }, {"at least one"});
+}
+
 TEST(SolverTest, NaNLossWithDebugInfoNamesTheFirstLayer) {
   // ip1's infinite weights make h infinite; ip2's zero weights turn that
   // into 0 * inf = NaN.

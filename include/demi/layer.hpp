@@ -65,8 +65,19 @@ class Layer {
   /// Shapes tops and internal buffers from the bottoms' shapes.
   virtual void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) = 0;
 
-  /// Runs the forward pass on the context's device; returns the weighted loss.
+  /// Runs the forward pass on the context's device; returns the weighted loss
+  /// (on a GPU read back, which waits for the device) after
+  /// CheckDeferredErrors().
   float Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+  /// The forward pass without reading anything back: adds the weighted loss,
+  /// divided by `divisor` (the net's gradient scale), into *loss, one float
+  /// on the context's device (the solver's pending losses, read when it
+  /// displays them).
+  void ForwardAddingLoss(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top,
+                         float* loss, float divisor);
+  /// Raises what Forward found wrong on the device without waiting for it
+  /// (SoftmaxWithLoss's labels on a GPU); nothing by default.
+  virtual void CheckDeferredErrors() {}
   /// Accumulates param gradients and writes bottom gradients where
   /// propagate_down[i] is true.
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -247,6 +258,10 @@ class Layer {
  private:
   void CheckBlobCounts(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) const;
   void SetLossWeights(const std::vector<Blob*>& top);
+  /// Forward_cpu or Forward_gpu, as the context's device says.
+  void RunForward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+  /// The weighted loss of the tops, summed on the host.
+  double HostLoss(const std::vector<Blob*>& top) const;
   void LogCpuFallback() const;
 
   std::vector<LayerBuffer> buffers_;

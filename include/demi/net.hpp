@@ -52,6 +52,12 @@ class Net {
   /// loss. Step i runs layer execution_order()[i] (layer i unless the
   /// planner chose another order).
   float ForwardFromTo(int start, int end);
+  /// ForwardFromTo without reading the loss back (on a GPU, without waiting
+  /// for the device): adds it into *loss, a float on the net's device.
+  void ForwardAddingLoss(int start, int end, float* loss);
+  /// Every layer's CheckDeferredErrors(): what ForwardAddingLoss found wrong
+  /// on the device (labels outside the classes), raised now.
+  void CheckDeferredErrors();
   /// Runs every layer that needs it backward, in reverse execution order.
   void Backward();
   /// Runs steps start down to end of the execution order backward.
@@ -282,6 +288,7 @@ class Net {
   bool channels_last_ = true;
   float loss_scale_ = 1.0f;
   float gradient_scale_ = 1.0f;
+  SyncedMemory forward_loss_;  ///< ForwardFromTo's sum, on the net's device
   std::function<void(int)> layer_backward_hook_;
 
   std::vector<std::shared_ptr<Layer>> layers_;

@@ -13,6 +13,7 @@
 #include "demi/common.hpp"
 #include "demi/loss_scaler.hpp"
 #include "demi/net.hpp"
+#include "demi/pending_losses.hpp"
 #include "demi/proto/demi.pb.h"
 #include "demi/solver_param.hpp"
 #include "demi/solvers/update_kernels.hpp"
@@ -162,6 +163,13 @@ class Solver {
   const std::vector<std::unique_ptr<Net>>& test_nets() const { return test_nets_; }
   int iter() const { return iter_; }
   float smoothed_loss() const { return smoothed_loss_; }
+  /// How many iterations' losses may wait on the device before the solver
+  /// reads them back (PendingLosses): 1 on a CPU, kGpuPendingLosses on a
+  /// GPU (with debug_info, 1); a display, test, snapshot or stop reads them
+  /// sooner. A loss that is not finite stops training when read, naming its
+  /// iteration. Between Steps (it drops what a failed Step left pending).
+  void set_pending_losses(int capacity);
+  static constexpr int kGpuPendingLosses = 50;
   bool requested_early_exit() const { return requested_early_exit_; }
   const LossScaler& loss_scaler() const { return loss_scaler_; }
   /// History blobs: set s of param p at s * learnable_params().size() + p.
@@ -202,18 +210,26 @@ class Solver {
   /// Checks snapshot_prefix and, when snapshots will be written, locks it
   /// (PREFIX.lock) for as long as this solver lives.
   void LockSnapshotPrefix();
-  /// Runs iter_size forward-backward passes; returns their mean loss. With
+  /// Runs iter_size forward-backward passes, adding their losses into
+  /// *loss on the net's device; false when stopped between them. With
   /// iter_size > 1 it polls for requests between passes: one that stops
-  /// puts back the iteration's starting state (RestoreIterationStart) and
-  /// returns nullopt; `*request` receives what was asked.
-  std::optional<float> ForwardBackwardAll(SolverAction* request);
+  /// puts back the iteration's starting state (RestoreIterationStart);
+  /// `*request` receives what was asked.
+  bool ForwardBackwardAll(SolverAction* request, float* loss);
   /// What forward passes change besides activations and diffs: the train
   /// layers' random streams, BatchNorm's statistics and the data layers' read
   /// positions; saved at the start of an iteration of several passes, put
   /// back when a stop abandons it.
   void SaveIterationStart();
   void RestoreIterationStart();
-  float CheckedForwardBackward();
+  /// One forward-backward pass adding its loss into *loss; with debug_info,
+  /// layer by layer, noting where a non-finite top first appears.
+  void ForwardBackwardAdding(float* loss);
+  /// Reads the pending losses back: checks that each is finite and the
+  /// layers' deferred errors, reduces each over the replicas and adds it to
+  /// the smoothed loss, in order. Every replica calls it at the same
+  /// iterations (the reductions are collective).
+  void ReadLosses(int start_iter);
   /// The table of this iteration's update: a row per learnable param.
   void FillUpdateTable(float rate);
   /// The factor that brings the global L2 norm of `diff` (the diff block on
@@ -230,7 +246,8 @@ class Solver {
 #ifndef CPU_ONLY
   void UpdateOnGpu(const UpdateBlocks& blocks, const UpdateConstants& constants);
 #endif
-  void UpdateSmoothedLoss(float loss, int start_iter);
+  /// Adds `iteration`'s loss to the mean of the last average_loss ones.
+  void UpdateSmoothedLoss(float loss, int iteration, int start_iter);
   void DisplayTrainOutputs();
   void DisplayProgress();
   SolverAction RequestedAction();
@@ -263,6 +280,10 @@ class Solver {
   int current_step_ = 0;
   std::vector<float> losses_;
   float smoothed_loss_ = 0;
+  std::unique_ptr<PendingLosses> pending_losses_;
+  /// Where a non-finite loss of the pending iterations came from, for its
+  /// message (debug_info finds the layer).
+  std::string nonfinite_where_;
   bool requested_early_exit_ = false;
   int last_snapshot_iter_ = -1;  ///< the iteration Snapshot() last wrote, so none is written twice
   std::function<SolverAction()> action_function_;

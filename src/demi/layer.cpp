@@ -5,6 +5,9 @@
 
 #include "demi/util/gpu_math.hpp"
 #include "demi/util/math.hpp"
+#ifndef CPU_ONLY
+#include "demi/util/math_gpu.hpp"
+#endif
 
 namespace demi {
 
@@ -104,32 +107,54 @@ void Layer::set_absorbed_by(const std::string& absorber) {
   buffers_.clear();  // the absorber keeps what it needs
 }
 
-float Layer::Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  if (absorbed()) return 0.0f;  // the absorber wrote the tops (it takes no loss layer)
+void Layer::RunForward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (context_.device == Device::kGPU) {
     GpuMathScope math(context_.gpu_math);
     Forward_gpu(bottom, top);
   } else {
     Forward_cpu(bottom, top);
   }
+}
+
+float Layer::Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  if (absorbed()) return 0.0f;  // the absorber wrote the tops (it takes no loss layer)
+  RunForward(bottom, top);
+  CheckDeferredErrors();
+  return static_cast<float>(HostLoss(top));
+}
+
+double Layer::HostLoss(const std::vector<Blob*>& top) const {
   double total = 0;
   for (size_t i = 0; i < top.size(); ++i) {
     if (loss(static_cast<int>(i)) == 0.0f) continue;
     total += Dot(top[i]->count(), top[i]->cpu_data(), top[i]->cpu_diff());
   }
-  return static_cast<float>(total);
+  return total;
+}
+
+void Layer::ForwardAddingLoss(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top,
+                              float* loss_sum, float divisor) {
+  if (absorbed()) return;
+  RunForward(bottom, top);
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) {
+    for (size_t i = 0; i < top.size(); ++i) {
+      if (loss(static_cast<int>(i)) == 0.0f) continue;
+      GpuAddDot(top[i]->count(), top[i]->gpu_data(), top[i]->gpu_diff(), divisor, loss_sum);
+    }
+    return;
+  }
+#endif
+  bool has_loss = false;
+  for (size_t i = 0; i < top.size(); ++i) has_loss = has_loss || loss(static_cast<int>(i)) != 0;
+  if (has_loss) *loss_sum += static_cast<float>(HostLoss(top)) / divisor;
 }
 
 void Layer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   DEMI_CHECK(CanReplay(), "layer '", layer_param_.name(), "' (", type(),
              ") cannot run its forward again");
   if (absorbed()) return;  // the absorber's replay writes the tops
-  if (context_.device == Device::kGPU) {
-    GpuMathScope math(context_.gpu_math);
-    Forward_gpu(bottom, top);
-  } else {
-    Forward_cpu(bottom, top);
-  }
+  RunForward(bottom, top);
 }
 
 void Layer::Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,

@@ -351,17 +351,38 @@ void Net::LinkSavedBuffers() {
 }
 
 float Net::ForwardFromTo(int start, int end) {
-  CHECK_GE(start, 0);
-  CHECK_LT(end, static_cast<int>(layers_.size()));
-  float loss = 0;
-  for (int step = start; step <= end; ++step) {
-    const int i = execution_order_[step];
-    loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
-    if (debug_info_) LogForwardDebugInfo(i);
+  forward_loss_.Resize(sizeof(float));
+  float* loss = nullptr;
+#ifndef CPU_ONLY
+  if (context_.device == Device::kGPU) {
+    loss = static_cast<float*>(forward_loss_.mutable_gpu_data());
+    DeviceMemset(loss, 0, sizeof(float));
   }
+#endif
+  if (loss == nullptr) {
+    loss = static_cast<float*>(forward_loss_.mutable_cpu_data());
+    *loss = 0;
+  }
+  ForwardAddingLoss(start, end, loss);
+  const float sum = *static_cast<const float*>(forward_loss_.cpu_data());
+  CheckDeferredErrors();
+  return sum;
+}
+
+void Net::ForwardAddingLoss(int start, int end, float* loss) {
+  DEMI_CHECK(start >= 0 && end < static_cast<int>(layers_.size()), "net '", name_,
+             "': no forward steps ", start, " to ", end, " among ", layers_.size());
   // A layer weighs its loss by its tops' diffs, which hold the gradient
   // scale too (exact to divide out when it is a power of two).
-  return gradient_scale_ == 1.0f ? loss : loss / gradient_scale_;
+  for (int step = start; step <= end; ++step) {
+    const int i = execution_order_[step];
+    layers_[i]->ForwardAddingLoss(bottom_vecs_[i], top_vecs_[i], loss, gradient_scale_);
+    if (debug_info_) LogForwardDebugInfo(i);
+  }
+}
+
+void Net::CheckDeferredErrors() {
+  for (const std::shared_ptr<Layer>& layer : layers_) layer->CheckDeferredErrors();
 }
 
 float Net::Forward() { return ForwardFromTo(0, static_cast<int>(layers_.size()) - 1); }

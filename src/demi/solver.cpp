@@ -107,6 +107,8 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
   }
   InitTrainNet();
   if (is_root()) InitTestNets();
+  set_pending_losses(context_.device == Device::kGPU && !param_.debug_info() ? kGpuPendingLosses
+                                                                             : 1);
   const int num_params = static_cast<int>(net_->learnable_params().size());
   for (int set = 0; set < history_sets_; ++set) {
     for (int p = 0; p < num_params; ++p) {
@@ -118,6 +120,11 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
   net_->param_block().BindCopies(history_, history_sets_, &history_block_);
   for (const std::string& weights : param_.weights()) CopyWeights(weights);
   LOG(INFO) << "Solver scaffolding done.";
+}
+
+void Solver::set_pending_losses(int capacity) {
+  // Between Steps none is pending but those of a Step that failed.
+  pending_losses_ = std::make_unique<PendingLosses>(context_.device, capacity);
 }
 
 void Solver::CheckDecayRate(const std::string& what, float value) const {
@@ -233,7 +240,7 @@ void Solver::Solve(const std::string& resume_file) {
   if (param_.display() && iter_ % param_.display() == 0) {
     float loss = net_->Forward();
     for (Callback* callback : callbacks_) loss = callback->ReduceLoss(loss);
-    UpdateSmoothedLoss(loss, start_iter);
+    UpdateSmoothedLoss(loss, iter_, start_iter);
     if (is_root()) LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) {
@@ -250,12 +257,14 @@ void Solver::Step(int iters) {
   const int stop_iter = iter_ + iters;
   losses_.clear();
   smoothed_loss_ = 0;
+  pending_losses_->Clear();
   display_start_ = std::chrono::steady_clock::now();
   display_start_iter_ = iter_;
   while (iter_ < stop_iter) {
     net_->ClearParamDiffs();
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
+      ReadLosses(start_iter);
       BeforeTestOrSnapshot();
       TestAll();
       // The root alone tests (and sees stop requests meanwhile).
@@ -268,8 +277,9 @@ void Solver::Step(int iters) {
     const bool display = param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
     SolverAction early_request = SolverAction::kNone;
-    const std::optional<float> passes_loss = ForwardBackwardAll(&early_request);
-    if (!passes_loss) {
+    if (!ForwardBackwardAll(&early_request, pending_losses_->Add(iter_))) {
+      pending_losses_->DropLast();
+      ReadLosses(start_iter);  // every replica stopped here (Agree)
       // Stopped between passes: the state is the iteration's start again.
       if (ActionSnapshots(early_request)) {
         BeforeTestOrSnapshot();
@@ -280,10 +290,10 @@ void Solver::Step(int iters) {
       requested_early_exit_ = true;
       break;
     }
-    float loss = *passes_loss;
     for (Callback* callback : callbacks_) callback->OnGradientsReady();
-    for (Callback* callback : callbacks_) loss = callback->ReduceLoss(loss);
-    UpdateSmoothedLoss(loss, start_iter);
+    // Before the update, as every pass's loss was once checked before it:
+    // on a CPU (one pending) a non-finite loss stops the run unapplied.
+    if (display || pending_losses_->full()) ReadLosses(start_iter);
     if (display && is_root()) {
       LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
       DisplayTrainOutputs();
@@ -301,6 +311,7 @@ void Solver::Step(int iters) {
       request = ActionStops(request) ? SolverAction::kSnapshotStop : SolverAction::kSnapshot;
     }
     if ((param_.snapshot() && iter_ % param_.snapshot() == 0) || ActionSnapshots(request)) {
+      ReadLosses(start_iter);  // a non-finite loss stops the run before its snapshot
       BeforeTestOrSnapshot();
       Snapshot();
     }
@@ -309,12 +320,13 @@ void Solver::Step(int iters) {
       break;
     }
   }
+  ReadLosses(start_iter);
 }
 
-std::optional<float> Solver::ForwardBackwardAll(SolverAction* request) {
+bool Solver::ForwardBackwardAll(SolverAction* request, float* loss) {
   const int passes = param_.iter_size();
   if (passes > 1) SaveIterationStart();
-  float loss = 0;
+  nonfinite_where_.clear();
   for (int i = 0; i < passes; ++i) {
     if (i > 0) {
       // Every replica polls here too (Agree is collective), in step.
@@ -322,7 +334,7 @@ std::optional<float> Solver::ForwardBackwardAll(SolverAction* request) {
       if (ActionStops(asked)) {
         *request = asked;
         RestoreIterationStart();
-        return std::nullopt;
+        return false;
       }
       if (ActionSnapshots(asked)) *request = SolverAction::kSnapshot;
     }
@@ -333,14 +345,14 @@ std::optional<float> Solver::ForwardBackwardAll(SolverAction* request) {
       });
     }
     try {
-      loss += CheckedForwardBackward();
+      ForwardBackwardAdding(loss);
     } catch (...) {
       net_->set_layer_backward_hook(nullptr);
       throw;
     }
   }
   net_->set_layer_backward_hook(nullptr);
-  return loss / passes;
+  return true;
 }
 
 void Solver::SaveIterationStart() {
@@ -372,42 +384,58 @@ void Solver::RestoreIterationStart() {
   }
 }
 
-float Solver::CheckedForwardBackward() {
-  float loss = 0;
-  std::string where;
+void Solver::ForwardBackwardAdding(float* loss) {
+  const int last = static_cast<int>(net_->layers().size()) - 1;
   if (!param_.debug_info()) {
-    loss = net_->Forward();
-    where = "; set debug_info: true in the solver to find the layer where it first appears";
+    net_->ForwardAddingLoss(0, last, loss);
+    nonfinite_where_ =
+        "; set debug_info: true in the solver to find the layer where it first appears";
   } else {
     // Layer by layer, so that the first non-finite top is seen while it is
-    // still valid (a planned net reuses activation memory).
-    const int num_layers = static_cast<int>(net_->layers().size());
-    for (int step = 0; step < num_layers; ++step) {
-      loss += net_->ForwardFromTo(step, step);
+    // still valid (a planned net reuses activation memory). One loss is
+    // pending then: the message is this iteration's, its first pass's that
+    // names a layer.
+    const bool named = nonfinite_where_.find("appeared") != std::string::npos;
+    std::string where;
+    for (int step = 0; step <= last; ++step) {
+      net_->ForwardAddingLoss(step, step, loss);
       const int i = net_->execution_order()[step];
-      const int top = where.empty() ? FirstNonFiniteTop(*net_, i) : -1;
+      const int top = where.empty() && !named ? FirstNonFiniteTop(*net_, i) : -1;
       if (top >= 0) {
         where = StrCat("; the first non-finite value appeared in top '",
                        net_->blob_names()[net_->top_id_vecs()[i][top]], "' of layer '",
                        net_->layer_names()[i], "' (", net_->layers()[i]->type(), ")");
       }
     }
-    if (where.empty()) where = "; no layer's top holds a non-finite value";
+    if (!named)
+      nonfinite_where_ = where.empty() ? "; no layer's top holds a non-finite value" : where;
   }
-  DEMI_CHECK(std::isfinite(loss), "loss is ", std::isnan(loss) ? "NaN" : "infinite",
-             " at iteration ", iter_, where);
   net_->Backward();
-  return loss;
 }
 
-void Solver::UpdateSmoothedLoss(float loss, int start_iter) {
+void Solver::ReadLosses(int start_iter) {
+  if (pending_losses_->empty()) return;
+  const std::vector<PendingLosses::Loss> losses = pending_losses_->Take();
+  net_->CheckDeferredErrors();
+  for (const PendingLosses::Loss& pending : losses) {
+    // Reduced first: a replica's non-finite loss makes every replica's sum
+    // so, and all of them stop together.
+    float loss = pending.value / param_.iter_size();
+    for (Callback* callback : callbacks_) loss = callback->ReduceLoss(loss);
+    DEMI_CHECK(std::isfinite(loss), "loss is ", std::isnan(loss) ? "NaN" : "infinite",
+               " at iteration ", pending.iteration, nonfinite_where_);
+    UpdateSmoothedLoss(loss, pending.iteration, start_iter);
+  }
+}
+
+void Solver::UpdateSmoothedLoss(float loss, int iteration, int start_iter) {
   const int average_loss = param_.average_loss();
   if (static_cast<int>(losses_.size()) < average_loss) {
     losses_.push_back(loss);
     const int size = static_cast<int>(losses_.size());
     smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
   } else {
-    const int index = (iter_ - start_iter) % average_loss;
+    const int index = (iteration - start_iter) % average_loss;
     smoothed_loss_ += (loss - losses_[index]) / average_loss;
     losses_[index] = loss;
   }

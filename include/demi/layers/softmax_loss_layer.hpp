@@ -38,22 +38,35 @@ class SoftmaxWithLossLayer : public ProbabilityLossLayer {
   int MaxTopBlobs() const override { return 2; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return false; }
+  /// The first label Forward_gpu found outside the classes since the last
+  /// check, with the CPU's message.
+  void CheckDeferredErrors() override;
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
 #ifndef CPU_ONLY
+  /// On the GPU nothing is read back: the labels are checked there (a bad
+  /// one raised by CheckDeferredErrors), and the loss and its normalizer
+  /// stay on the device, where Backward reads them.
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  /// Backward_cpu works on either device (LossLayer::BackwardFromSaved).
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override {
-    Backward_cpu(top, propagate_down, bottom);
-  }
+                    const std::vector<Blob*>& bottom) override;
 #endif
 
  private:
+  static constexpr unsigned long long kNoBadLabel = ~0ull;
+#ifndef CPU_ONLY
+  /// bad_label_ on the device, set to kNoBadLabel on first use.
+  unsigned long long* BadLabelOnGpu();
+#endif
+
   Blob position_loss_;  ///< Forward_gpu's loss per (outer, inner) position, before the sum
+  /// Forward_gpu's normalizer, for Backward_gpu; and the first bad label's
+  /// position and value, packed (softmax_loss_layer.cu), or kNoBadLabel.
+  SyncedMemory device_normalizer_;
+  SyncedMemory bad_label_;
 };
 
 }  // namespace demi

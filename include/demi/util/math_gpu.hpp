@@ -46,6 +46,10 @@ void GpuSumRows(int64_t rows, int64_t width, const float* x, float* sum);
 double GpuDot(int64_t n, const float* x, const float* y);
 double GpuAsum(int64_t n, const float* x);
 double GpuSumsq(int64_t n, const float* x);
+/// *out += float(sum of x[i] y[i]) / divisor, all on the device (nothing
+/// read back): a layer's loss added into a pending loss. One block: for the
+/// few elements of loss tops.
+void GpuAddDot(int64_t n, const float* x, const float* y, float divisor, float* out);
 
 }  // namespace demi
 

@@ -1,9 +1,8 @@
 #include <cfloat>
+#include <cstdint>
 
-#include "demi/layers/layer_checks.hpp"
 #include "demi/layers/softmax_loss_layer.hpp"
 #include "demi/util/cuda_kernel.cuh"
-#include "demi/util/math_gpu.hpp"
 
 namespace demi {
 
@@ -11,24 +10,73 @@ namespace {
 
 // kernels
 
+/// A label outside the classes at position p, packed so that atomicMin
+/// keeps the first position's: p in the high 32 bits, the label as a 32-bit
+/// integer in the low ones (SoftmaxWithLossLayer::CheckDeferredErrors).
+__device__ unsigned long long PackBadLabel(int64_t p, int64_t value) {
+  // Below 0xffffffff: never kNoBadLabel, even for label -1.
+  const int64_t position = p < 0xfffffffeLL ? p : 0xfffffffeLL;
+  const int64_t label = value < INT32_MIN ? INT32_MIN : (value > INT32_MAX ? INT32_MAX : value);
+  return (static_cast<unsigned long long>(position) << 32) |
+         static_cast<uint32_t>(static_cast<int32_t>(label));
+}
+
+/// Marks a position whose label counts nothing (no loss can be -1: p <= 1).
+constexpr float kUncounted = -1.0f;
+
 /// One thread per (outer i, inner j) position: its loss -log p[label], and
-/// p - onehot(label) in place of p (a zero column where the label is
-/// ignored). The labels were checked on the host.
+/// p - onehot(label) in place of p; a zero column where the label is ignored,
+/// its loss kUncounted. A label outside the classes is the same, and is
+/// recorded in *bad_label. A NaN p gives a NaN loss, as std::max keeps it on
+/// the CPU (fmaxf would not).
 __global__ void SoftmaxLossKernel(int64_t positions, int64_t channels, int64_t inner,
                                   bool has_ignore_label, int64_t ignore_label, const float* label,
-                                  float* prob, float* loss) {
+                                  float* prob, float* loss, unsigned long long* bad_label) {
   for (int64_t p = GridStart(); p < positions; p += GridStride()) {
     float* column = prob + (p / inner) * channels * inner + p % inner;
     const int64_t value = static_cast<int64_t>(label[p]);
-    if (has_ignore_label && value == ignore_label) {
+    const bool ignored = has_ignore_label && value == ignore_label;
+    if (ignored || value < 0 || value >= channels) {
+      if (!ignored) atomicMin(bad_label, PackBadLabel(p, value));
       for (int64_t c = 0; c < channels; ++c) column[c * inner] = 0.0f;
-      loss[p] = 0.0f;
+      loss[p] = kUncounted;
       continue;
     }
     float* q = column + value * inner;
-    loss[p] = -logf(fmaxf(*q, FLT_MIN));
+    const float probability = *q;
+    loss[p] = -logf(probability < FLT_MIN ? FLT_MIN : probability);
     *q -= 1.0f;
   }
+}
+
+/// A position's loss and whether it counts.
+struct PositionLossTerm {
+  const float* loss;
+  __device__ DoublePair operator()(int64_t i) const {
+    const float value = loss[i];
+    return value == kUncounted ? DoublePair{0, 0} : DoublePair{value, 1};
+  }
+};
+
+/// From the sums of the positions' losses and counts: the normalizer (the
+/// count of valid positions where `fixed` is 0, never below 1) and the top,
+/// their quotient, both left on the device.
+struct FinishSoftmaxLoss {
+  float fixed;
+  float* top;
+  float* normalizer;
+  __device__ void operator()(int64_t, const DoublePair& total) const {
+    const float n = fixed > 0 ? fixed : static_cast<float>(total.b > 1 ? total.b : 1.0);
+    *normalizer = n;
+    *top = static_cast<float>(total.a / n);
+  }
+};
+
+/// dx = saved * (loss weight / normalizer), both read on the device.
+__global__ void ScaledGradientKernel(int64_t n, const float* saved, const float* weight,
+                                     const float* normalizer, float* dx) {
+  const float scale = *weight / *normalizer;
+  ElementwiseInto(n, dx, [=](int64_t i) { return saved[i] * scale; });
 }
 
 }  // namespace
@@ -38,26 +86,44 @@ __global__ void SoftmaxLossKernel(int64_t positions, int64_t channels, int64_t i
 void SoftmaxWithLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
                                        const std::vector<Blob*>& top) {
   ForwardSoftmax(top);
-  // The labels are checked and counted on the host, with the CPU's message.
+  // Nothing is read back: the labels are checked on the device, and their
+  // errors raised by CheckDeferredErrors.
   const int64_t positions = outer_num_ * inner_num_;
-  const float* label = bottom[1]->cpu_data();
-  int64_t valid_count = 0;
-  for (int64_t index = 0; index < positions; ++index) {
-    const int64_t value = static_cast<int64_t>(label[index]);
-    if (has_ignore_label_ && value == ignore_label_) continue;
-    CheckClassLabel(*this, value, index, channels_, *bottom[0]);
-    ++valid_count;
-  }
-  double loss = 0;
+  position_loss_.Reshape(std::vector<int64_t>{positions});
   if (positions > 0) {
-    position_loss_.Reshape(std::vector<int64_t>{positions});
     Launch("SoftmaxLossKernel", CudaBlocks(positions), SoftmaxLossKernel, positions, channels_,
            inner_num_, has_ignore_label_, ignore_label_, bottom[1]->gpu_data(),
-           prob_.mutable_gpu_data(), position_loss_.mutable_gpu_data());
-    loss = GpuAsum(positions, position_loss_.gpu_data());  // every term is >= 0
+           prob_.mutable_gpu_data(), position_loss_.mutable_gpu_data(), BadLabelOnGpu());
   }
-  normalizer_ = WriteNormalizedLoss(
-      loss, Normalizer(normalization_, outer_num_, inner_num_, valid_count), top[0]);
+  const float fixed = normalization_ == LossParameter::VALID
+                          ? 0.0f
+                          : Normalizer(normalization_, outer_num_, inner_num_, 0);
+  device_normalizer_.Resize(sizeof(float));
+  GpuChannelReduce<DoublePair>(
+      1, 1, positions, PositionLossTerm{position_loss_.gpu_data()},
+      FinishSoftmaxLoss{fixed, top[0]->mutable_gpu_data(),
+                        static_cast<float*>(device_normalizer_.mutable_gpu_data())});
+}
+
+void SoftmaxWithLossLayer::Backward_gpu(const std::vector<Blob*>& top,
+                                        const std::vector<bool>& propagate_down,
+                                        const std::vector<Blob*>& bottom) {
+  RefuseGradient(propagate_down, 1, "labels");
+  const int64_t n = prob_.count();
+  if (!propagate_down[0] || n == 0) return;
+  DEMI_CHECK(device_normalizer_.size() > 0, "SoftmaxWithLoss layer '", layer_param_.name(),
+             "': Backward before any Forward");
+  Launch("ScaledGradientKernel", ElementwiseBlocks(n), ScaledGradientKernel, n, prob_.gpu_data(),
+         top[0]->gpu_diff(), static_cast<const float*>(device_normalizer_.gpu_data()),
+         bottom[0]->mutable_gpu_diff());
+}
+
+unsigned long long* SoftmaxWithLossLayer::BadLabelOnGpu() {
+  if (bad_label_.size() == 0) {
+    bad_label_.Resize(sizeof(unsigned long long));
+    *static_cast<unsigned long long*>(bad_label_.mutable_cpu_data()) = kNoBadLabel;
+  }
+  return static_cast<unsigned long long*>(bad_label_.mutable_gpu_data());
 }
 
 }  // namespace demi

@@ -70,6 +70,16 @@ __global__ void SumRowsKernel(int64_t rows, int64_t width, const float* x, float
   }
 }
 
+/// *out += float(the sum of x[i] y[i], in double) / divisor: one block, its
+/// threads' sums added in a fixed tree (deterministic).
+__global__ void AddDotKernel(int64_t n, const float* x, const float* y, float divisor, float* out) {
+  __shared__ double shared[kCudaThreads];
+  double sum = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += static_cast<double>(x[i]) * y[i];
+  const double total = BlockSum(sum, shared);
+  if (threadIdx.x == 0) *out += static_cast<float>(total) / divisor;
+}
+
 /// y[i] = op(a[i], b[i]) for the binary elementwise functions.
 template <typename Op>
 __global__ void BinaryKernel(int64_t n, const float* a, const float* b, float* y, Op op) {
@@ -282,6 +292,11 @@ double GpuDot(int64_t n, const float* x, const float* y) {
   float result = 0;
   if (n > 0) DEMI_CUBLAS_CHECK(cublasSdot(CublasHandle(), BlasInt(n), x, 1, y, 1, &result));
   return result;
+}
+
+void GpuAddDot(int64_t n, const float* x, const float* y, float divisor, float* out) {
+  if (n <= 0) return;
+  Launch("AddDotKernel", 1, AddDotKernel, n, x, y, divisor, out);
 }
 
 double GpuAsum(int64_t n, const float* x) {
