@@ -18,7 +18,8 @@
 #      PyTorch beside it where python3 has torch with CUDA (bench/torch_runner.py: ResNet-50 at
 #      the first batch in FP32, TF32 and autocast FLOAT16 and BFLOAT16, channels-last, its peak
 #      device memory);
-#      and the host's floor: ResNet-50 at batch 8, where the device waits for the host;
+#      and the host's floor: ResNet-50 at batch 8, where the device waits for the host; and
+#      the solver's own step (train, BFLOAT16), its losses read at displays vs every iteration;
 #   4. device memory: `memory --gpu=0` for ResNet-50 at batch 64, and nvidia-smi's;
 #   5. the Data layer: 2000 synthetic ImageNet-sized JPEGs in an LMDB (bench/data_throughput
 #      --make_source), the host's decode rate on one core, and ResNet-50 trained from them on
@@ -98,6 +99,11 @@ run_step() {
     return 125
   fi
   timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+}
+# The mean ms/iter of train's "Speed:" lines in LOG, the first display interval (warm-up) left out.
+speed_ms() {
+  grep -oE 'Speed: [0-9.]+ iter/s \([0-9.]+ ms/iter\)' "$1" | tail -n +2 |
+    sed 's/.*(\([0-9.]*\) ms.*/\1/' | awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n }'
 }
 # A log line without glog's prefix ("I20261127 10:48:48.930222 20269 cli.cpp:232] ").
 strip_glog() { sed 's/^[IWEF][0-9]\{8\} [0-9:.]* *[0-9]* [a-z_0-9]*\.[a-z]*:[0-9]*\] //'; }
@@ -324,6 +330,34 @@ if [ "$dry" -eq 0 ]; then
   say "Host floor (${models%% *}, batch 8, forward + backward): ${line:-$(failure "$status" "$log")}"
 fi
 
+# The solver's own step (train: forward, backward and update), ResNet-50 at its dummy batch (32)
+# in BFLOAT16: its losses read back at each display (pending_losses: 50, the default), against
+# each iteration's read at once (pending_losses: 1: the host waits for every forward pass).
+if [ "$dry" -eq 0 ]; then
+  say ""
+  say "The solver's step (train, ResNet-50, dummy batch 32, BFLOAT16, 40 iterations, display 10):"
+  say ""
+  say "| losses read back | ms/iter | img/s |"
+  say "|---|---|---|"
+  for pending in 50 1; do
+    progress "3/6 train resnet50 BFLOAT16 pending_losses $pending"
+    solver="$log_dir/solver_pending_$pending.prototxt"
+    printf 'net: "%s"\nbase_lr: 0.01\nmomentum: 0.9\nlr_policy: "fixed"\nmax_iter: 40\ndisplay: 10\nsnapshot_after_train: false\npending_losses: %s\n' \
+      "$root/models/resnet50/train_val.prototxt" "$pending" >"$solver"
+    log="$log_dir/train_pending_$pending"
+    run_step "$step_timeout" "$log" "$bin/tools/train" --solver="$solver" --stage=dummy \
+      --precision=BFLOAT16 $gpu_flag
+    status=$?
+    ms=$(speed_ms "$log")
+    label=$([ "$pending" -eq 1 ] && echo "each iteration" || echo "at displays")
+    if [ -n "$ms" ]; then
+      say "| $label | $ms | $(awk -v ms="$ms" 'BEGIN { printf "%.1f", 32 * 1000 / ms }') |"
+    else
+      say "| $label | $(failure "$status" "$log") | |"
+    fi
+  done
+fi
+
 # ---- 4. device memory ----
 progress "4/6 memory"
 memory_batch=${batches%% *}
@@ -407,9 +441,7 @@ else
     run_step "$step_timeout" "$log_dir/train_$replicas" "$bin/tools/train" --solver="$solver" \
       --stage=dummy --gpu="$ids"
     status=$?
-    # The first display interval is warm-up.
-    ms=$(grep -oE 'Speed: [0-9.]+ iter/s \([0-9.]+ ms/iter\)' "$log_dir/train_$replicas" | tail -n +2 |
-      sed 's/.*(\([0-9.]*\) ms.*/\1/' | awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n }')
+    ms=$(speed_ms "$log_dir/train_$replicas")
     if [ -n "$ms" ]; then
       say "| $replicas | 32 | $ms | $(awk -v r="$replicas" -v ms="$ms" 'BEGIN { printf "%.1f", r * 32 * 1000 / ms }') |"
     else

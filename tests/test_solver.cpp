@@ -287,6 +287,25 @@ TEST(SolverTest, LossesReadInBatchesGiveTheSameSmoothedLossAndParams) {
   EXPECT_GT(each.first[0], 0.0f);
 }
 
+TEST(SolverTest, PendingLossesIsASolverField) {
+  // As set_pending_losses(5) below: the infinite loss of iteration 2 is read
+  // before iteration 4's update. 0 is refused.
+  SolverParameter param = ParseText<SolverParameter>(kCountdown);
+  param.set_base_lr(1e38f);
+  param.set_pending_losses(5);
+  auto solver = SolverRegistry::Create(param);
+  ExpectErrorContaining([&] { solver->Step(10); }, {"loss is infinite at iteration 2"});
+  EXPECT_EQ(solver->iter(), 4);
+  // debug_info reads each loss at once, to name the layer of its iteration.
+  param.set_debug_info(true);
+  auto debug = SolverRegistry::Create(param);
+  ExpectErrorContaining([&] { debug->Step(10); }, {"loss is infinite at iteration 2"});
+  EXPECT_EQ(debug->iter(), 2);
+  param.set_pending_losses(0);
+  ExpectErrorContaining([&] { SolverRegistry::Create(param); },
+                        {"pending_losses must be at least 1, got 0"});
+}
+
 TEST(SolverTest, AnInfiniteLossReadLateStillNamesItsIteration) {
   // As InfiniteLossStopsNamingTheIteration, with five losses pending: read
   // before iteration 4's update, they name iteration 2.

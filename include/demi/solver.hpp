@@ -164,8 +164,9 @@ class Solver {
   int iter() const { return iter_; }
   float smoothed_loss() const { return smoothed_loss_; }
   /// How many iterations' losses may wait on the device before the solver
-  /// reads them back (PendingLosses): 1 on a CPU, kGpuPendingLosses on a
-  /// GPU (with debug_info, 1); a display, test, snapshot or stop reads them
+  /// reads them back (PendingLosses): the solver's pending_losses, else 1 on
+  /// a CPU and kGpuPendingLosses on a GPU (with debug_info, 1); a display,
+  /// test, snapshot or stop reads them
   /// sooner. A loss that is not finite stops training when read, naming its
   /// iteration. Between Steps (it drops what a failed Step left pending).
   void set_pending_losses(int capacity);

@@ -107,8 +107,11 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
   }
   InitTrainNet();
   if (is_root()) InitTestNets();
-  set_pending_losses(context_.device == Device::kGPU && !param_.debug_info() ? kGpuPendingLosses
-                                                                             : 1);
+  DEMI_CHECK(!param_.has_pending_losses() || param_.pending_losses() >= 1,
+             "pending_losses must be at least 1, got ", param_.pending_losses());
+  int pending = context_.device == Device::kGPU ? kGpuPendingLosses : 1;
+  if (param_.has_pending_losses()) pending = param_.pending_losses();
+  set_pending_losses(param_.debug_info() ? 1 : pending);
   const int num_params = static_cast<int>(net_->learnable_params().size());
   for (int set = 0; set < history_sets_; ++set) {
     for (int p = 0; p < num_params; ++p) {
