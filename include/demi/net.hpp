@@ -16,6 +16,7 @@
 #include "demi/memory/recompute.hpp"
 #include "demi/memory/schedule_search.hpp"
 #include "demi/param_block.hpp"
+#include "demi/pending_losses.hpp"
 #include "demi/proto/demi.pb.h"
 
 namespace demi {
@@ -288,7 +289,7 @@ class Net {
   bool channels_last_ = true;
   float loss_scale_ = 1.0f;
   float gradient_scale_ = 1.0f;
-  SyncedMemory forward_loss_;  ///< ForwardFromTo's sum, on the net's device
+  PendingLosses forward_loss_{context_.device, 1};  ///< ForwardFromTo's sum, read at once
   std::function<void(int)> layer_backward_hook_;
 
   std::vector<std::shared_ptr<Layer>> layers_;

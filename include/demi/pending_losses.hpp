@@ -31,7 +31,6 @@ class PendingLosses {
   void Clear() { iterations_.clear(); }
   bool empty() const { return iterations_.empty(); }
   bool full() const { return static_cast<int>(iterations_.size()) >= capacity_; }
-  int capacity() const { return capacity_; }
   /// The pending losses in the order added, read back (on a GPU, after
   /// everything queued); none is pending after.
   std::vector<Loss> Take();

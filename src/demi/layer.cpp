@@ -145,9 +145,7 @@ void Layer::ForwardAddingLoss(const std::vector<Blob*>& bottom, const std::vecto
     return;
   }
 #endif
-  bool has_loss = false;
-  for (size_t i = 0; i < top.size(); ++i) has_loss = has_loss || loss(static_cast<int>(i)) != 0;
-  if (has_loss) *loss_sum += static_cast<float>(HostLoss(top)) / divisor;
+  *loss_sum += static_cast<float>(HostLoss(top)) / divisor;  // + 0 for a layer without loss
 }
 
 void Layer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {

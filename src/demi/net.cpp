@@ -351,20 +351,9 @@ void Net::LinkSavedBuffers() {
 }
 
 float Net::ForwardFromTo(int start, int end) {
-  forward_loss_.Resize(sizeof(float));
-  float* loss = nullptr;
-#ifndef CPU_ONLY
-  if (context_.device == Device::kGPU) {
-    loss = static_cast<float*>(forward_loss_.mutable_gpu_data());
-    DeviceMemset(loss, 0, sizeof(float));
-  }
-#endif
-  if (loss == nullptr) {
-    loss = static_cast<float*>(forward_loss_.mutable_cpu_data());
-    *loss = 0;
-  }
-  ForwardAddingLoss(start, end, loss);
-  const float sum = *static_cast<const float*>(forward_loss_.cpu_data());
+  forward_loss_.Clear();  // what a Forward that threw left
+  ForwardAddingLoss(start, end, forward_loss_.Add(0));
+  const float sum = forward_loss_.Take().front().value;
   CheckDeferredErrors();
   return sum;
 }
