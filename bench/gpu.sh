@@ -332,30 +332,39 @@ fi
 
 # The solver's own step (train: forward, backward and update), ResNet-50 at its dummy batch (32)
 # in BFLOAT16: its losses read back at each display (pending_losses: 50, the default), against
-# each iteration's read at once (pending_losses: 1: the host waits for every forward pass).
+# each iteration's read at once (pending_losses: 1: the host waits for every forward pass), and
+# its passes replayed from CUDA graphs (--cuda_graph: a few launches a pass instead of thousands).
 if [ "$dry" -eq 0 ]; then
   say ""
   say "The solver's step (train, ResNet-50, dummy batch 32, BFLOAT16, 40 iterations, display 10):"
   say ""
-  say "| losses read back | ms/iter | img/s |"
-  say "|---|---|---|"
-  for pending in 50 1; do
-    progress "3/6 train resnet50 BFLOAT16 pending_losses $pending"
+  say "| losses read back | CUDA graph | ms/iter | img/s |"
+  say "|---|---|---|---|"
+  for variant in 50:no 1:no 50:yes; do
+    pending=${variant%%:*}
+    graph=${variant##*:}
+    progress "3/6 train resnet50 BFLOAT16 pending_losses $pending cuda_graph $graph"
     solver="$log_dir/solver_pending_$pending.prototxt"
     printf 'net: "%s"\nbase_lr: 0.01\nmomentum: 0.9\nlr_policy: "fixed"\nmax_iter: 40\ndisplay: 10\nsnapshot_after_train: false\npending_losses: %s\n' \
       "$root/models/resnet50/train_val.prototxt" "$pending" >"$solver"
-    log="$log_dir/train_pending_$pending"
+    log="$log_dir/train_pending_${pending}_graph_$graph"
+    graph_flag=$([ "$graph" = yes ] && echo "--cuda_graph" || echo "--nocuda_graph")
     run_step "$step_timeout" "$log" "$bin/tools/train" --solver="$solver" --stage=dummy \
-      --precision=BFLOAT16 $gpu_flag
+      --precision=BFLOAT16 $graph_flag $gpu_flag
     status=$?
     ms=$(speed_ms "$log")
     label=$([ "$pending" -eq 1 ] && echo "each iteration" || echo "at displays")
     if [ -n "$ms" ]; then
-      say "| $label | $ms | $(awk -v ms="$ms" 'BEGIN { printf "%.1f", 32 * 1000 / ms }') |"
+      say "| $label | $graph | $ms | $(awk -v ms="$ms" 'BEGIN { printf "%.1f", 32 * 1000 / ms }') |"
     else
-      say "| $label | $(failure "$status" "$log") | |"
+      say "| $label | $graph | $(failure "$status" "$log") | |"
     fi
   done
+  captured=$(grep -h 'CUDA graph: ' "$log_dir"/train_pending_50_graph_yes | strip_glog | head -5)
+  if [ -n "$captured" ]; then
+    say ""
+    echo "$captured" | while IFS= read -r line; do say "- $line"; done
+  fi
 fi
 
 # ---- 4. device memory ----

@@ -209,6 +209,16 @@ class Layer {
   /// reads the context while the net settles.
   void set_settling(bool settling) { settling_ = settling; }
   bool settling() const { return settling_; }
+  /// Set while StepGraph captures the layer's GPU forward into a CUDA graph:
+  /// Forward_gpu then queues device work only, and what it prepares on the
+  /// host each step is StageHostInputs' part, which the graph's owner calls
+  /// before every replay.
+  void set_captured(bool captured) { captured_ = captured; }
+  bool captured() const { return captured_; }
+  /// The host side of one GPU forward pass of a captured layer, on the
+  /// device when it returns (Dropout draws its mask from the layer's stream);
+  /// nothing for most layers.
+  virtual void StageHostInputs() {}
   Phase phase() const { return phase_; }
   /// Restarts this layer's random stream (gradient checks and resume).
   void SeedRng(uint32_t seed) { rng_.seed(seed); }
@@ -252,6 +262,7 @@ class Layer {
   std::vector<float> loss_;
   Context context_;
   bool settling_ = false;
+  bool captured_ = false;
   RandomEngine rng_;
   EngineDecision engine_;
 

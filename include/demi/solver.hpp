@@ -17,6 +17,7 @@
 #include "demi/proto/demi.pb.h"
 #include "demi/solver_param.hpp"
 #include "demi/solvers/update_kernels.hpp"
+#include "demi/step_graph.hpp"
 #include "demi/util/file_lock.hpp"
 #include "demi/util/signal.hpp"
 
@@ -172,6 +173,10 @@ class Solver {
   void set_pending_losses(int capacity);
   static constexpr int kGpuPendingLosses = 50;
   bool requested_early_exit() const { return requested_early_exit_; }
+#ifndef CPU_ONLY
+  /// The graphs of cuda_graph, or nullptr where they do not apply.
+  const StepGraph* step_graph() const { return step_graph_.get(); }
+#endif
   const LossScaler& loss_scaler() const { return loss_scaler_; }
   /// History blobs: set s of param p at s * learnable_params().size() + p.
   const std::vector<std::shared_ptr<Blob>>& history() const { return history_; }
@@ -208,6 +213,9 @@ class Solver {
   /// The test nets the solver's fields give, sharing the train net's params
   /// and arena (solver_test_nets.cpp, with TestAll and Test).
   void InitTestNets();
+  /// cuda_graph: replays the train net's passes from graphs where it can
+  /// (StepGraph), else warns why not.
+  void UseCudaGraphs();
   /// Checks snapshot_prefix and, when snapshots will be written, locks it
   /// (PREFIX.lock) for as long as this solver lives.
   void LockSnapshotPrefix();
@@ -282,6 +290,12 @@ class Solver {
   std::vector<float> losses_;
   float smoothed_loss_ = 0;
   std::unique_ptr<PendingLosses> pending_losses_;
+#ifndef CPU_ONLY
+  /// With cuda_graph, where it applies (CudaGraphBlocker): the passes'
+  /// graphs, dropped at the start of every Step (a caller may have changed
+  /// the net between Steps).
+  std::unique_ptr<StepGraph> step_graph_;
+#endif
   /// Where a non-finite loss of the pending iterations came from, for its
   /// message (debug_info finds the layer).
   std::string nonfinite_where_;

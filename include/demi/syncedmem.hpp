@@ -30,6 +30,10 @@ class SyncedMemory {
   void* mutable_cpu_data();
   const void* gpu_data();
   void* mutable_gpu_data();
+  /// The device address gpu_data() would return now, without allocating or
+  /// syncing: nullptr when it would allocate (GpuAccessLog checks that a
+  /// CUDA graph's addresses still hold).
+  const void* gpu_address() const;
 
   /// Sets the logical size. Owning memory keeps its allocation when `size`
   /// fits the capacity; otherwise the old bytes are released and the content

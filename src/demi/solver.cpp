@@ -109,6 +109,7 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
   int pending = context_.device == Device::kGPU ? kGpuPendingLosses : 1;
   if (param_.has_pending_losses()) pending = param_.pending_losses();
   set_pending_losses(param_.debug_info() ? 1 : pending);
+  if (param_.cuda_graph()) UseCudaGraphs();
   const int num_params = static_cast<int>(net_->learnable_params().size());
   for (int set = 0; set < history_sets_; ++set) {
     for (int p = 0; p < num_params; ++p) {
@@ -120,6 +121,18 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
   net_->param_block().BindCopies(history_, history_sets_, &history_block_);
   for (const std::string& weights : param_.weights()) CopyWeights(weights);
   LOG(INFO) << "Solver scaffolding done.";
+}
+
+void Solver::UseCudaGraphs() {
+  const std::string blocker = CudaGraphBlocker(param_, context_);
+  if (!blocker.empty()) {
+    LOG(WARNING) << "cuda_graph is off: " << blocker;
+    return;
+  }
+#ifndef CPU_ONLY
+  step_graph_ = std::make_unique<StepGraph>(net_.get());
+  LOG(INFO) << "Training passes replay from CUDA graphs from the second pass of each run";
+#endif
 }
 
 void Solver::set_pending_losses(int capacity) {
@@ -258,6 +271,9 @@ void Solver::Step(int iters) {
   losses_.clear();
   smoothed_loss_ = 0;
   pending_losses_->Clear();
+#ifndef CPU_ONLY
+  if (step_graph_) step_graph_->Invalidate();
+#endif
   display_start_ = std::chrono::steady_clock::now();
   display_start_iter_ = iter_;
   while (iter_ < stop_iter) {
@@ -387,9 +403,16 @@ void Solver::RestoreIterationStart() {
 void Solver::ForwardBackwardAdding(float* loss) {
   const int last = static_cast<int>(net_->layers().size()) - 1;
   if (!param_.debug_info()) {
-    net_->ForwardAddingLoss(0, last, loss);
     nonfinite_where_ =
         "; set debug_info: true in the solver to find the layer where it first appears";
+#ifndef CPU_ONLY
+    // Callbacks hook into backward layer by layer, which a graph cannot.
+    if (step_graph_ && callbacks_.empty()) {
+      step_graph_->Run(loss);
+      return;
+    }
+#endif
+    net_->ForwardAddingLoss(0, last, loss);
   } else {
     // Layer by layer, so that the first non-finite top is seen while it is
     // still valid (a planned net reuses activation memory). One loss is

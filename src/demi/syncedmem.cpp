@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "demi/common.hpp"
+#include "demi/gpu_access_log.hpp"
 #include "demi/memory/arena.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/host_retain.hpp"
@@ -66,7 +67,27 @@ uint8_t* SyncedMemory::DevicePointer() {
   return gpu_ptr_;
 }
 
+const void* SyncedMemory::gpu_address() const {
+  if (is_view()) {
+    const uint8_t* base = arena_->current_device_base();
+    return base == nullptr ? nullptr : base + offset_;
+  }
+  return capacity_ > 0 ? gpu_ptr_ : nullptr;
+}
+
+namespace {
+
+/// Inside a CUDA graph capture a move would be recorded once and then
+/// repeated (or missed) by every replay, whatever the head says then.
+void RefuseMoveInCapture(const char* what) {
+  DEMI_CHECK(GpuAccessLog::Current() == nullptr, "a ", what,
+             " of a blob's bytes inside a CUDA graph capture");
+}
+
+}  // namespace
+
 void SyncedMemory::ToCpu() {
+  if (head_ == AT_GPU) RefuseMoveInCapture("copy to the host");
   switch (head_) {
     case UNINITIALIZED:
       if (size_ > 0) std::memset(HostPointer(), 0, size_);
@@ -83,6 +104,7 @@ void SyncedMemory::ToCpu() {
 }
 
 void SyncedMemory::ToGpu() {
+  if (head_ == UNINITIALIZED || head_ == AT_CPU) RefuseMoveInCapture("first fill or upload");
   switch (head_) {
     case UNINITIALIZED:
       if (size_ > 0) DeviceMemset(DevicePointer(), 0, size_);
@@ -111,13 +133,17 @@ void* SyncedMemory::mutable_cpu_data() {
 
 const void* SyncedMemory::gpu_data() {
   ToGpu();
-  return DevicePointer();
+  void* pointer = DevicePointer();
+  if (GpuAccessLog* log = GpuAccessLog::Current()) log->Note(this, pointer, false);
+  return pointer;
 }
 
 void* SyncedMemory::mutable_gpu_data() {
   ToGpu();
   head_ = AT_GPU;
-  return DevicePointer();
+  void* pointer = DevicePointer();
+  if (GpuAccessLog* log = GpuAccessLog::Current()) log->Note(this, pointer, true);
+  return pointer;
 }
 
 }  // namespace demi

@@ -36,6 +36,8 @@ class DropoutLayer : public NeuronLayer {
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
 #ifndef CPU_ONLY
+  /// TRAIN: draws the uniforms the mask is made of and uploads them.
+  void StageHostInputs() override;
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   /// FLOAT blobs: Backward_cpu, whose math calls run on context().device.
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,

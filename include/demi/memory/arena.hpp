@@ -35,6 +35,11 @@ class Arena {
 
   uint8_t* host_base();
   uint8_t* device_base();
+  /// device_base() as it stands, without allocating: nullptr when the next
+  /// device_base() would allocate anew.
+  const uint8_t* current_device_base() const {
+    return device_bytes_ >= capacity_ ? device_ : nullptr;
+  }
 
  private:
   bool zero_on_allocate_ = false;

@@ -12,17 +12,21 @@
 #include <cstdint>
 
 /// Aborts with the call and CUDA's message: a failed CUDA call is a bug or a
-/// broken device, not bad user input.
-#define DEMI_CUDA_CHECK(call)                                                       \
-  do {                                                                              \
-    const cudaError_t status_ = (call);                                             \
-    CHECK_EQ(status_, cudaSuccess) << #call << ": " << cudaGetErrorString(status_); \
+/// broken device, not bad user input (CudaCallFailed: except in a capture).
+#define DEMI_CUDA_CHECK(call)                                     \
+  do {                                                            \
+    const cudaError_t status_ = (call);                           \
+    if (status_ != cudaSuccess) {                                 \
+      ::demi::CudaCallFailed(#call, cudaGetErrorString(status_)); \
+    }                                                             \
   } while (0)
 
-#define DEMI_CUBLAS_CHECK(call)                                                                  \
-  do {                                                                                           \
-    const cublasStatus_t status_ = (call);                                                       \
-    CHECK_EQ(status_, CUBLAS_STATUS_SUCCESS) << #call << ": " << cublasGetStatusString(status_); \
+#define DEMI_CUBLAS_CHECK(call)                                      \
+  do {                                                               \
+    const cublasStatus_t status_ = (call);                           \
+    if (status_ != CUBLAS_STATUS_SUCCESS) {                          \
+      ::demi::CudaCallFailed(#call, cublasGetStatusString(status_)); \
+    }                                                                \
   } while (0)
 
 namespace demi {
@@ -36,6 +40,16 @@ inline unsigned int CudaBlocks(int64_t n) {
   const int64_t blocks = (n + kCudaThreads - 1) / kCudaThreads;
   return static_cast<unsigned int>(blocks < 1 ? 1 : (blocks > 65535 ? 65535 : blocks));
 }
+
+/// What a DEMI_*_CHECK does with a failed call: aborts with the call and the
+/// library's message, except while this thread captures a CUDA graph
+/// (CudaGraph; CapturingOnThisThread): then it throws an Error, so that the
+/// capture can leave out the layer that made a call no graph can hold (a
+/// copy to the host, a synchronization) and run it outside.
+[[noreturn]] void CudaCallFailed(const char* call, const char* message);
+/// Whether this thread is capturing its stream into a CUDA graph.
+bool CapturingOnThisThread();
+void SetCapturingOnThisThread(bool capturing);
 
 /// Checks the last kernel launch (bad configuration, no kernel image for this
 /// device); `kernel` names it in the message.

@@ -6,6 +6,7 @@
 #ifndef CPU_ONLY
 
 #include <cstddef>
+#include <cstdint>
 
 namespace demi {
 
@@ -16,6 +17,9 @@ namespace demi {
 /// (cudaFree). Not for buffers that scale with a net's tensors: those are the
 /// planner's.
 void* CudaScratch(size_t bytes);
+/// How often this thread's scratch on the current device was allocated anew:
+/// a CUDA graph that captured its address is stale once this changed.
+uint64_t CudaScratchMoves();
 
 }  // namespace demi
 

@@ -13,11 +13,14 @@
 #include <vector>
 
 #include "demi/proto/demi.pb.h"
+#include "demi/util/cuda.hpp"
 
-#define DEMI_CUDNN_CHECK(call)                                                                \
-  do {                                                                                        \
-    const cudnnStatus_t status_ = (call);                                                     \
-    CHECK_EQ(status_, CUDNN_STATUS_SUCCESS) << #call << ": " << cudnnGetErrorString(status_); \
+#define DEMI_CUDNN_CHECK(call)                                     \
+  do {                                                             \
+    const cudnnStatus_t status_ = (call);                          \
+    if (status_ != CUDNN_STATUS_SUCCESS) {                         \
+      ::demi::CudaCallFailed(#call, cudnnGetErrorString(status_)); \
+    }                                                              \
   } while (0)
 
 namespace demi {

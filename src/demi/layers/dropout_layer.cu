@@ -45,15 +45,21 @@ void DropoutLayer::ApplyMaskGpu(Type type, int64_t count, const void* from, void
   });
 }
 
+void DropoutLayer::StageHostInputs() {
+  if (phase_ != TRAIN || mask_.count() == 0) return;
+  // Drawn on the host from the layer's stream, as the CPU code does, so both
+  // devices drop the same elements.
+  RngUniform(mask_.count(), 0.0f, 1.0f, mask_.mutable_cpu_data(), rng());
+  mask_.gpu_data();
+}
+
 void DropoutLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   const int64_t count = bottom[0]->count();
   const Type type = top[0]->storage_type();
   const void* x = bottom[0]->data()->gpu_data();
   void* y = top[0]->data()->mutable_gpu_data();
   if (phase_ != TRAIN) return ApplyMaskGpu(type, count, x, y);  // a copy, unless in place
-  // Drawn on the host from the layer's stream, as the CPU code does, so both
-  // devices drop the same elements.
-  RngUniform(count, 0.0f, 1.0f, mask_.mutable_cpu_data(), rng());
+  if (!captured()) StageHostInputs();
   if (count == 0) return;
   VisitStorageType(type, [&](auto tag) {
     using T = decltype(tag);

@@ -65,6 +65,10 @@ DEFINE_double(rendezvous_log_seconds, 10,
 DEFINE_double(allreduce_bucket_mb, 25,
               "Replication: gradients are all-reduced in buckets of about this many MiB, each "
               "as soon as backward has finished it; 0: one all-reduce per param.");
+DEFINE_bool(cuda_graph, false,
+            "On one GPU, replay each training pass's forward and backward from CUDA graphs "
+            "(captured on the second pass; bit-identical to running without). Given, it wins "
+            "over the solver's cuda_graph.");
 DEFINE_string(sigint_effect, "stop",
               "What SIGINT (Ctrl-C) does: snapshot, stop (snapshot if snapshot_after_train, "
               "then exit), snapshot_stop (snapshot, then exit) or none.");
@@ -287,6 +291,7 @@ int Train() {
   if (!param.has_deterministic() || FlagGiven("deterministic")) {
     param.set_deterministic(FLAGS_deterministic);
   }
+  if (FlagGiven("cuda_graph")) param.set_cuda_graph(FLAGS_cuda_graph);
   const std::vector<int> gpus = ChooseGpus(launch);
   DEMI_CHECK(FLAGS_cpu_replicas >= 1, "--cpu_replicas must be at least 1, got ",
              FLAGS_cpu_replicas);
@@ -328,7 +333,8 @@ Command TrainCommand() {
       "--weights=a.caffemodel[,b.caffemodel]] [--gpu=0|0,1|all | --cpu_replicas=N] "
       "[[--world_size=W --rank=R] --rendezvous=file:///dir|redis://host:port] (rank and world "
       "size default to mpirun's, srun's or torchrun's) [--allreduce_bucket_mb=25] [--level=N] "
-      "[--stage=a,b] [--schedule=search|prototxt] [--deterministic] [--plot=curves.svg]";
+      "[--stage=a,b] [--schedule=search|prototxt] [--deterministic] [--cuda_graph] "
+      "[--plot=curves.svg]";
   command.flags = {"solver",
                    "weights",
                    "snapshot",
@@ -345,6 +351,7 @@ Command TrainCommand() {
                    "engine",
                    "precision",
                    "deterministic",
+                   "cuda_graph",
                    "memory_budget",
                    "threads",
                    "level",

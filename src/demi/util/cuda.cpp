@@ -2,6 +2,7 @@
 
 #ifndef CPU_ONLY
 
+#include <cstdlib>
 #include <map>
 
 #include "demi/common.hpp"
@@ -19,6 +20,7 @@ struct DeviceHandles {
   cublasHandle_t cublas = nullptr;
   void* scratch = nullptr;  ///< CudaScratch's
   size_t scratch_bytes = 0;
+  uint64_t scratch_moves = 0;  ///< how often the scratch was allocated anew
 };
 
 class ThreadHandles {
@@ -62,7 +64,26 @@ void CheckLaunch(const char* kernel) {
   DEMI_CHECK(status != cudaErrorNoKernelImageForDevice, "launching ", kernel, ": ",
              cudaGetErrorString(status), "; rebuild with CUDA_ARCH (Makefile.config) naming ",
              "this GPU's compute capability, which device_query shows");
-  CHECK_EQ(status, cudaSuccess) << "launching " << kernel << ": " << cudaGetErrorString(status);
+  if (status != cudaSuccess) {
+    CudaCallFailed(StrCat("launching ", kernel).c_str(), cudaGetErrorString(status));
+  }
+}
+
+namespace {
+thread_local bool thread_capturing = false;
+}  // namespace
+
+bool CapturingOnThisThread() { return thread_capturing; }
+void SetCapturingOnThisThread(bool capturing) { thread_capturing = capturing; }
+
+void CudaCallFailed(const char* call, const char* message) {
+  if (thread_capturing) {
+    // Clears the error a capture's refusal leaves behind (it is not sticky).
+    static_cast<void>(cudaGetLastError());
+    ThrowError(StrCat("inside a CUDA graph capture, ", call, ": ", message));
+  }
+  LOG(FATAL) << call << ": " << message;
+  std::abort();  // LOG(FATAL) does not return; this tells the compiler so
 }
 
 cudaStream_t CudaStream() { return Handles().Current().stream; }
@@ -81,9 +102,12 @@ void* CudaScratch(size_t bytes) {
     const size_t rounded = (bytes + 4095) / 4096 * 4096;
     handles.scratch = DeviceMalloc(rounded);
     handles.scratch_bytes = rounded;
+    ++handles.scratch_moves;
   }
   return handles.scratch;
 }
+
+uint64_t CudaScratchMoves() { return Handles().Current().scratch_moves; }
 
 void SetDevice(int device) { DEMI_CUDA_CHECK(cudaSetDevice(device)); }
 

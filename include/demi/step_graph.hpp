@@ -1,0 +1,112 @@
+#ifndef DEMI_STEP_GRAPH_HPP_
+#define DEMI_STEP_GRAPH_HPP_
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "demi/common.hpp"
+#include "demi/proto/demi.pb.h"
+
+namespace demi {
+
+class Net;
+
+/// Why a solver with `param` on `context` cannot replay its passes from CUDA
+/// graphs (the solver's cuda_graph), or "" when it can.
+std::string CudaGraphBlocker(const SolverParameter& param, const Context& context);
+
+#ifndef CPU_ONLY
+
+class CudaGraph;
+class GpuAccessLog;
+
+/// @brief A train net's forward and backward pass replayed from CUDA graphs
+/// (the solver's cuda_graph): the host queues a few graph launches per pass
+/// instead of a few thousand kernels and library calls, bit-identical to
+/// queuing them one by one, since a graph holds exactly the calls the layers
+/// made when it was captured.
+///
+/// The first pass after construction or Invalidate() runs as usual (cuDNN
+/// measures its algorithms, buffers are allocated); the next one is captured
+/// step by step and then launched; later ones launch the graphs. Some layers
+/// stay outside, run by the host between launches:
+/// - layers without bottoms (data layers: their input comes from the host or
+///   their random stream, new each step);
+/// - layers whose capture failed: their GPU code copies to the host or
+///   waits for the device (Accuracy), or makes a call no graph can hold.
+///   The log names each one, with why.
+/// So forward and backward are each a sequence of segments, graphs between
+/// the layers outside. The loss is added into a float of the graph's own and
+/// moved to the caller's before and after the forward segments, in the
+/// order the layers would have added it.
+///
+/// Replays keep SyncedMemory's head states true through a GpuAccessLog per
+/// graph, and a captured layer's host-side work each step
+/// (Layer::StageHostInputs: Dropout's draws) runs before the launches.
+/// A replay whose graphs hold stale device addresses (a net re-planned, the
+/// CUDA scratch grown) runs the pass as usual and captures again next time.
+class StepGraph {
+ public:
+  explicit StepGraph(Net* net);
+  ~StepGraph();
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
+
+  /// One forward pass adding its loss into *loss (a float on the device)
+  /// and one backward pass.
+  void Run(float* loss);
+  /// Drops the graphs (the next pass runs as usual, the one after
+  /// captures): for whatever may have changed what the layers would queue,
+  /// such as a new gradient scale or shapes. Waits for the device.
+  void Invalidate();
+
+  /// Passes replayed from graphs, and captures made, so far.
+  int replays() const { return replays_; }
+  int captures() const { return captures_; }
+  /// The names of the layers run outside the graphs (forward or backward),
+  /// as of the last capture.
+  std::vector<std::string> LayersOutside() const;
+
+ private:
+  struct Segment;
+  enum class State { kWarmUp, kCapture, kReplay };
+
+  void RunAsUsual(float* loss);
+  /// Captures every segment, leaving out each layer whose capture fails.
+  void Capture();
+  /// Splits forward and backward into segments around the steps outside.
+  void PlanSegments();
+  /// Sets Layer::captured() of the layers in forward graphs.
+  void MarkCaptured(bool captured);
+  /// Captures the segments in order; false, with one more step outside,
+  /// at the first failure.
+  bool CaptureSegments();
+  /// Captures `segment`; on a failure returns false with the step and why.
+  bool CaptureSegment(Segment* segment, bool backward, int* failed_step, std::string* why);
+  /// Whether every graph's addresses still hold.
+  bool GraphsValid() const;
+  void Replay(float* loss);
+  void RunSegment(const Segment& segment, bool backward);
+  void RunStep(int step, bool backward);
+
+  Net* net_;
+  State state_ = State::kWarmUp;
+  std::vector<Segment> forward_;
+  std::vector<Segment> backward_;
+  /// Steps left outside the graphs (beyond the sources), each direction.
+  std::set<int> outside_forward_;
+  std::set<int> outside_backward_;
+  /// The float the captured loss layers add into.
+  float* loss_ = nullptr;
+  uint64_t scratch_moves_ = 0;
+  int replays_ = 0;
+  int captures_ = 0;
+};
+
+#endif  // CPU_ONLY
+
+}  // namespace demi
+
+#endif  // DEMI_STEP_GRAPH_HPP_

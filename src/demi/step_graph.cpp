@@ -1,0 +1,256 @@
+#include "demi/step_graph.hpp"
+
+#include "demi/net.hpp"
+
+#ifndef CPU_ONLY
+#include "demi/gpu_access_log.hpp"
+#include "demi/util/cuda.hpp"
+#include "demi/util/cuda_graph.hpp"
+#include "demi/util/cuda_scratch.hpp"
+#include "demi/util/device.hpp"
+#include "demi/util/math_gpu.hpp"
+#endif
+
+namespace demi {
+
+std::string CudaGraphBlocker(const SolverParameter& param, const Context& context) {
+  if (context.device != Device::kGPU) return "the solver runs on the CPU";
+  if (context.num_replicas > 1) {
+    return StrCat("replicas (", context.num_replicas,
+                  ") hand each layer's gradients over from the host during backward");
+  }
+  if (param.debug_info()) return "debug_info reads every layer's blobs on the host";
+  return "";
+}
+
+#ifndef CPU_ONLY
+
+/// Steps [first, last] of the execution order (backward: last down to
+/// first), run by the host (outside) or replayed from `graph`.
+struct StepGraph::Segment {
+  int first = 0;
+  int last = 0;
+  bool outside = false;
+  CudaGraph graph;
+  GpuAccessLog log;
+};
+
+StepGraph::StepGraph(Net* net) : net_(net) {
+  loss_ = static_cast<float*>(DeviceMalloc(sizeof(float)));
+}
+
+StepGraph::~StepGraph() {
+  // Graphs first: they hold loss_'s address.
+  forward_.clear();
+  backward_.clear();
+  DeviceFree(loss_);
+}
+
+void StepGraph::Run(float* loss) {
+  if (state_ == State::kReplay && !GraphsValid()) {
+    LOG(INFO) << "CUDA graph: device addresses moved; capturing the pass again";
+    Invalidate();
+  }
+  if (state_ == State::kWarmUp) {
+    RunAsUsual(loss);
+    state_ = State::kCapture;
+    return;
+  }
+  if (state_ == State::kCapture) {
+    Capture();
+    state_ = State::kReplay;
+  }
+  Replay(loss);
+}
+
+void StepGraph::Invalidate() {
+  // A launch still queued reads what the graphs hold.
+  SynchronizeStream();
+  forward_.clear();
+  backward_.clear();
+  for (const auto& layer : net_->layers()) layer->set_captured(false);
+  state_ = State::kWarmUp;
+}
+
+std::vector<std::string> StepGraph::LayersOutside() const {
+  std::set<int> layers;
+  for (const auto* segments : {&forward_, &backward_}) {
+    for (const Segment& segment : *segments) {
+      if (!segment.outside) continue;
+      for (int step = segment.first; step <= segment.last; ++step) {
+        layers.insert(net_->execution_order()[step]);
+      }
+    }
+  }
+  std::vector<std::string> names;
+  for (int layer : layers) names.push_back(net_->layer_names()[layer]);
+  return names;
+}
+
+void StepGraph::RunAsUsual(float* loss) {
+  net_->ForwardAddingLoss(0, static_cast<int>(net_->layers().size()) - 1, loss);
+  net_->Backward();
+}
+
+void StepGraph::PlanSegments() {
+  const int steps = static_cast<int>(net_->layers().size());
+  auto plan = [&](bool backward, const std::set<int>& outside, std::vector<Segment>* segments) {
+    segments->clear();
+    for (int k = 0; k < steps; ++k) {
+      const int step = backward ? steps - 1 - k : k;
+      const int layer = net_->execution_order()[step];
+      // Sources (no bottoms) read the host or draw, new each step; they
+      // have no backward.
+      const bool source = !backward && net_->bottom_vecs()[layer].empty();
+      const bool host = source || outside.count(step) > 0;
+      // Steps outside run one by one; captured ones join the segment before.
+      if (!segments->empty() && !host && !segments->back().outside) {
+        (backward ? segments->back().first : segments->back().last) = step;
+        continue;
+      }
+      segments->emplace_back();
+      Segment& segment = segments->back();
+      segment.first = segment.last = step;
+      segment.outside = host;
+    }
+  };
+  plan(false, outside_forward_, &forward_);
+  plan(true, outside_backward_, &backward_);
+}
+
+void StepGraph::MarkCaptured(bool captured) {
+  for (const Segment& segment : forward_) {
+    if (segment.outside) continue;
+    for (int step = segment.first; step <= segment.last; ++step) {
+      net_->layers()[net_->execution_order()[step]]->set_captured(captured);
+    }
+  }
+}
+
+void StepGraph::Capture() {
+  // Each failure leaves one more step outside: at most two per step.
+  const int most = 2 * static_cast<int>(net_->layers().size()) + 1;
+  for (int attempt = 0; attempt < most; ++attempt) {
+    PlanSegments();
+    // Only while capturing: host code that runs later (Solve's last
+    // Forward) runs as usual.
+    MarkCaptured(true);
+    bool captured = true;
+    try {
+      captured = CaptureSegments();
+    } catch (...) {
+      MarkCaptured(false);
+      throw;
+    }
+    MarkCaptured(false);
+    if (!captured) continue;
+    scratch_moves_ = CudaScratchMoves();
+    ++captures_;
+    int graphs = 0;
+    for (const auto* segments : {&forward_, &backward_}) {
+      for (const Segment& segment : *segments) graphs += segment.outside ? 0 : 1;
+    }
+    LOG(INFO) << "CUDA graph: captured the pass in " << graphs << " graphs; "
+              << LayersOutside().size() << " layers run outside them";
+    return;
+  }
+  ThrowError("CUDA graph: the capture kept failing; train without cuda_graph");
+}
+
+bool StepGraph::CaptureSegments() {
+  for (bool backward : {false, true}) {
+    for (Segment& segment : backward ? backward_ : forward_) {
+      if (segment.outside) continue;
+      int step = 0;
+      std::string why;
+      if (CaptureSegment(&segment, backward, &step, &why)) continue;
+      const int layer = net_->execution_order()[step];
+      LOG(INFO) << "CUDA graph: layer '" << net_->layer_names()[layer] << "' ("
+                << net_->layers()[layer]->type() << ") runs its "
+                << (backward ? "backward" : "forward") << " outside the graphs: " << why;
+      (backward ? outside_backward_ : outside_forward_).insert(step);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool StepGraph::CaptureSegment(Segment* segment, bool backward, int* failed_step,
+                               std::string* why) {
+  segment->log.Clear();
+  segment->graph.BeginCapture();
+  segment->log.Start();
+  for (int k = segment->first; k <= segment->last; ++k) {
+    const int step = backward ? segment->last - (k - segment->first) : k;
+    try {
+      RunStep(step, backward);
+      *why = segment->graph.CaptureProblem();
+    } catch (const Error& error) {
+      *why = error.what();
+    }
+    if (why->empty()) continue;
+    segment->log.Stop();
+    segment->graph.AbandonCapture();
+    *failed_step = step;
+    return false;
+  }
+  segment->log.Stop();
+  try {
+    segment->graph.EndCapture();
+  } catch (const Error& error) {
+    // CUDA does not say which call broke it: the segment's last step goes.
+    *why = error.what();
+    *failed_step = backward ? segment->first : segment->last;
+    return false;
+  }
+  return true;
+}
+
+bool StepGraph::GraphsValid() const {
+  if (CudaScratchMoves() != scratch_moves_) return false;
+  for (const auto* segments : {&forward_, &backward_}) {
+    for (const Segment& segment : *segments) {
+      if (!segment.outside && !segment.log.AddressesHold()) return false;
+    }
+  }
+  return true;
+}
+
+void StepGraph::Replay(float* loss) {
+  for (const Segment& segment : forward_) {
+    if (segment.outside) continue;
+    for (int step = segment.first; step <= segment.last; ++step) {
+      net_->layers()[net_->execution_order()[step]]->StageHostInputs();
+    }
+  }
+  // The captured layers add into loss_, in the order they would into *loss.
+  GpuCopy(1, loss, loss_);
+  for (const Segment& segment : forward_) RunSegment(segment, false);
+  GpuCopy(1, loss_, loss);
+  for (const Segment& segment : backward_) RunSegment(segment, true);
+  ++replays_;
+}
+
+void StepGraph::RunSegment(const Segment& segment, bool backward) {
+  if (segment.outside) {
+    for (int k = segment.first; k <= segment.last; ++k) {
+      RunStep(backward ? segment.last - (k - segment.first) : k, backward);
+    }
+    return;
+  }
+  segment.log.PrepareReplay();
+  segment.graph.Launch();
+  segment.log.FinishReplay();
+}
+
+void StepGraph::RunStep(int step, bool backward) {
+  if (backward) {
+    net_->BackwardFromTo(step, step);
+  } else {
+    net_->ForwardAddingLoss(step, step, loss_);
+  }
+}
+
+#endif  // CPU_ONLY
+
+}  // namespace demi

@@ -1,0 +1,130 @@
+// The solver's cuda_graph: where it applies (CudaGraphBlocker, on any
+// machine), and, where a GPU exists, training replayed from CUDA graphs
+// (StepGraph) against the same training queued call by call.
+#include <string>
+#include <vector>
+
+#include "demi/step_graph.hpp"
+#include "gpu_test_util.hpp"
+#include "solver_test_util.hpp"
+
+namespace demi {
+namespace {
+
+Context GpuContext() {
+  Context context;
+  context.device = Device::kGPU;
+  return context;
+}
+
+TEST(CudaGraphTest, TheBlockerSaysWhyGraphsCannotApply) {
+  SolverParameter param;
+  EXPECT_EQ(CudaGraphBlocker(param, GpuContext()), "");
+  EXPECT_EQ(CudaGraphBlocker(param, Context()), "the solver runs on the CPU");
+  Context replicated = GpuContext();
+  replicated.num_replicas = 2;
+  EXPECT_NE(CudaGraphBlocker(param, replicated).find("replicas (2)"), std::string::npos);
+  param.set_debug_info(true);
+  EXPECT_NE(CudaGraphBlocker(param, GpuContext()).find("debug_info"), std::string::npos);
+}
+
+/// Dummy data into a small net with what a graph must handle: BatchNorm's
+/// statistics (updated on the device), Dropout (drawn on the host each
+/// step), a loss, and Accuracy, whose GPU code reads the host (it runs
+/// outside the graphs). `extra`: more solver fields.
+std::string GraphSolver(const std::string& extra) {
+  return R"(
+    base_lr: 0.05 momentum: 0.9 lr_policy: "step" gamma: 0.5 stepsize: 3 max_iter: 9
+    display: 2 average_loss: 3 random_seed: 7 snapshot_after_train: false
+    deterministic: true )" +
+         extra + R"(
+    net_param {
+      layer { name: "data" type: "DummyData" top: "x" top: "label"
+              dummy_data_param { shape { dim: 8 dim: 3 dim: 6 dim: 6 } shape { dim: 8 }
+                                 data_filler { type: "gaussian" std: 1 }
+                                 data_filler { type: "constant" value: 2 } } }
+      layer { name: "conv" type: "Convolution" bottom: "x" top: "conv"
+              convolution_param { num_output: 4 kernel_size: 3
+                                  weight_filler { type: "xavier" } } }
+      layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+      layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+      layer { name: "ip1" type: "InnerProduct" bottom: "conv" top: "ip1"
+              inner_product_param { num_output: 10 weight_filler { type: "xavier" } } }
+      layer { name: "drop" type: "Dropout" bottom: "ip1" top: "ip1" }
+      layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "scores"
+              inner_product_param { num_output: 3 weight_filler { type: "xavier" } } }
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "scores" bottom: "label"
+              top: "loss" }
+      layer { name: "accuracy" type: "Accuracy" bottom: "scores" bottom: "label"
+              top: "accuracy" }
+    })";
+}
+
+/// Every blob of every layer (params, BatchNorm's statistics) and every
+/// output of the two solvers' train nets, bit for bit.
+void ExpectTrainedAlike(Solver* reference, Solver* other) {
+  const auto& a = reference->net().layers();
+  const auto& b = other->net().layers();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(reference->net().layer_names()[i]);
+    ASSERT_EQ(a[i]->blobs().size(), b[i]->blobs().size());
+    for (size_t j = 0; j < a[i]->blobs().size(); ++j) {
+      const Blob& x = *a[i]->blobs()[j];
+      const Blob& y = *b[i]->blobs()[j];
+      ASSERT_EQ(x.count(), y.count());
+      for (int64_t k = 0; k < x.count(); ++k) ASSERT_EQ(x.cpu_data()[k], y.cpu_data()[k]) << k;
+    }
+  }
+  const auto& outputs = reference->net().output_blobs();
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    EXPECT_EQ(outputs[j]->cpu_data()[0], other->net().output_blobs()[j]->cpu_data()[0]);
+  }
+  EXPECT_EQ(reference->smoothed_loss(), other->smoothed_loss());
+}
+
+// On a CPU the field is ignored (with a warning): training is as without it.
+TEST(CudaGraphTest, ACpuSolverTrainsAsWithoutIt) {
+  auto plain = MakeSolver(GraphSolver(""));
+  auto asked = MakeSolver(GraphSolver("cuda_graph: true"));
+  EXPECT_TRUE(asked->param().cuda_graph());
+  plain->Step(4);
+  asked->Step(4);
+  ExpectTrainedAlike(plain.get(), asked.get());
+}
+
+#ifndef CPU_ONLY
+// The passes replayed from graphs train what the same passes queued call by
+// call train, bit for bit: params, statistics, Dropout's draws, the losses
+// read back and the outputs displayed (which the replays leave on the device
+// for the host to fetch); also with several passes per iteration, and over
+// two Steps (each captures anew) with the host changing a weight between.
+TEST(GpuCudaGraphTest, ReplayedPassesTrainWhatQueuedPassesTrain) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  SetCurrentDevice(0);
+  for (const std::string extra : {"", "iter_size: 2"}) {
+    SCOPED_TRACE(extra);
+    auto queued =
+        SolverRegistry::Create(ParseText<SolverParameter>(GraphSolver(extra)), GpuContext());
+    auto replayed = SolverRegistry::Create(
+        ParseText<SolverParameter>(GraphSolver(extra + " cuda_graph: true")), GpuContext());
+    ASSERT_EQ(queued->step_graph(), nullptr);
+    ASSERT_NE(replayed->step_graph(), nullptr);
+    for (Solver* solver : {queued.get(), replayed.get()}) {
+      solver->Step(5);
+      solver->net().layer_by_name("conv")->blobs()[0]->mutable_cpu_data()[0] = 0.25f;
+      solver->Step(4);
+    }
+    ExpectTrainedAlike(queued.get(), replayed.get());
+    const StepGraph& graph = *replayed->step_graph();
+    // Each Step: a pass as usual, one captured and replayed, the rest replayed.
+    const int passes = extra.empty() ? 9 : 18;
+    EXPECT_EQ(graph.captures(), 2);
+    EXPECT_EQ(graph.replays(), passes - 2);
+    EXPECT_EQ(graph.LayersOutside(), (std::vector<std::string>{"data", "accuracy"}));
+  }
+}
+#endif  // CPU_ONLY
+
+}  // namespace
+}  // namespace demi
