@@ -31,14 +31,16 @@ TEST(CudaGraphTest, TheBlockerSaysWhyGraphsCannotApply) {
 /// Dummy data into a small net with what a graph must handle: BatchNorm's
 /// statistics (updated on the device), Dropout (drawn on the host each
 /// step), a loss, and Accuracy, whose GPU code reads the host (it runs
-/// outside the graphs). `extra`: more solver fields.
-std::string GraphSolver(const std::string& extra) {
+/// outside the graphs). `extra`: more solver fields; `net_extra`: more net
+/// fields.
+std::string GraphSolver(const std::string& extra, const std::string& net_extra = "") {
   return R"(
     base_lr: 0.05 momentum: 0.9 lr_policy: "step" gamma: 0.5 stepsize: 3 max_iter: 9
     display: 2 average_loss: 3 random_seed: 7 snapshot_after_train: false
     deterministic: true )" +
          extra + R"(
-    net_param {
+    net_param { )" +
+         net_extra + R"(
       layer { name: "data" type: "DummyData" top: "x" top: "label"
               dummy_data_param { shape { dim: 8 dim: 3 dim: 6 dim: 6 } shape { dim: 8 }
                                  data_filler { type: "gaussian" std: 1 }
@@ -97,17 +99,31 @@ TEST(CudaGraphTest, ACpuSolverTrainsAsWithoutIt) {
 // The passes replayed from graphs train what the same passes queued call by
 // call train, bit for bit: params, statistics, Dropout's draws, the losses
 // read back and the outputs displayed (which the replays leave on the device
-// for the host to fetch); also with several passes per iteration, and over
-// two Steps (each captures anew) with the host changing a weight between.
+// for the host to fetch); over two Steps (each captures anew) with the host
+// changing a weight between; with several passes per iteration; and with a
+// dynamic loss scale that grows every 3 iterations (each new scale drops the
+// graphs, which hold the old one).
 TEST(GpuCudaGraphTest, ReplayedPassesTrainWhatQueuedPassesTrain) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   SetCurrentDevice(0);
-  for (const std::string extra : {"", "iter_size: 2"}) {
-    SCOPED_TRACE(extra);
-    auto queued =
-        SolverRegistry::Create(ParseText<SolverParameter>(GraphSolver(extra)), GpuContext());
+  struct Case {
+    std::string solver, net;
+    int captures, replays;
+  };
+  // Each Step: a pass as usual, one captured (and replayed), the rest
+  // replayed; a grown scale after iterations 2, 5 and 8 starts over.
+  const std::vector<Case> cases = {
+      {"", "", 2, 7},
+      {"iter_size: 2", "", 2, 16},
+      {"loss_scale_growth_interval: 3", "global_grad_scale_adaptive: true", 3, 5},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.solver);
+    auto queued = SolverRegistry::Create(ParseText<SolverParameter>(GraphSolver(c.solver, c.net)),
+                                         GpuContext());
     auto replayed = SolverRegistry::Create(
-        ParseText<SolverParameter>(GraphSolver(extra + " cuda_graph: true")), GpuContext());
+        ParseText<SolverParameter>(GraphSolver(c.solver + " cuda_graph: true", c.net)),
+        GpuContext());
     ASSERT_EQ(queued->step_graph(), nullptr);
     ASSERT_NE(replayed->step_graph(), nullptr);
     for (Solver* solver : {queued.get(), replayed.get()}) {
@@ -117,10 +133,8 @@ TEST(GpuCudaGraphTest, ReplayedPassesTrainWhatQueuedPassesTrain) {
     }
     ExpectTrainedAlike(queued.get(), replayed.get());
     const StepGraph& graph = *replayed->step_graph();
-    // Each Step: a pass as usual, one captured and replayed, the rest replayed.
-    const int passes = extra.empty() ? 9 : 18;
-    EXPECT_EQ(graph.captures(), 2);
-    EXPECT_EQ(graph.replays(), passes - 2);
+    EXPECT_EQ(graph.captures(), c.captures);
+    EXPECT_EQ(graph.replays(), c.replays);
     EXPECT_EQ(graph.LayersOutside(), (std::vector<std::string>{"data", "accuracy"}));
   }
 }

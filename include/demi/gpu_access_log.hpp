@@ -14,8 +14,9 @@ class SyncedMemory;
 ///
 /// While a log records on a thread, SyncedMemory::gpu_data() and
 /// mutable_gpu_data() on that thread note their memory (and its device
-/// address), and a move of bytes between host and device throws instead
-/// (a graph would repeat or skip it on every replay). Before each replay,
+/// address), and a host access or a move of bytes to the device throws
+/// instead (the host code would run at the capture only; a graph would
+/// repeat the move on every replay). Before each replay,
 /// PrepareReplay brings what the host wrote since to the device; after it,
 /// FinishReplay marks what the graph wrote as changed on the device, as the
 /// mutable_gpu_data() calls would have.

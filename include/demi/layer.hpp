@@ -219,6 +219,8 @@ class Layer {
   /// device when it returns (Dropout draws its mask from the layer's stream);
   /// nothing for most layers.
   virtual void StageHostInputs() {}
+  /// Whether StageHostInputs does anything.
+  virtual bool StagesHostInputs() const { return false; }
   Phase phase() const { return phase_; }
   /// Restarts this layer's random stream (gradient checks and resume).
   void SeedRng(uint32_t seed) { rng_.seed(seed); }

@@ -34,9 +34,9 @@ class GpuAccessLog;
 /// stay outside, run by the host between launches:
 /// - layers without bottoms (data layers: their input comes from the host or
 ///   their random stream, new each step);
-/// - layers whose capture failed: their GPU code copies to the host or
-///   waits for the device (Accuracy), or makes a call no graph can hold.
-///   The log names each one, with why.
+/// - layers whose capture failed: their GPU code touches a blob on the host
+///   (Accuracy; any layer without a CUDA twin), or makes a call no graph can
+///   hold. The log names each one, with why.
 /// So forward and backward are each a sequence of segments, graphs between
 /// the layers outside. The loss is added into a float of the graph's own and
 /// moved to the caller's before and after the forward segments, in the
@@ -44,7 +44,8 @@ class GpuAccessLog;
 ///
 /// Replays keep SyncedMemory's head states true through a GpuAccessLog per
 /// graph, and a captured layer's host-side work each step
-/// (Layer::StageHostInputs: Dropout's draws) runs before the launches.
+/// (Layer::StageHostInputs: Dropout's draws) runs just before the launch of
+/// the graph it starts, where its forward would have queued it.
 /// A replay whose graphs hold stale device addresses (a net re-planned, the
 /// CUDA scratch grown) runs the pass as usual and captures again next time.
 class StepGraph {
@@ -71,11 +72,13 @@ class StepGraph {
 
  private:
   struct Segment;
-  enum class State { kWarmUp, kCapture, kReplay };
+  /// kOff: the capture kept failing; passes run as usual.
+  enum class State { kWarmUp, kCapture, kReplay, kOff };
 
   void RunAsUsual(float* loss);
-  /// Captures every segment, leaving out each layer whose capture fails.
-  void Capture();
+  /// Captures every segment, leaving out each layer whose capture fails;
+  /// false (with a warning) when it kept failing.
+  bool Capture();
   /// Splits forward and backward into segments around the steps outside.
   void PlanSegments();
   /// Sets Layer::captured() of the layers in forward graphs.
@@ -87,15 +90,21 @@ class StepGraph {
   bool CaptureSegment(Segment* segment, bool backward, int* failed_step, std::string* why);
   /// Whether every graph's addresses still hold.
   bool GraphsValid() const;
-  void Replay(float* loss);
-  void RunSegment(const Segment& segment, bool backward);
+  /// Runs the segments; false when the CUDA scratch moved under the graphs
+  /// and the pass ended as usual.
+  bool Replay(float* loss);
+  /// Launches `segment`'s graph (staging its layers' host inputs first) or
+  /// runs its steps; `as_usual`: run them whatever it is. False when the rest
+  /// of the pass must run as usual.
+  bool RunSegment(const Segment& segment, bool backward, bool as_usual);
   void RunStep(int step, bool backward);
 
   Net* net_;
   State state_ = State::kWarmUp;
   std::vector<Segment> forward_;
   std::vector<Segment> backward_;
-  /// Steps left outside the graphs (beyond the sources), each direction.
+  /// Layers left outside the graphs (beyond the sources), each direction,
+  /// for the net's life: what failed once fails again.
   std::set<int> outside_forward_;
   std::set<int> outside_backward_;
   /// The float the captured loss layers add into.

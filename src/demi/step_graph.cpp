@@ -56,11 +56,19 @@ void StepGraph::Run(float* loss) {
     state_ = State::kCapture;
     return;
   }
+  if (state_ == State::kOff) {
+    RunAsUsual(loss);
+    return;
+  }
   if (state_ == State::kCapture) {
-    Capture();
+    if (!Capture()) {
+      state_ = State::kOff;
+      RunAsUsual(loss);
+      return;
+    }
     state_ = State::kReplay;
   }
-  Replay(loss);
+  if (!Replay(loss)) Invalidate();  // the rest of the pass ran as usual
 }
 
 void StepGraph::Invalidate() {
@@ -69,7 +77,7 @@ void StepGraph::Invalidate() {
   forward_.clear();
   backward_.clear();
   for (const auto& layer : net_->layers()) layer->set_captured(false);
-  state_ = State::kWarmUp;
+  if (state_ != State::kOff) state_ = State::kWarmUp;
 }
 
 std::vector<std::string> StepGraph::LayersOutside() const {
@@ -102,9 +110,13 @@ void StepGraph::PlanSegments() {
       // Sources (no bottoms) read the host or draw, new each step; they
       // have no backward.
       const bool source = !backward && net_->bottom_vecs()[layer].empty();
-      const bool host = source || outside.count(step) > 0;
+      const bool host = source || outside.count(layer) > 0;
+      // A layer that stages host inputs starts a graph, so that its upload
+      // is queued where its forward would queue it (its buffer may share
+      // arena bytes with a tensor an earlier step still uses).
+      const bool stages = !backward && net_->layers()[layer]->StagesHostInputs();
       // Steps outside run one by one; captured ones join the segment before.
-      if (!segments->empty() && !host && !segments->back().outside) {
+      if (!segments->empty() && !host && !stages && !segments->back().outside) {
         (backward ? segments->back().first : segments->back().last) = step;
         continue;
       }
@@ -127,7 +139,7 @@ void StepGraph::MarkCaptured(bool captured) {
   }
 }
 
-void StepGraph::Capture() {
+bool StepGraph::Capture() {
   // Each failure leaves one more step outside: at most two per step.
   const int most = 2 * static_cast<int>(net_->layers().size()) + 1;
   for (int attempt = 0; attempt < most; ++attempt) {
@@ -152,9 +164,12 @@ void StepGraph::Capture() {
     }
     LOG(INFO) << "CUDA graph: captured the pass in " << graphs << " graphs; "
               << LayersOutside().size() << " layers run outside them";
-    return;
+    return true;
   }
-  ThrowError("CUDA graph: the capture kept failing; train without cuda_graph");
+  LOG(WARNING) << "CUDA graph: the capture kept failing; the passes run without graphs";
+  forward_.clear();
+  backward_.clear();
+  return false;
 }
 
 bool StepGraph::CaptureSegments() {
@@ -168,7 +183,7 @@ bool StepGraph::CaptureSegments() {
       LOG(INFO) << "CUDA graph: layer '" << net_->layer_names()[layer] << "' ("
                 << net_->layers()[layer]->type() << ") runs its "
                 << (backward ? "backward" : "forward") << " outside the graphs: " << why;
-      (backward ? outside_backward_ : outside_forward_).insert(step);
+      (backward ? outside_backward_ : outside_forward_).insert(layer);
       return false;
     }
   }
@@ -187,6 +202,12 @@ bool StepGraph::CaptureSegment(Segment* segment, bool backward, int* failed_step
       *why = segment->graph.CaptureProblem();
     } catch (const Error& error) {
       *why = error.what();
+    } catch (...) {
+      // Not the capture's doing (out of host memory): the thread must not
+      // stay capturing.
+      segment->log.Stop();
+      segment->graph.AbandonCapture();
+      throw;
     }
     if (why->empty()) continue;
     segment->log.Stop();
@@ -216,31 +237,35 @@ bool StepGraph::GraphsValid() const {
   return true;
 }
 
-void StepGraph::Replay(float* loss) {
-  for (const Segment& segment : forward_) {
-    if (segment.outside) continue;
+bool StepGraph::Replay(float* loss) {
+  // The captured layers add into loss_, in the order they would into *loss.
+  GpuCopy(1, loss, loss_);
+  bool as_usual = false;
+  for (const Segment& segment : forward_) as_usual = !RunSegment(segment, false, as_usual);
+  GpuCopy(1, loss_, loss);
+  for (const Segment& segment : backward_) as_usual = !RunSegment(segment, true, as_usual);
+  if (!as_usual) ++replays_;
+  return !as_usual;
+}
+
+bool StepGraph::RunSegment(const Segment& segment, bool backward, bool as_usual) {
+  if (segment.outside || as_usual) {
+    for (int k = segment.first; k <= segment.last; ++k) {
+      RunStep(backward ? segment.last - (k - segment.first) : k, backward);
+    }
+    // A layer run here may have grown the CUDA scratch the graphs hold: the
+    // rest of the pass then runs as usual too.
+    return !as_usual && CudaScratchMoves() == scratch_moves_;
+  }
+  if (!backward) {
     for (int step = segment.first; step <= segment.last; ++step) {
       net_->layers()[net_->execution_order()[step]]->StageHostInputs();
     }
   }
-  // The captured layers add into loss_, in the order they would into *loss.
-  GpuCopy(1, loss, loss_);
-  for (const Segment& segment : forward_) RunSegment(segment, false);
-  GpuCopy(1, loss_, loss);
-  for (const Segment& segment : backward_) RunSegment(segment, true);
-  ++replays_;
-}
-
-void StepGraph::RunSegment(const Segment& segment, bool backward) {
-  if (segment.outside) {
-    for (int k = segment.first; k <= segment.last; ++k) {
-      RunStep(backward ? segment.last - (k - segment.first) : k, backward);
-    }
-    return;
-  }
   segment.log.PrepareReplay();
   segment.graph.Launch();
   segment.log.FinishReplay();
+  return true;
 }
 
 void StepGraph::RunStep(int step, bool backward) {

@@ -78,8 +78,9 @@ const void* SyncedMemory::gpu_address() const {
 namespace {
 
 /// Inside a CUDA graph capture a move would be recorded once and then
-/// repeated (or missed) by every replay, whatever the head says then.
-void RefuseMoveInCapture(const char* what) {
+/// repeated (or missed) by every replay, whatever the head says then; and
+/// host code reading or writing the bytes runs at the capture only.
+void RefuseInCapture(const char* what) {
   DEMI_CHECK(GpuAccessLog::Current() == nullptr, "a ", what,
              " of a blob's bytes inside a CUDA graph capture");
 }
@@ -87,7 +88,6 @@ void RefuseMoveInCapture(const char* what) {
 }  // namespace
 
 void SyncedMemory::ToCpu() {
-  if (head_ == AT_GPU) RefuseMoveInCapture("copy to the host");
   switch (head_) {
     case UNINITIALIZED:
       if (size_ > 0) std::memset(HostPointer(), 0, size_);
@@ -104,7 +104,7 @@ void SyncedMemory::ToCpu() {
 }
 
 void SyncedMemory::ToGpu() {
-  if (head_ == UNINITIALIZED || head_ == AT_CPU) RefuseMoveInCapture("first fill or upload");
+  if (head_ == UNINITIALIZED || head_ == AT_CPU) RefuseInCapture("first fill or upload");
   switch (head_) {
     case UNINITIALIZED:
       if (size_ > 0) DeviceMemset(DevicePointer(), 0, size_);
@@ -121,11 +121,13 @@ void SyncedMemory::ToGpu() {
 }
 
 const void* SyncedMemory::cpu_data() {
+  RefuseInCapture("host read");
   ToCpu();
   return HostPointer();
 }
 
 void* SyncedMemory::mutable_cpu_data() {
+  RefuseInCapture("host write");
   ToCpu();
   head_ = AT_CPU;
   return HostPointer();

@@ -38,6 +38,7 @@ class DropoutLayer : public NeuronLayer {
 #ifndef CPU_ONLY
   /// TRAIN: draws the uniforms the mask is made of and uploads them.
   void StageHostInputs() override;
+  bool StagesHostInputs() const override { return phase_ == TRAIN; }
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   /// FLOAT blobs: Backward_cpu, whose math calls run on context().device.
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
