@@ -18,6 +18,18 @@ TEST(SyncedMemoryTest, StartsUninitializedAndZeroes) {
   EXPECT_EQ(mem.head(), SyncedMemory::AT_CPU);
 }
 
+// For a caller that writes every byte: the host bytes, marked written there,
+// as mutable_cpu_data() gives them but without the zeroing (or, on a GPU,
+// the fetch) before.
+TEST(SyncedMemoryTest, OverwriteGivesTheHostBytesMarkedWritten) {
+  SyncedMemory mem(16);
+  auto* bytes = static_cast<unsigned char*>(mem.overwrite_cpu_data());
+  EXPECT_EQ(mem.head(), SyncedMemory::AT_CPU);
+  std::memset(bytes, 9, 16);
+  EXPECT_EQ(mem.cpu_data(), bytes);
+  EXPECT_EQ(static_cast<const unsigned char*>(mem.cpu_data())[15], 9);
+}
+
 TEST(SyncedMemoryTest, ResizeGrowsOnlyBeyondCapacity) {
   SyncedMemory mem(100);
   void* ptr = mem.mutable_cpu_data();

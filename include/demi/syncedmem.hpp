@@ -28,6 +28,10 @@ class SyncedMemory {
 
   const void* cpu_data();
   void* mutable_cpu_data();
+  /// The host bytes for a caller that writes every one of them: unlike
+  /// mutable_cpu_data(), nothing is fetched from the device first (nor waited
+  /// for). The head becomes AT_CPU.
+  void* overwrite_cpu_data();
   const void* gpu_data();
   void* mutable_gpu_data();
   /// The device address gpu_data() would return now, without allocating or

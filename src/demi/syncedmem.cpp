@@ -133,6 +133,12 @@ void* SyncedMemory::mutable_cpu_data() {
   return HostPointer();
 }
 
+void* SyncedMemory::overwrite_cpu_data() {
+  RefuseInCapture("host write");
+  head_ = AT_CPU;
+  return HostPointer();
+}
+
 const void* SyncedMemory::gpu_data() {
   ToGpu();
   void* pointer = DevicePointer();

@@ -48,8 +48,10 @@ void DropoutLayer::ApplyMaskGpu(Type type, int64_t count, const void* from, void
 void DropoutLayer::StageHostInputs() {
   if (phase_ != TRAIN || mask_.count() == 0) return;
   // Drawn on the host from the layer's stream, as the CPU code does, so both
-  // devices drop the same elements.
-  RngUniform(mask_.count(), 0.0f, 1.0f, mask_.mutable_cpu_data(), rng());
+  // devices drop the same elements; over the last mask without fetching it
+  // (which would wait for the device).
+  RngUniform(mask_.count(), 0.0f, 1.0f, static_cast<float*>(mask_.data()->overwrite_cpu_data()),
+             rng());
   mask_.gpu_data();
 }
 
