@@ -68,7 +68,7 @@ class StepGraph {
   int captures() const { return captures_; }
   /// The names of the layers run outside the graphs (forward or backward),
   /// as of the last capture.
-  std::vector<std::string> LayersOutside() const;
+  const std::vector<std::string>& LayersOutside() const { return layers_outside_; }
 
  private:
   struct Segment;
@@ -76,6 +76,8 @@ class StepGraph {
   enum class State { kWarmUp, kCapture, kReplay, kOff };
 
   void RunAsUsual(float* loss);
+  /// The names of the layers in outside segments, in layer order.
+  std::vector<std::string> SegmentsOutside() const;
   /// Captures every segment, leaving out each layer whose capture fails;
   /// false (with a warning) when it kept failing.
   bool Capture();
@@ -110,6 +112,7 @@ class StepGraph {
   /// The float the captured loss layers add into.
   float* loss_ = nullptr;
   uint64_t scratch_moves_ = 0;
+  std::vector<std::string> layers_outside_;
   int replays_ = 0;
   int captures_ = 0;
 };

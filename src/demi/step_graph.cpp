@@ -80,7 +80,7 @@ void StepGraph::Invalidate() {
   if (state_ != State::kOff) state_ = State::kWarmUp;
 }
 
-std::vector<std::string> StepGraph::LayersOutside() const {
+std::vector<std::string> StepGraph::SegmentsOutside() const {
   std::set<int> layers;
   for (const auto* segments : {&forward_, &backward_}) {
     for (const Segment& segment : *segments) {
@@ -162,8 +162,9 @@ bool StepGraph::Capture() {
     for (const auto* segments : {&forward_, &backward_}) {
       for (const Segment& segment : *segments) graphs += segment.outside ? 0 : 1;
     }
+    layers_outside_ = SegmentsOutside();
     LOG(INFO) << "CUDA graph: captured the pass in " << graphs << " graphs; "
-              << LayersOutside().size() << " layers run outside them";
+              << layers_outside_.size() << " layers run outside them";
     return true;
   }
   LOG(WARNING) << "CUDA graph: the capture kept failing; the passes run without graphs";

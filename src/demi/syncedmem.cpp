@@ -133,6 +133,9 @@ void* SyncedMemory::mutable_cpu_data() {
   return HostPointer();
 }
 
+// Host bytes are pageable (HostMalloc): an upload from them has copied them
+// to a staging buffer before cudaMemcpyAsync returned, so they may be
+// overwritten at once. Pinned host memory would need an event here.
 void* SyncedMemory::overwrite_cpu_data() {
   RefuseInCapture("host write");
   head_ = AT_CPU;
