@@ -28,10 +28,10 @@ class GpuAccessLog;
 /// queuing them one by one, since a graph holds exactly the calls the layers
 /// made when it was captured.
 ///
-/// The first pass after construction or Invalidate() runs as usual (cuDNN
-/// measures its algorithms, buffers are allocated); the next one is captured
-/// step by step and then launched; later ones launch the graphs. Some layers
-/// stay outside, run by the host between launches:
+/// The first pass after construction or Invalidate() runs as usual, by the
+/// caller (cuDNN measures its algorithms, buffers are allocated); the next
+/// one is captured step by step and then launched; later ones launch the
+/// graphs. Some layers stay outside, run by the host between launches:
 /// - layers without bottoms (data layers: their input comes from the host or
 ///   their random stream, new each step);
 /// - layers whose capture failed: their GPU code touches a blob on the host
@@ -46,8 +46,9 @@ class GpuAccessLog;
 /// graph, and a captured layer's host-side work each step
 /// (Layer::StageHostInputs: Dropout's draws) runs just before the launch of
 /// the graph it starts, where its forward would have queued it.
-/// A replay whose graphs hold stale device addresses (a net re-planned, the
-/// CUDA scratch grown) runs the pass as usual and captures again next time.
+/// Graphs that hold stale device addresses (a net re-planned, the CUDA
+/// scratch grown) or an old gradient scale (dynamic loss scaling) are
+/// dropped: that pass runs as usual and the next captures again.
 class StepGraph {
  public:
   explicit StepGraph(Net* net);
@@ -56,11 +57,14 @@ class StepGraph {
   StepGraph& operator=(const StepGraph&) = delete;
 
   /// One forward pass adding its loss into *loss (a float on the device)
-  /// and one backward pass.
-  void Run(float* loss);
+  /// and one backward pass, from the graphs (captured first when due); false
+  /// when this pass is one to run as usual, which the caller then does: the
+  /// first after Invalidate(), or every one once the capture kept failing.
+  bool Run(float* loss);
   /// Drops the graphs (the next pass runs as usual, the one after
-  /// captures): for whatever may have changed what the layers would queue,
-  /// such as a new gradient scale or shapes. Waits for the device.
+  /// captures): for whatever may have changed what the layers would queue
+  /// that Run cannot see, such as a net edited between Steps. Waits for the
+  /// device.
   void Invalidate();
 
   /// Passes replayed from graphs, and captures made, so far.
@@ -75,7 +79,6 @@ class StepGraph {
   /// kOff: the capture kept failing; passes run as usual.
   enum class State { kWarmUp, kCapture, kReplay, kOff };
 
-  void RunAsUsual(float* loss);
   /// The names of the layers in outside segments, in layer order.
   std::vector<std::string> SegmentsOutside() const;
   /// Captures every segment, leaving out each layer whose capture fails;
@@ -90,7 +93,7 @@ class StepGraph {
   bool CaptureSegments();
   /// Captures `segment`; on a failure returns false with the step and why.
   bool CaptureSegment(Segment* segment, bool backward, int* failed_step, std::string* why);
-  /// Whether every graph's addresses still hold.
+  /// Whether every graph's addresses and the gradient scale still hold.
   bool GraphsValid() const;
   /// Runs the segments; false when the CUDA scratch moved under the graphs
   /// and the pass ended as usual.
@@ -111,7 +114,10 @@ class StepGraph {
   std::set<int> outside_backward_;
   /// The float the captured loss layers add into.
   float* loss_ = nullptr;
+  /// What the graphs hold beyond the noted memories: CudaScratchMoves() and
+  /// the net's gradient scale at the capture.
   uint64_t scratch_moves_ = 0;
+  float gradient_scale_ = 1.0f;
   std::vector<std::string> layers_outside_;
   int replays_ = 0;
   int captures_ = 0;

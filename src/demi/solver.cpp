@@ -407,10 +407,7 @@ void Solver::ForwardBackwardAdding(float* loss) {
         "; set debug_info: true in the solver to find the layer where it first appears";
 #ifndef CPU_ONLY
     // Callbacks hook into backward layer by layer, which a graph cannot.
-    if (step_graph_ && callbacks_.empty()) {
-      step_graph_->Run(loss);
-      return;
-    }
+    if (step_graph_ && callbacks_.empty() && step_graph_->Run(loss)) return;
 #endif
     net_->ForwardAddingLoss(0, last, loss);
   } else {

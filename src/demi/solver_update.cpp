@@ -33,13 +33,7 @@ void Solver::ApplyUpdate() {
   if (loss_scaler_.enabled()) {
     const float scale = loss_scaler_.scale();
     loss_scaler_.Update(!finite, iter_);
-    if (loss_scaler_.scale() != scale) {
-      net_->SetGradientScale(loss_scaler_.scale());
-#ifndef CPU_ONLY
-      // The loss layers' captured calls hold the old scale.
-      if (step_graph_) step_graph_->Invalidate();
-#endif
-    }
+    if (loss_scaler_.scale() != scale) net_->SetGradientScale(loss_scaler_.scale());
     if (!finite) return;
   }
   const UpdateConstants constants = Constants();

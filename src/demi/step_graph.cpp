@@ -46,29 +46,26 @@ StepGraph::~StepGraph() {
   DeviceFree(loss_);
 }
 
-void StepGraph::Run(float* loss) {
+bool StepGraph::Run(float* loss) {
   if (state_ == State::kReplay && !GraphsValid()) {
-    LOG(INFO) << "CUDA graph: device addresses moved; capturing the pass again";
+    LOG(INFO) << "CUDA graph: the graphs hold old device addresses or an old gradient scale; "
+                 "capturing the pass again";
     Invalidate();
   }
+  if (state_ == State::kOff) return false;
   if (state_ == State::kWarmUp) {
-    RunAsUsual(loss);
     state_ = State::kCapture;
-    return;
-  }
-  if (state_ == State::kOff) {
-    RunAsUsual(loss);
-    return;
+    return false;
   }
   if (state_ == State::kCapture) {
     if (!Capture()) {
       state_ = State::kOff;
-      RunAsUsual(loss);
-      return;
+      return false;
     }
     state_ = State::kReplay;
   }
   if (!Replay(loss)) Invalidate();  // the rest of the pass ran as usual
+  return true;
 }
 
 void StepGraph::Invalidate() {
@@ -93,11 +90,6 @@ std::vector<std::string> StepGraph::SegmentsOutside() const {
   std::vector<std::string> names;
   for (int layer : layers) names.push_back(net_->layer_names()[layer]);
   return names;
-}
-
-void StepGraph::RunAsUsual(float* loss) {
-  net_->ForwardAddingLoss(0, static_cast<int>(net_->layers().size()) - 1, loss);
-  net_->Backward();
 }
 
 void StepGraph::PlanSegments() {
@@ -157,6 +149,7 @@ bool StepGraph::Capture() {
     MarkCaptured(false);
     if (!captured) continue;
     scratch_moves_ = CudaScratchMoves();
+    gradient_scale_ = net_->gradient_scale();
     ++captures_;
     int graphs = 0;
     for (const auto* segments : {&forward_, &backward_}) {
@@ -229,6 +222,9 @@ bool StepGraph::CaptureSegment(Segment* segment, bool backward, int* failed_step
 }
 
 bool StepGraph::GraphsValid() const {
+  // The loss layers' captured calls divide by the scale (dynamic loss
+  // scaling changes it).
+  if (net_->gradient_scale() != gradient_scale_) return false;
   if (CudaScratchMoves() != scratch_moves_) return false;
   for (const auto* segments : {&forward_, &backward_}) {
     for (const Segment& segment : *segments) {

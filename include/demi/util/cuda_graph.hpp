@@ -38,9 +38,8 @@ class CudaGraph {
   void EndCapture();
   /// Ends a capture that is being given up, ignoring its errors.
   void AbandonCapture();
-  /// Queues the graph on CudaStream() (ready() only).
+  /// Queues the graph on CudaStream() (after EndCapture).
   void Launch() const;
-  bool ready() const { return exec_ != nullptr; }
   /// Drops the graph.
   void Reset();
 
