@@ -289,6 +289,13 @@ TEST(GpuAccuracyTest, MatchesCpu) {
   ExpectGpuMatchesCpuWithTops(accuracy(R"(type: "Accuracy" accuracy_param { ignore_label: -1 })",
                                        {{127, 13}, {127}}, 13, 5),
                               2);
+  // Counted on the device over many blocks (12288 positions, each class
+  // over them all), per class too; and a single position with its classes.
+  ExpectGpuMatchesCpuWithTops(
+      accuracy(R"(type: "Accuracy" accuracy_param { top_k: 2 ignore_label: 4 })",
+               {{3, 10, 64, 64}, {3, 64, 64}}, 10, 7, 4.0f),
+      2);
+  ExpectGpuMatchesCpuWithTops(accuracy(R"(type: "Accuracy")", {{1, 6}, {1}}, 6), 2);
 }
 
 TEST(GpuAccuracyTest, BadLabelFailsAsOnCpu) {
@@ -307,6 +314,23 @@ TEST(GpuAccuracyTest, BadLabelFailsAsOnCpu) {
     EXPECT_NE(std::string(error.what()).find("label 3 at index 1"), std::string::npos)
         << error.what();
   }
+  // Checked on the device: the first bad position is named, whatever
+  // thread found it first; and the layer runs on once it was raised.
+  Blob more_scores({4, 3}), more_labels({4});
+  FillGaussian(&more_scores, 2);
+  FillValues(&more_labels, {1, 9, -4, 2});
+  std::vector<Blob*> more{&more_scores, &more_labels};
+  layer->Reshape(more, top);
+  ExpectErrorContaining([&] { layer->Forward(more, top); },
+                        {"label 9 at index 1", "scores 4 3 (12)"});
+  FillValues(&more_labels, {1, 0, 2, 2});
+  EXPECT_NO_THROW(layer->Forward(more, top));
+  Blob cpu_accuracy;
+  std::vector<Blob*> cpu_top{&cpu_accuracy};
+  auto cpu_layer = MakeLayerOn(R"(name: "acc" type: "Accuracy")", Device::kCPU);
+  cpu_layer->SetUp(more, cpu_top);
+  cpu_layer->Forward(more, cpu_top);
+  EXPECT_EQ(accuracy.cpu_data()[0], cpu_accuracy.cpu_data()[0]);
 }
 
 // ---- Loss layers ----

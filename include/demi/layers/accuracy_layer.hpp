@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "demi/layer.hpp"
+#include "demi/layers/bad_label_record.hpp"
 
 namespace demi {
 
@@ -15,10 +16,11 @@ namespace demi {
 /// Bottoms: scores (outer x C x inner around accuracy_param.axis, default 1)
 /// and labels, outer * inner integer values in [0, C). Tops: the scalar
 /// accuracy and, optionally, the accuracy per class (C values; 0 for a class
-/// no label names). Not differentiable: Backward reads no data and fails if
-/// asked to propagate down; force_backward never reaches its bottoms. The
-/// per-class tallies are small integer arrays sized in Reshape (exact past
-/// 2^24 labels a class, which float counts would not be), not arena buffers.
+/// no label names). On a GPU the tops are computed on the device and a bad
+/// label is raised by CheckDeferredErrors: a step reads nothing back. Not differentiable: Backward
+/// reads no data and fails if asked to propagate down; force_backward never reaches its bottoms.
+/// The per-class tallies are small integer arrays sized in Reshape (exact past 2^24 labels a class,
+/// which float counts would not be), not arena buffers.
 class AccuracyLayer : public Layer {
  public:
   using Layer::Layer;
@@ -31,6 +33,9 @@ class AccuracyLayer : public Layer {
   bool AllowForceBackward(int) const override { return false; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return false; }
+  /// The first label Forward_gpu found outside the classes since the last
+  /// check, with the CPU's message.
+  void CheckDeferredErrors() override;
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -63,6 +68,8 @@ class AccuracyLayer : public Layer {
   std::vector<int64_t> class_labels_;  ///< labels seen per class (with a second top)
   std::vector<int64_t> class_hits_;    ///< correct predictions per class
   Blob outcome_;  ///< Forward_gpu's verdict per position: hit, miss, ignored or bad label
+  std::vector<int64_t> scores_shape_;  ///< for a deferred bad label's message
+  BadLabelRecord bad_label_;           ///< the first label Forward_gpu found outside the classes
 };
 
 }  // namespace demi

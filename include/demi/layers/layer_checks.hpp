@@ -38,6 +38,10 @@ int OperandAxis(const Layer& layer, const Blob& bottom, const Blob& operand, int
 /// classes of `scores`: in [0, classes).
 void CheckClassLabel(const Layer& layer, int64_t value, int64_t index, int64_t classes,
                      const Blob& scores);
+/// The same, for scores of shape `scores_shape` (a check deferred past the
+/// Forward that saw the label: BadLabelRecord).
+void CheckClassLabel(const Layer& layer, int64_t value, int64_t index, int64_t classes,
+                     const std::vector<int64_t>& scores_shape);
 
 /// The class that `label`, the label at `index`, names: throws unless it is
 /// a whole number in [0, classes) of `scores`.

@@ -66,11 +66,11 @@ class PerSampleLossLayer : public LossLayer {
     return top.cpu_diff()[0] / static_cast<float>(SampleDivisor());
   }
 
+  /// num_, at least 1: the divisor of the mean over samples.
+  int64_t SampleDivisor() const { return num_ > 1 ? num_ : 1; }
+
   int64_t num_ = 0;
   int64_t dim_ = 0;
-
- private:
-  int64_t SampleDivisor() const { return num_ > 1 ? num_ : 1; }
 };
 
 }  // namespace demi

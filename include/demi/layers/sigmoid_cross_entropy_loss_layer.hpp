@@ -35,12 +35,11 @@ class SigmoidCrossEntropyLossLayer : public LossLayer {
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
 #ifndef CPU_ONLY
+  /// On the GPU the loss and its normalizer stay on the device, where
+  /// Backward reads them.
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
-  /// Backward_cpu works on either device (LossLayer::BackwardFromSaved).
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob*>& bottom) override {
-    Backward_cpu(top, propagate_down, bottom);
-  }
+                    const std::vector<Blob*>& bottom) override;
 #endif
 
  private:
@@ -49,7 +48,8 @@ class SigmoidCrossEntropyLossLayer : public LossLayer {
   LossParameter::NormalizationMode normalization_ = LossParameter::BATCH_SIZE;
   bool has_ignore_label_ = false;
   int64_t ignore_label_ = 0;
-  float normalizer_ = 1.0f;  ///< of the last Forward, used by Backward
+  float normalizer_ = 1.0f;         ///< of the last Forward_cpu, used by Backward_cpu
+  SyncedMemory device_normalizer_;  ///< Forward_gpu's normalizer, for Backward_gpu
 };
 
 }  // namespace demi

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "demi/layers/bad_label_record.hpp"
 #include "demi/layers/probability_loss_layer.hpp"
 
 namespace demi {
@@ -56,17 +57,9 @@ class SoftmaxWithLossLayer : public ProbabilityLossLayer {
 #endif
 
  private:
-  static constexpr unsigned long long kNoBadLabel = ~0ull;
-#ifndef CPU_ONLY
-  /// bad_label_ on the device, set to kNoBadLabel on first use.
-  unsigned long long* BadLabelOnGpu();
-#endif
-
   Blob position_loss_;  ///< Forward_gpu's loss per (outer, inner) position, before the sum
-  /// Forward_gpu's normalizer, for Backward_gpu; and the first bad label's
-  /// position and value, packed (softmax_loss_layer.cu), or kNoBadLabel.
-  SyncedMemory device_normalizer_;
-  SyncedMemory bad_label_;
+  SyncedMemory device_normalizer_;  ///< Forward_gpu's normalizer, for Backward_gpu
+  BadLabelRecord bad_label_;        ///< the first label Forward_gpu found outside the classes
 };
 
 }  // namespace demi

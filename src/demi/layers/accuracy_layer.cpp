@@ -27,6 +27,7 @@ void AccuracyLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<
              bottom[1]->shape_string());
   DEMI_CHECK(top_k_ <= channels_, "Accuracy layer '", layer_param_.name(), "': top_k ", top_k_,
              " exceeds the ", channels_, " classes of scores ", bottom[0]->shape_string());
+  scores_shape_ = bottom[0]->shape();
   top[0]->Reshape(std::vector<int64_t>{});
   if (top.size() > 1) {
     top[1]->Reshape(std::vector<int64_t>{channels_});
@@ -86,6 +87,8 @@ void AccuracyLayer::WriteAccuracies(const std::vector<Blob*>& top) {
         seen == 0 ? 0.0f : static_cast<float>(static_cast<double>(class_hits_[c]) / seen);
   }
 }
+
+void AccuracyLayer::CheckDeferredErrors() { bad_label_.Raise(*this, channels_, scores_shape_); }
 
 void AccuracyLayer::Backward_cpu(const std::vector<Blob*>& top,
                                  const std::vector<bool>& propagate_down,

@@ -1,5 +1,5 @@
 #include "demi/layers/contrastive_loss_layer.hpp"
-#include "demi/util/cuda_kernel.cuh"
+#include "demi/layers/loss_kernels.cuh"
 #include "demi/util/math_gpu.hpp"
 
 namespace demi {
@@ -35,9 +35,18 @@ __global__ void ContrastivePairKernel(int64_t num, int64_t dim, float margin, bo
   }
 }
 
-/// dx[n, k] = (alpha * coeff[n]) * diff[n, k].
-__global__ void ContrastiveBackwardKernel(int64_t n, int64_t dim, float alpha, const float* coeff,
-                                          const float* diff, float* dx) {
+/// A pair's loss term, in double.
+struct PairLossTerm {
+  const float* pair_loss;
+  __device__ double operator()(int64_t n) const { return pair_loss[n]; }
+};
+
+/// dx[n, k] = (alpha * coeff[n]) * diff[n, k], alpha = sign * *weight /
+/// samples: the top's diff read on the device.
+__global__ void ContrastiveBackwardKernel(int64_t n, int64_t dim, float sign, const float* weight,
+                                          float samples, const float* coeff, const float* diff,
+                                          float* dx) {
+  const float alpha = sign * *weight / samples;
   for (int64_t k = GridStart(); k < n; k += GridStride()) {
     const float c = alpha * coeff[k / dim];
     dx[k] = c * diff[k];
@@ -53,15 +62,16 @@ void ContrastiveLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
   const ContrastiveLossParameter& param = layer_param_.contrastive_loss_param();
   float* diff = diff_.mutable_gpu_data();
   GpuSub(bottom[0]->count(), bottom[0]->gpu_data(), bottom[1]->gpu_data(), diff);
-  double loss = 0;
   if (num_ > 0) {
     pair_loss_.Reshape(std::vector<int64_t>{num_});
     Launch("ContrastivePairKernel", CudaBlocks(num_), ContrastivePairKernel, num_, dim_,
            param.margin(), param.legacy_version(), diff, bottom[2]->gpu_data(),
            pair_loss_.mutable_gpu_data(), coeff_.mutable_gpu_data());
-    loss = GpuAsum(num_, pair_loss_.gpu_data());  // every term is >= 0
   }
-  top[0]->mutable_cpu_data()[0] = static_cast<float>(SampleMean(loss) / 2.0);
+  // The loss stays on the device (read at a display or test).
+  GpuChannelReduce<double>(
+      1, 1, num_, PairLossTerm{num_ > 0 ? pair_loss_.gpu_data() : nullptr},
+      FinishHalfMean{static_cast<double>(SampleDivisor()), top[0]->mutable_gpu_data()});
 }
 
 void ContrastiveLossLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -72,9 +82,9 @@ void ContrastiveLossLayer::Backward_gpu(const std::vector<Blob*>& top,
   if (count == 0) return;
   for (int b = 0; b < 2; ++b) {
     if (!propagate_down[b]) continue;
-    const float alpha = b == 0 ? SampleScale(*top[0]) : -SampleScale(*top[0]);
     Launch("ContrastiveBackwardKernel", CudaBlocks(count), ContrastiveBackwardKernel, count, dim_,
-           alpha, coeff_.gpu_data(), diff_.gpu_data(), bottom[b]->mutable_gpu_diff());
+           b == 0 ? 1.0f : -1.0f, top[0]->gpu_diff(), static_cast<float>(SampleDivisor()),
+           coeff_.gpu_data(), diff_.gpu_data(), bottom[b]->mutable_gpu_diff());
   }
 }
 

@@ -52,9 +52,14 @@ void CheckCaffeLayoutOnGpu(const Layer& layer, const Blob& bottom, const Blob& t
 
 void CheckClassLabel(const Layer& layer, int64_t value, int64_t index, int64_t classes,
                      const Blob& scores) {
+  CheckClassLabel(layer, value, index, classes, scores.shape());
+}
+
+void CheckClassLabel(const Layer& layer, int64_t value, int64_t index, int64_t classes,
+                     const std::vector<int64_t>& scores_shape) {
   DEMI_CHECK(value >= 0 && value < classes, layer.type(), " layer '", layer.layer_param().name(),
              "': label ", value, " at index ", index, " is outside [0, ", classes, ") for scores ",
-             scores.shape_string());
+             ShapeString(scores_shape));
 }
 
 int64_t WholeClassLabel(const Layer& layer, float label, int64_t index, int64_t classes,

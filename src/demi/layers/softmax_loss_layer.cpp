@@ -52,13 +52,7 @@ void SoftmaxWithLossLayer::Backward_cpu(const std::vector<Blob*>& top,
 }
 
 void SoftmaxWithLossLayer::CheckDeferredErrors() {
-  if (bad_label_.size() == 0) return;  // no Forward on a GPU yet
-  const auto packed = *static_cast<const unsigned long long*>(bad_label_.cpu_data());
-  if (packed == kNoBadLabel) return;
-  *static_cast<unsigned long long*>(bad_label_.mutable_cpu_data()) = kNoBadLabel;
-  const auto index = static_cast<int64_t>(packed >> 32);
-  const auto value = static_cast<int64_t>(static_cast<int32_t>(packed & 0xffffffffu));
-  CheckClassLabel(*this, value, index, channels_, prob_);  // prob_ has the scores' shape
+  bad_label_.Raise(*this, channels_, prob_.shape());  // prob_ has the scores' shape
 }
 
 DEMI_REGISTER_LAYER(SoftmaxWithLoss);

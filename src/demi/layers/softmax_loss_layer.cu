@@ -1,8 +1,8 @@
 #include <cfloat>
 #include <cstdint>
 
+#include "demi/layers/loss_kernels.cuh"
 #include "demi/layers/softmax_loss_layer.hpp"
-#include "demi/util/cuda_kernel.cuh"
 
 namespace demi {
 
@@ -10,24 +10,13 @@ namespace {
 
 // kernels
 
-/// A label outside the classes at position p, packed so that atomicMin
-/// keeps the first position's: p in the high 32 bits, the label as a 32-bit
-/// integer in the low ones (SoftmaxWithLossLayer::CheckDeferredErrors).
-__device__ unsigned long long PackBadLabel(int64_t p, int64_t value) {
-  // Below 0xffffffff: never kNoBadLabel, even for label -1.
-  const int64_t position = p < 0xfffffffeLL ? p : 0xfffffffeLL;
-  const int64_t label = value < INT32_MIN ? INT32_MIN : (value > INT32_MAX ? INT32_MAX : value);
-  return (static_cast<unsigned long long>(position) << 32) |
-         static_cast<uint32_t>(static_cast<int32_t>(label));
-}
-
 /// Marks a position whose label counts nothing (no loss can be -1: p <= 1).
 constexpr float kUncounted = -1.0f;
 
 /// One thread per (outer i, inner j) position: its loss -log p[label], and
 /// p - onehot(label) in place of p; a zero column where the label is ignored,
 /// its loss kUncounted. A label outside the classes is the same, and is
-/// recorded in *bad_label. A NaN p gives a NaN loss, as std::max keeps it on
+/// recorded in *bad_label (BadLabelRecord). A NaN p gives a NaN loss, as std::max keeps it on
 /// the CPU (fmaxf would not).
 __global__ void SoftmaxLossKernel(int64_t positions, int64_t channels, int64_t inner,
                                   bool has_ignore_label, int64_t ignore_label, const float* label,
@@ -37,7 +26,7 @@ __global__ void SoftmaxLossKernel(int64_t positions, int64_t channels, int64_t i
     const int64_t value = static_cast<int64_t>(label[p]);
     const bool ignored = has_ignore_label && value == ignore_label;
     if (ignored || value < 0 || value >= channels) {
-      if (!ignored) atomicMin(bad_label, PackBadLabel(p, value));
+      if (!ignored) RecordBadLabel(bad_label, p, value);
       for (int64_t c = 0; c < channels; ++c) column[c * inner] = 0.0f;
       loss[p] = kUncounted;
       continue;
@@ -58,27 +47,6 @@ struct PositionLossTerm {
   }
 };
 
-/// From the sums of the positions' losses and counts: the normalizer (the
-/// count of valid positions where `fixed` is 0, never below 1) and the top,
-/// their quotient, both left on the device.
-struct FinishSoftmaxLoss {
-  float fixed;
-  float* top;
-  float* normalizer;
-  __device__ void operator()(int64_t, const DoublePair& total) const {
-    const float n = fixed > 0 ? fixed : static_cast<float>(total.b > 1 ? total.b : 1.0);
-    *normalizer = n;
-    *top = static_cast<float>(total.a / n);
-  }
-};
-
-/// dx = saved * (loss weight / normalizer), both read on the device.
-__global__ void ScaledGradientKernel(int64_t n, const float* saved, const float* weight,
-                                     const float* normalizer, float* dx) {
-  const float scale = *weight / *normalizer;
-  ElementwiseInto(n, dx, [=](int64_t i) { return saved[i] * scale; });
-}
-
 }  // namespace
 
 // launchers
@@ -93,7 +61,7 @@ void SoftmaxWithLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
   if (positions > 0) {
     Launch("SoftmaxLossKernel", CudaBlocks(positions), SoftmaxLossKernel, positions, channels_,
            inner_num_, has_ignore_label_, ignore_label_, bottom[1]->gpu_data(),
-           prob_.mutable_gpu_data(), position_loss_.mutable_gpu_data(), BadLabelOnGpu());
+           prob_.mutable_gpu_data(), position_loss_.mutable_gpu_data(), bad_label_.gpu());
   }
   const float fixed = normalization_ == LossParameter::VALID
                           ? 0.0f
@@ -101,8 +69,8 @@ void SoftmaxWithLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
   device_normalizer_.Resize(sizeof(float));
   GpuChannelReduce<DoublePair>(
       1, 1, positions, PositionLossTerm{position_loss_.gpu_data()},
-      FinishSoftmaxLoss{fixed, top[0]->mutable_gpu_data(),
-                        static_cast<float*>(device_normalizer_.mutable_gpu_data())});
+      FinishNormalizedLoss{fixed, top[0]->mutable_gpu_data(),
+                           static_cast<float*>(device_normalizer_.mutable_gpu_data())});
 }
 
 void SoftmaxWithLossLayer::Backward_gpu(const std::vector<Blob*>& top,
@@ -113,17 +81,9 @@ void SoftmaxWithLossLayer::Backward_gpu(const std::vector<Blob*>& top,
   if (!propagate_down[0] || n == 0) return;
   DEMI_CHECK(device_normalizer_.size() > 0, "SoftmaxWithLoss layer '", layer_param_.name(),
              "': Backward before any Forward");
-  Launch("ScaledGradientKernel", ElementwiseBlocks(n), ScaledGradientKernel, n, prob_.gpu_data(),
-         top[0]->gpu_diff(), static_cast<const float*>(device_normalizer_.gpu_data()),
-         bottom[0]->mutable_gpu_diff());
-}
-
-unsigned long long* SoftmaxWithLossLayer::BadLabelOnGpu() {
-  if (bad_label_.size() == 0) {
-    bad_label_.Resize(sizeof(unsigned long long));
-    *static_cast<unsigned long long*>(bad_label_.mutable_cpu_data()) = kNoBadLabel;
-  }
-  return static_cast<unsigned long long*>(bad_label_.mutable_gpu_data());
+  GpuScaledLossGradient(n, 1.0f, top[0]->gpu_diff(),
+                        static_cast<const float*>(device_normalizer_.gpu_data()), 0.0f,
+                        prob_.gpu_data(), bottom[0]->mutable_gpu_diff());
 }
 
 }  // namespace demi
