@@ -44,6 +44,14 @@ class LossLayer : public Layer {
   void BackwardFromSaved(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                          const std::vector<Blob*>& bottom, const char* target, const Blob& saved,
                          float normalizer) const;
+#ifndef CPU_ONLY
+  /// BackwardFromSaved on the GPU with the normalizer that Forward_gpu left
+  /// on the device (`*device_normalizer`, one float): nothing read on the host.
+  void BackwardFromSavedOnGpu(const std::vector<Blob*>& top,
+                              const std::vector<bool>& propagate_down,
+                              const std::vector<Blob*>& bottom, const char* target,
+                              const Blob& saved, SyncedMemory* device_normalizer) const;
+#endif
 };
 
 /// @brief Base of the losses averaged over samples with one label each

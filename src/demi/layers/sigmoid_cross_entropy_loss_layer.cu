@@ -70,14 +70,7 @@ void SigmoidCrossEntropyLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
 void SigmoidCrossEntropyLossLayer::Backward_gpu(const std::vector<Blob*>& top,
                                                 const std::vector<bool>& propagate_down,
                                                 const std::vector<Blob*>& bottom) {
-  RefuseGradient(propagate_down, 1, "targets");
-  const int64_t n = gradient_.count();
-  if (!propagate_down[0] || n == 0) return;
-  DEMI_CHECK(device_normalizer_.size() > 0, "SigmoidCrossEntropyLoss layer '", layer_param_.name(),
-             "': Backward before any Forward");
-  GpuScaledLossGradient(n, 1.0f, top[0]->gpu_diff(),
-                        static_cast<const float*>(device_normalizer_.gpu_data()), 0.0f,
-                        gradient_.gpu_data(), bottom[0]->mutable_gpu_diff());
+  BackwardFromSavedOnGpu(top, propagate_down, bottom, "targets", gradient_, &device_normalizer_);
 }
 
 }  // namespace demi

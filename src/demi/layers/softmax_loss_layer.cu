@@ -76,14 +76,7 @@ void SoftmaxWithLossLayer::Forward_gpu(const std::vector<Blob*>& bottom,
 void SoftmaxWithLossLayer::Backward_gpu(const std::vector<Blob*>& top,
                                         const std::vector<bool>& propagate_down,
                                         const std::vector<Blob*>& bottom) {
-  RefuseGradient(propagate_down, 1, "labels");
-  const int64_t n = prob_.count();
-  if (!propagate_down[0] || n == 0) return;
-  DEMI_CHECK(device_normalizer_.size() > 0, "SoftmaxWithLoss layer '", layer_param_.name(),
-             "': Backward before any Forward");
-  GpuScaledLossGradient(n, 1.0f, top[0]->gpu_diff(),
-                        static_cast<const float*>(device_normalizer_.gpu_data()), 0.0f,
-                        prob_.gpu_data(), bottom[0]->mutable_gpu_diff());
+  BackwardFromSavedOnGpu(top, propagate_down, bottom, "labels", prob_, &device_normalizer_);
 }
 
 }  // namespace demi
