@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "demi/layers/accuracy_layer.hpp"
 #include "test_util.hpp"
@@ -151,6 +152,10 @@ TEST_F(AccuracyLayerTest, LabelOutOfRangeIsAnError) {
   labels_.mutable_cpu_data()[1] = 3;
   ExpectErrorContaining([&] { layer->Forward(bottom_, top); },
                         {"Accuracy layer 'acc'", "label 3", "index 1"});
+  // A NaN label is no class (ClassLabel), never converted as one.
+  labels_.mutable_cpu_data()[1] = std::numeric_limits<float>::quiet_NaN();
+  ExpectErrorContaining([&] { layer->Forward(bottom_, top); },
+                        {"label -9223372036854775808", "index 1"});
 }
 
 }  // namespace

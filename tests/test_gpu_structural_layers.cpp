@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -289,13 +290,15 @@ TEST(GpuAccuracyTest, MatchesCpu) {
   ExpectGpuMatchesCpuWithTops(accuracy(R"(type: "Accuracy" accuracy_param { ignore_label: -1 })",
                                        {{127, 13}, {127}}, 13, 5),
                               2);
-  // Counted on the device over many blocks (12288 positions, each class
-  // over them all), per class too; and a single position with its classes.
+  // Counted on the device in runs over several blocks (65536 positions: 8
+  // runs for the whole and for each class), per class too; a single
+  // position with its classes (the channels-last reduction); no position.
   ExpectGpuMatchesCpuWithTops(
       accuracy(R"(type: "Accuracy" accuracy_param { top_k: 2 ignore_label: 4 })",
-               {{3, 10, 64, 64}, {3, 64, 64}}, 10, 7, 4.0f),
+               {{4, 10, 128, 128}, {4, 128, 128}}, 10, 7, 4.0f),
       2);
   ExpectGpuMatchesCpuWithTops(accuracy(R"(type: "Accuracy")", {{1, 6}, {1}}, 6), 2);
+  ExpectGpuMatchesCpuWithTops(accuracy(R"(type: "Accuracy")", {{0, 6}, {0}}, 6), 2);
 }
 
 TEST(GpuAccuracyTest, BadLabelFailsAsOnCpu) {
@@ -323,6 +326,10 @@ TEST(GpuAccuracyTest, BadLabelFailsAsOnCpu) {
   layer->Reshape(more, top);
   ExpectErrorContaining([&] { layer->Forward(more, top); },
                         {"label 9 at index 1", "scores 4 3 (12)"});
+  // A NaN label is no class on the device either (it would convert to 0);
+  // a label past 32 bits is named by its clamp.
+  FillValues(&more_labels, {1, 0, std::numeric_limits<float>::quiet_NaN(), 2});
+  ExpectErrorContaining([&] { layer->Forward(more, top); }, {"label -2147483648 at index 2"});
   FillValues(&more_labels, {1, 0, 2, 2});
   EXPECT_NO_THROW(layer->Forward(more, top));
   Blob cpu_accuracy;
@@ -433,6 +440,8 @@ TEST(GpuSoftmaxWithLossTest, BadLabelFailsAsOnCpu) {
   std::vector<Blob*> more{&more_scores, &more_labels};
   layer->Reshape(more, top);
   ExpectErrorContaining([&] { layer->Forward(more, top); }, {"label 9 at index 1"});
+  FillValues(&more_labels, {1, std::numeric_limits<float>::quiet_NaN(), 2, 2});
+  ExpectErrorContaining([&] { layer->Forward(more, top); }, {"label -2147483648 at index 1"});
   FillValues(&more_labels, {1, 0, 2, 2});
   EXPECT_GT(layer->Forward(more, top), 0.0f);
 }

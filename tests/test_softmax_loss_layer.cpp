@@ -192,6 +192,12 @@ TEST_F(SoftmaxWithLossLayerTest, LabelOutOfRangeIsAnError) {
                         {"SoftmaxWithLoss layer 'loss'", "label -1", "index 3"});
   labels_.mutable_cpu_data()[3] = 3;
   ExpectErrorContaining([&] { layer->Forward(bottom_, top_); }, {"label 3", "index 3"});
+  // A NaN or infinite label is no class (ClassLabel), never converted as one.
+  for (float label : {std::numeric_limits<float>::quiet_NaN(), HUGE_VALF}) {
+    labels_.mutable_cpu_data()[3] = label;
+    ExpectErrorContaining([&] { layer->Forward(bottom_, top_); },
+                          {"label -9223372036854775808", "index 3"});
+  }
 }
 
 TEST_F(SoftmaxWithLossLayerTest, BackwardToLabelsIsAnError) {

@@ -33,8 +33,8 @@ class AccuracyLayer : public Layer {
   bool AllowForceBackward(int) const override { return false; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return false; }
-  /// The first label Forward_gpu found outside the classes since the last
-  /// check, with the CPU's message.
+  /// A label outside the classes that Forward_gpu found since the last
+  /// check (the lowest position's), with the CPU's message.
   void CheckDeferredErrors() override;
 
  protected:
@@ -69,7 +69,7 @@ class AccuracyLayer : public Layer {
   std::vector<int64_t> class_hits_;    ///< correct predictions per class
   Blob outcome_;  ///< Forward_gpu's verdict per position: hit, miss, ignored or bad label
   std::vector<int64_t> scores_shape_;  ///< for a deferred bad label's message
-  BadLabelRecord bad_label_;           ///< the first label Forward_gpu found outside the classes
+  BadLabelRecord bad_label_;           ///< a label outside the classes Forward_gpu found
 };
 
 }  // namespace demi

@@ -9,12 +9,12 @@
 
 namespace demi {
 
-/// @brief The first class label a layer's GPU kernels found outside its
-/// classes, kept on the device until the layer's CheckDeferredErrors reads
-/// it: labels are checked without a read-back each step. The kernels write
-/// it with RecordBadLabel (loss_kernels.cuh): the position in the high 32
-/// bits, the label as a 32-bit integer in the low ones, so that atomicMin
-/// keeps the first position's.
+/// @brief A class label outside its classes that a layer's GPU kernels
+/// found, kept on the device until the layer's CheckDeferredErrors reads it:
+/// labels are checked without a read-back each step. The kernels write it
+/// with RecordBadLabel (loss_kernels.cuh): the position in the high 32 bits,
+/// the label as a 32-bit integer in the low ones, so that atomicMin keeps the
+/// lowest position's among the passes since the last check.
 class BadLabelRecord {
  public:
   /// The record's value while no bad label was found.
@@ -26,8 +26,9 @@ class BadLabelRecord {
 #endif
 
   /// Throws CheckClassLabel's error (`classes` classes of scores shaped
-  /// `scores_shape`: the CPU's message) for the recorded label, if any,
-  /// clearing the record first, so a caller that goes on sees a later one.
+  /// `scores_shape`, as the layer is now: the CPU's message) for the
+  /// recorded label, if any, clearing the record first, so a caller that
+  /// goes on sees a later one.
   void Raise(const Layer& layer, int64_t classes, const std::vector<int64_t>& scores_shape);
 
  private:

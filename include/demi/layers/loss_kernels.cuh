@@ -9,12 +9,14 @@
 #include <climits>
 #include <cstdint>
 
+#include "demi/layers/class_label.hpp"
 #include "demi/util/cuda_kernel.cuh"
 
 namespace demi {
 
 /// Records `value`, the label at position p, outside the classes, in a
-/// BadLabelRecord's device word, keeping the first position's.
+/// BadLabelRecord's device word, keeping the lowest position's. A label
+/// beyond 32 bits is recorded clamped to them.
 __device__ inline void RecordBadLabel(unsigned long long* record, int64_t p, int64_t value) {
   // Below 0xffffffff in the high bits: never BadLabelRecord::kNone, even for label -1.
   const int64_t position = p < 0xfffffffeLL ? p : 0xfffffffeLL;

@@ -39,8 +39,8 @@ class SoftmaxWithLossLayer : public ProbabilityLossLayer {
   int MaxTopBlobs() const override { return 2; }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return false; }
-  /// The first label Forward_gpu found outside the classes since the last
-  /// check, with the CPU's message.
+  /// A label outside the classes that Forward_gpu found since the last
+  /// check (the lowest position's), with the CPU's message.
   void CheckDeferredErrors() override;
 
  protected:
@@ -59,7 +59,7 @@ class SoftmaxWithLossLayer : public ProbabilityLossLayer {
  private:
   Blob position_loss_;  ///< Forward_gpu's loss per (outer, inner) position, before the sum
   SyncedMemory device_normalizer_;  ///< Forward_gpu's normalizer, for Backward_gpu
-  BadLabelRecord bad_label_;        ///< the first label Forward_gpu found outside the classes
+  BadLabelRecord bad_label_;        ///< a label outside the classes Forward_gpu found
 };
 
 }  // namespace demi

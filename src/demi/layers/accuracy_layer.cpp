@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/class_label.hpp"
 #include "demi/layers/layer_checks.hpp"
 
 namespace demi {
@@ -44,7 +45,7 @@ void AccuracyLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vec
   for (int64_t i = 0; i < outer_num_; ++i) {
     for (int64_t j = 0; j < inner_num_; ++j) {
       const int64_t index = i * inner_num_ + j;
-      const int64_t value = static_cast<int64_t>(label[index]);
+      const int64_t value = ClassLabel(label[index]);
       if (has_ignore_label_ && value == ignore_label_) continue;
       CheckClassLabel(*this, value, index, channels_, *bottom[0]);
       const float* column = scores + i * dim + j;

@@ -20,7 +20,7 @@ __global__ void AccuracyKernel(int64_t positions, int64_t channels, int64_t inne
                                bool has_ignore_label, int64_t ignore_label, const float* scores,
                                const float* label, float* outcome, unsigned long long* bad_label) {
   for (int64_t p = GridStart(); p < positions; p += GridStride()) {
-    const int64_t value = static_cast<int64_t>(label[p]);
+    const int64_t value = ClassLabel(label[p]);
     if (has_ignore_label && value == ignore_label) {
       outcome[p] = kIgnored;
       continue;
@@ -61,7 +61,7 @@ struct ClassHitTerm {
   __device__ DoublePair operator()(int64_t i) const {
     const int64_t c = i / positions, p = i % positions;
     const float o = outcome[p];
-    if (!Counted(o) || static_cast<int64_t>(label[p]) != c) return DoublePair{0, 0};
+    if (!Counted(o) || ClassLabel(label[p]) != c) return DoublePair{0, 0};
     return DoublePair{o, 1};
   }
 };

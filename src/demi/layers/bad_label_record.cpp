@@ -23,6 +23,10 @@ void BadLabelRecord::Raise(const Layer& layer, int64_t classes,
   const auto index = static_cast<int64_t>(packed >> 32);
   const auto value = static_cast<int64_t>(static_cast<int32_t>(packed & 0xffffffffu));
   CheckClassLabel(layer, value, index, classes, scores_shape);
+  // A label clamped to 32 bits may look like a class: still an error.
+  ThrowError(StrCat(layer.type(), " layer '", layer.layer_param().name(), "': a label at index ",
+                    index, " is outside [0, ", classes, ") for scores ",
+                    ShapeString(scores_shape)));
 }
 
 }  // namespace demi

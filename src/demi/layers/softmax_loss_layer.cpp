@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/class_label.hpp"
 #include "demi/layers/layer_checks.hpp"
 #include "demi/util/math.hpp"
 
@@ -35,7 +36,7 @@ void SoftmaxWithLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
   double loss = 0;
   const int64_t valid_count =
       ForEachLabeledColumn(bottom[1]->cpu_data(), [&](int64_t index, float label, float* column) {
-        const int64_t value = static_cast<int64_t>(label);
+        const int64_t value = ClassLabel(label);
         CheckClassLabel(*this, value, index, channels_, *bottom[0]);
         float* p = column + value * inner_num_;
         loss -= std::log(std::max(*p, FLT_MIN));

@@ -23,7 +23,7 @@ __global__ void SoftmaxLossKernel(int64_t positions, int64_t channels, int64_t i
                                   float* prob, float* loss, unsigned long long* bad_label) {
   for (int64_t p = GridStart(); p < positions; p += GridStride()) {
     float* column = prob + (p / inner) * channels * inner + p % inner;
-    const int64_t value = static_cast<int64_t>(label[p]);
+    const int64_t value = ClassLabel(label[p]);
     const bool ignored = has_ignore_label && value == ignore_label;
     if (ignored || value < 0 || value >= channels) {
       if (!ignored) RecordBadLabel(bad_label, p, value);
