@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "demi/layers/class_label.hpp"
 #include "demi/layers/loss_layer.hpp"
 
 namespace demi {
@@ -38,7 +39,7 @@ class ProbabilityLossLayer : public LossLayer {
       for (int64_t j = 0; j < inner_num_; ++j) {
         const int64_t index = i * inner_num_ + j;
         float* column = prob + i * channels_ * inner_num_ + j;
-        if (has_ignore_label_ && static_cast<int64_t>(label[index]) == ignore_label_) {
+        if (has_ignore_label_ && ClassLabel(label[index]) == ignore_label_) {
           for (int64_t c = 0; c < channels_; ++c) column[c * inner_num_] = 0.0f;
           continue;
         }

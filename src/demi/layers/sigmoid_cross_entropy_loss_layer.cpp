@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "demi/layer_registry.hpp"
+#include "demi/layers/class_label.hpp"
 
 namespace demi {
 void SigmoidCrossEntropyLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
@@ -33,7 +34,7 @@ void SigmoidCrossEntropyLossLayer::Forward_cpu(const std::vector<Blob*>& bottom,
   double loss = 0;
   int64_t valid = 0;
   for (int64_t k = 0; k < count; ++k) {
-    if (has_ignore_label_ && static_cast<int64_t>(t[k]) == ignore_label_) {
+    if (has_ignore_label_ && ClassLabel(t[k]) == ignore_label_) {
       gradient[k] = 0.0f;
       continue;
     }

@@ -16,7 +16,7 @@ __global__ void SigmoidCrossEntropyKernel(int64_t n, bool has_ignore_label, int6
                                           const float* x, const float* t, float* loss,
                                           float* counted, float* gradient) {
   for (int64_t k = GridStart(); k < n; k += GridStride()) {
-    if (has_ignore_label && static_cast<int64_t>(t[k]) == ignore_label) {
+    if (has_ignore_label && ClassLabel(t[k]) == ignore_label) {
       loss[k] = 0.0f;
       counted[k] = 0.0f;
       gradient[k] = 0.0f;
