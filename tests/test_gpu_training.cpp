@@ -8,6 +8,7 @@
 #include "data_test_util.hpp"
 #include "demi/parallel/nccl_communicator.hpp"
 #include "demi/parallel/replicas.hpp"
+#include "demi/step_graph.hpp"
 #include "gpu_test_util.hpp"
 #include "replication_test_util.hpp"
 #include "solver_test_util.hpp"
@@ -153,6 +154,34 @@ TEST(GpuTrainingTest, OneGpuReplicaWithBucketsTrainsWhatOneGpuSolverTrains) {
   EXPECT_EQ(AllParams(group.solver(0).net()), AllParams(single->net()));
   EXPECT_GT(group.sync(0).collectives(), group.sync(0).steps());
 }
+
+#ifndef CPU_ONLY
+// The same with the passes replayed from CUDA graphs: the backward hook hands
+// each bucket over after the launch of the graph that ends where the bucket
+// is complete, every step (a hook lost in the replays would leave the
+// buckets unreduced: fewer collectives), and the params are those of the
+// single solver queuing its calls one by one.
+TEST(GpuTrainingTest, OneGpuReplicaReplayedFromGraphsHandsEveryBucketOver) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 200);
+  const std::string text = LeNetSolver(dir.file("db"), 64);
+  auto single = MakeGpuSolver(text);
+  single->Solve();
+  ReplicationOptions options;
+  options.gpus = {0};
+  options.timeout_seconds = 120;
+  options.bucket_bytes = 64 << 10;
+  Replicas group(ParseText<SolverParameter>(text + " cuda_graph: true"), options);
+  group.Solve("");
+  EXPECT_EQ(AllParams(group.solver(0).net()), AllParams(single->net()));
+  const ReplicaSync& sync = group.sync(0);
+  EXPECT_GT(sync.num_buckets(), 1);
+  EXPECT_EQ(sync.collectives(), int64_t{sync.steps()} * sync.num_buckets());
+  ASSERT_NE(group.solver(0).step_graph(), nullptr);
+  EXPECT_GT(group.solver(0).step_graph()->replays(), 40);
+}
+#endif  // CPU_ONLY
 
 // The reference engine, as the CPU replica tests: 1 x 64 and 2 x 32 sum in
 // other orders, which other engines' rounding would turn into max-pool tie

@@ -171,6 +171,59 @@ TEST(ReplicationBucketsTest, BucketSizeChangesTheCollectivesNotTheResult) {
   EXPECT_EQ(whole, 1.0);
 }
 
+// Where ReplicaSync says a bucket leaves (HandsOverAfter, where a CUDA graph
+// of backward ends) is where its backward hook hands one over: each hook
+// called in backward's order, then a wait for what it queued. On LeNet and
+// on a net whose BatchNorm absorbs a Scale and a ReLU (their hooks run after
+// BatchNorm's), in several buckets and in one per param.
+TEST(ReplicationBucketsTest, BucketsLeaveAfterTheLayersHandsOverAfterNames) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 64);
+  const std::string fused = R"(
+    base_lr: 0.01 lr_policy: "fixed" max_iter: 1 snapshot_after_train: false
+    net_param {
+      layer { name: "data" type: "DummyData" top: "x" top: "label"
+              dummy_data_param { shape { dim: 4 dim: 3 dim: 8 dim: 8 } shape { dim: 4 }
+                                 data_filler { type: "gaussian" std: 1 }
+                                 data_filler { type: "constant" value: 1 } } }
+      layer { name: "conv" type: "Convolution" bottom: "x" top: "conv"
+              convolution_param { num_output: 16 kernel_size: 3
+                                  weight_filler { type: "xavier" } } }
+      layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+      layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
+              scale_param { bias_term: true } }
+      layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+      layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "scores"
+              inner_product_param { num_output: 3 weight_filler { type: "xavier" } } }
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "scores" bottom: "label" top: "loss" }
+    })";
+  for (const std::string& text : {LeNetSolver(dir.file("db"), 32), fused}) {
+    for (size_t bucket_bytes : {size_t{0}, size_t{4} << 10, size_t{64} << 10}) {
+      SCOPED_TRACE(bucket_bytes);
+      ReplicationOptions options = CpuReplicas(1);
+      options.bucket_bytes = bucket_bytes;
+      Replicas group(ParseText<SolverParameter>(text), options);
+      ReplicaSync& sync = group.sync(0);
+      const Net& net = group.solver(0).net();
+      sync.OnStart();
+      int64_t collectives = sync.collectives();
+      int hand_overs = 0;
+      for (int step = static_cast<int>(net.layers().size()) - 1; step >= 0; --step) {
+        for (int layer_id : net.BackwardHookLayers(step)) {
+          sync.OnLayerBackward(layer_id);
+          sync.OnGradientsReady();  // waits for what the hook queued
+          const bool handed_over = sync.collectives() > collectives;
+          EXPECT_EQ(sync.HandsOverAfter(layer_id), handed_over) << net.layer_names()[layer_id];
+          hand_overs += handed_over ? 1 : 0;
+          collectives = sync.collectives();
+        }
+      }
+      EXPECT_EQ(collectives, sync.num_buckets());
+      EXPECT_GT(hand_overs, bucket_bytes == 0 ? 2 : 0);
+    }
+  }
+}
+
 // A replica thread, and the all-reduce worker beside it, run OpenMP on the
 // threads the process was given (here: one more than OpenMP's default for
 // new threads, so that inheriting the default would show), not on every core.

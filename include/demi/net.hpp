@@ -86,6 +86,15 @@ class Net {
   void set_layer_backward_hook(std::function<void(int layer_id)> hook) {
     layer_backward_hook_ = std::move(hook);
   }
+  const std::function<void(int layer_id)>& layer_backward_hook() const {
+    return layer_backward_hook_;
+  }
+  /// The layers whose hooks run after step `step`'s Backward, in order: its
+  /// layer and those it absorbed; none where the step runs no Backward.
+  std::vector<int> BackwardHookLayers(int step) const;
+  /// Calls the hook, if set, for BackwardHookLayers(step): BackwardFromTo
+  /// after each step; a CUDA graph's replay (StepGraph) after launching it.
+  void RunBackwardHooks(int step) const;
   /// data -= diff for every learnable param (after the solver scaled diffs).
   void Update();
   /// The learnable params' data and diffs as two contiguous blocks, in the

@@ -88,6 +88,11 @@ class Solver {
     virtual void OnStart() {}
     /// In the last backward pass of an iteration, after layer `layer_id`.
     virtual void OnLayerBackward(int layer_id) {}
+    /// Whether OnLayerBackward(layer_id) hands gradients over to be
+    /// reduced while backward goes on (replication: a bucket is then
+    /// complete). A backward replayed from CUDA graphs ends a graph there,
+    /// so the hand-off comes as early as without graphs.
+    virtual bool HandsOverAfter(int layer_id) const { return false; }
     /// After the backward passes, before the update.
     virtual void OnGradientsReady() {}
     /// The iteration's loss as displayed (replication: the global batch's).

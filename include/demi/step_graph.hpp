@@ -1,6 +1,7 @@
 #ifndef DEMI_STEP_GRAPH_HPP_
 #define DEMI_STEP_GRAPH_HPP_
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -35,11 +36,12 @@ class GpuAccessLog;
 /// - layers without bottoms (data layers: their input comes from the host or
 ///   their random stream, new each step);
 /// - layers whose capture failed: their GPU code touches a blob on the host
-///   (Accuracy; any layer without a CUDA twin), or makes a call no graph can
-///   hold. The log names each one, with why.
+///   (Embed's index check; any layer without a CUDA twin), or makes a call
+///   no graph can hold. The log names each one, with why.
 /// So forward and backward are each a sequence of segments, graphs between
-/// the layers outside. The loss is added into a float of the graph's own and
-/// moved to the caller's before and after the forward segments, in the
+/// the layers outside. Backward graphs also end where replication hands a
+/// bucket of gradients over (its hook runs on the host after the launch). The loss is added into a
+/// float of the graph's own and moved to the caller's before and after the forward segments, in the
 /// order the layers would have added it.
 ///
 /// Replays keep SyncedMemory's head states true through a GpuAccessLog per
@@ -56,11 +58,19 @@ class StepGraph {
   StepGraph(const StepGraph&) = delete;
   StepGraph& operator=(const StepGraph&) = delete;
 
+  /// Whether the net's backward hook hands gradients over after a layer
+  /// (Solver::Callback::HandsOverAfter).
+  using HandsOver = std::function<bool(int layer_id)>;
+
   /// One forward pass adding its loss into *loss (a float on the device)
   /// and one backward pass, from the graphs (captured first when due); false
   /// when this pass is one to run as usual, which the caller then does: the
   /// first after Invalidate(), or every one once the capture kept failing.
-  bool Run(float* loss);
+  /// The net's backward hook, if set, runs for each step of a backward graph
+  /// after its launch (never while capturing); a capture ends a backward
+  /// graph after each layer where `hands_over` says the hook hands
+  /// gradients over, so that they leave as early as without graphs.
+  bool Run(float* loss, const HandsOver& hands_over = nullptr);
   /// Drops the graphs (the next pass runs as usual, the one after
   /// captures): for whatever may have changed what the layers would queue
   /// that Run cannot see, such as a net edited between Steps. Waits for the
@@ -84,8 +94,11 @@ class StepGraph {
   /// Captures every segment, leaving out each layer whose capture fails;
   /// false (with a warning) when it kept failing.
   bool Capture();
-  /// Splits forward and backward into segments around the steps outside.
+  /// Splits forward and backward into segments around the steps outside,
+  /// backward's also after each step that hands gradients over.
   void PlanSegments();
+  /// Whether hands_over_ says so of a layer whose hook runs after `step`.
+  bool HandsOverAfterStep(int step) const;
   /// Sets Layer::captured() of the layers in forward graphs.
   void MarkCaptured(bool captured);
   /// Captures the segments in order; false, with one more step outside,
@@ -105,6 +118,7 @@ class StepGraph {
   void RunStep(int step, bool backward);
 
   Net* net_;
+  HandsOver hands_over_;  ///< the last Run's, which the capture plans by
   State state_ = State::kWarmUp;
   std::vector<Segment> forward_;
   std::vector<Segment> backward_;

@@ -391,10 +391,24 @@ void Net::BackwardFromTo(int start, int end) {
     if (layers_[i]->absorbed()) continue;  // its absorber computes its gradients
     layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     if (debug_info_) LogBackwardDebugInfo(i);
-    if (!layer_backward_hook_) continue;
-    layer_backward_hook_(i);
-    for (int absorbed : absorbed_layers_[i]) layer_backward_hook_(absorbed);
+    RunBackwardHooks(step);
   }
+}
+
+std::vector<int> Net::BackwardHookLayers(int step) const {
+  const int i = execution_order_[step];
+  if (!layer_need_backward_[i] || layers_[i]->absorbed()) return {};
+  std::vector<int> layers{i};
+  layers.insert(layers.end(), absorbed_layers_[i].begin(), absorbed_layers_[i].end());
+  return layers;
+}
+
+void Net::RunBackwardHooks(int step) const {
+  if (!layer_backward_hook_) return;
+  const int i = execution_order_[step];
+  if (!layer_need_backward_[i] || layers_[i]->absorbed()) return;
+  layer_backward_hook_(i);
+  for (int absorbed : absorbed_layers_[i]) layer_backward_hook_(absorbed);
 }
 
 void Net::SetLossScale(float scale) {

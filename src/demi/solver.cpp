@@ -406,8 +406,16 @@ void Solver::ForwardBackwardAdding(float* loss) {
     nonfinite_where_ =
         "; set debug_info: true in the solver to find the layer where it first appears";
 #ifndef CPU_ONLY
-    // Callbacks hook into backward layer by layer, which a graph cannot.
-    if (step_graph_ && callbacks_.empty() && step_graph_->Run(loss)) return;
+    // The graphs end where a callback's backward hook hands gradients over
+    // (the hooks run between launches).
+    if (step_graph_ && step_graph_->Run(loss, [this](int layer_id) {
+          for (const Callback* callback : callbacks_) {
+            if (callback->HandsOverAfter(layer_id)) return true;
+          }
+          return false;
+        })) {
+      return;
+    }
 #endif
     net_->ForwardAddingLoss(0, last, loss);
   } else {

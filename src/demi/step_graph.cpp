@@ -15,10 +15,6 @@ namespace demi {
 
 std::string CudaGraphBlocker(const SolverParameter& param, const Context& context) {
   if (context.device != Device::kGPU) return "the solver runs on the CPU";
-  if (context.num_replicas > 1) {
-    return StrCat("replicas (", context.num_replicas,
-                  ") hand each layer's gradients over from the host during backward");
-  }
   if (param.debug_info()) return "debug_info reads every layer's blobs on the host";
   return "";
 }
@@ -46,7 +42,8 @@ StepGraph::~StepGraph() {
   DeviceFree(loss_);
 }
 
-bool StepGraph::Run(float* loss) {
+bool StepGraph::Run(float* loss, const HandsOver& hands_over) {
+  hands_over_ = hands_over;
   if (state_ == State::kReplay && !GraphsValid()) {
     LOG(INFO) << "CUDA graph: the graphs hold old device addresses or an old gradient scale; "
                  "capturing the pass again";
@@ -96,6 +93,7 @@ void StepGraph::PlanSegments() {
   const int steps = static_cast<int>(net_->layers().size());
   auto plan = [&](bool backward, const std::set<int>& outside, std::vector<Segment>* segments) {
     segments->clear();
+    bool cut = false;
     for (int k = 0; k < steps; ++k) {
       const int step = backward ? steps - 1 - k : k;
       const int layer = net_->execution_order()[step];
@@ -107,19 +105,29 @@ void StepGraph::PlanSegments() {
       // is queued where its forward would queue it (its buffer may share
       // arena bytes with a tensor an earlier step still uses).
       const bool stages = !backward && net_->layers()[layer]->StagesHostInputs();
-      // Steps outside run one by one; captured ones join the segment before.
-      if (!segments->empty() && !host && !stages && !segments->back().outside) {
+      // Steps outside run one by one; captured ones join the segment before,
+      // unless gradients were handed over after its last step.
+      if (!segments->empty() && !host && !stages && !segments->back().outside && !cut) {
         (backward ? segments->back().first : segments->back().last) = step;
-        continue;
+      } else {
+        segments->emplace_back();
+        Segment& segment = segments->back();
+        segment.first = segment.last = step;
+        segment.outside = host;
       }
-      segments->emplace_back();
-      Segment& segment = segments->back();
-      segment.first = segment.last = step;
-      segment.outside = host;
+      cut = backward && HandsOverAfterStep(step);
     }
   };
   plan(false, outside_forward_, &forward_);
   plan(true, outside_backward_, &backward_);
+}
+
+bool StepGraph::HandsOverAfterStep(int step) const {
+  if (!hands_over_) return false;
+  for (int layer_id : net_->BackwardHookLayers(step)) {
+    if (hands_over_(layer_id)) return true;
+  }
+  return false;
 }
 
 void StepGraph::MarkCaptured(bool captured) {
@@ -137,16 +145,22 @@ bool StepGraph::Capture() {
   for (int attempt = 0; attempt < most; ++attempt) {
     PlanSegments();
     // Only while capturing: host code that runs later (Solve's last
-    // Forward) runs as usual.
+    // Forward) runs as usual. The backward hook runs at the replays, after
+    // the launches that compute what it hands over, not at the capture,
+    // which computes nothing.
     MarkCaptured(true);
+    const std::function<void(int)> hook = net_->layer_backward_hook();
+    net_->set_layer_backward_hook(nullptr);
     bool captured = true;
     try {
       captured = CaptureSegments();
     } catch (...) {
       MarkCaptured(false);
+      net_->set_layer_backward_hook(hook);
       throw;
     }
     MarkCaptured(false);
+    net_->set_layer_backward_hook(hook);
     if (!captured) continue;
     scratch_moves_ = CudaScratchMoves();
     gradient_scale_ = net_->gradient_scale();
@@ -262,6 +276,9 @@ bool StepGraph::RunSegment(const Segment& segment, bool backward, bool as_usual)
   segment.log.PrepareReplay();
   segment.graph.Launch();
   segment.log.FinishReplay();
+  if (backward) {
+    for (int step = segment.last; step >= segment.first; --step) net_->RunBackwardHooks(step);
+  }
   return true;
 }
 

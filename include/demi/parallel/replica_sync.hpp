@@ -86,6 +86,8 @@ class ReplicaSync : public Solver::Callback {
 
   void OnStart() override;
   void OnLayerBackward(int layer_id) override;
+  /// Whether a bucket is complete after layer `layer_id`'s backward.
+  bool HandsOverAfter(int layer_id) const override { return hands_over_after_[layer_id]; }
   void OnGradientsReady() override;
   float ReduceLoss(float loss) override;
   bool AgreeOnOverflow(bool overflow) override;
@@ -109,6 +111,8 @@ class ReplicaSync : public Solver::Callback {
   /// is final, or -1 when it is not reduced (lr_mult 0, no backward).
   std::vector<int> FinalLayers() const;
   void PlanBuckets(const std::vector<int>& final_layer);
+  /// hands_over_after_, from the buckets and the order backward runs.
+  void PlanHandOvers();
   /// What to hand the communicator: device memory when it takes it.
   float* DataFor(Blob* blob);
   float* DiffFor(Blob* blob);
@@ -128,6 +132,8 @@ class ReplicaSync : public Solver::Callback {
   std::vector<std::vector<int>> final_after_layer_;
   /// Per bucket, its params backward has yet to finish this iteration.
   std::vector<int> pending_;
+  /// Per layer, whether a bucket is complete after its backward.
+  std::vector<bool> hands_over_after_;
   /// GPU: per bucket, the point of backward's stream after which its
   /// gradients are final (recorded by the solver's thread, waited for by
   /// the worker).

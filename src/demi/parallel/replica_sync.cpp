@@ -53,9 +53,25 @@ void ReplicaSync::PlanReductions() {
     if (final_layer[l] >= 0) final_after_layer_[final_layer[l]].push_back(static_cast<int>(l));
   }
   PlanBuckets(final_layer);
+  PlanHandOvers();
   for (const auto& layer : net.layers()) {
     if (!HasComputedParams(*layer)) continue;
     for (const auto& blob : layer->blobs()) computed_params_.push_back(blob.get());
+  }
+}
+
+void ReplicaSync::PlanHandOvers() {
+  // OnLayerBackward's counting, in the order backward runs the hooks.
+  const Net& net = solver_->net();
+  std::vector<int> pending(buckets_.size());
+  for (size_t b = 0; b < buckets_.size(); ++b) pending[b] = buckets_[b].reduced_params;
+  hands_over_after_.assign(net.layers().size(), false);
+  for (int step = static_cast<int>(net.layers().size()) - 1; step >= 0; --step) {
+    for (int layer_id : net.BackwardHookLayers(step)) {
+      for (int param : final_after_layer_[layer_id]) {
+        if (--pending[bucket_of_param_[param]] == 0) hands_over_after_[layer_id] = true;
+      }
+    }
   }
 }
 
