@@ -440,23 +440,28 @@ else
   status=$?
   say "Replica tests (*TwoGpu*, *Nccl*, *MultiGpu*): $(grep -E '^\[  PASSED  \]|FAILED TESTS?$' "$log_dir/replica_tests" | tr '\n' ' ')$([ "$status" -ne 0 ] && failure "$status" "$log_dir/replica_tests")"
   say ""
-  say "| GPUs | batch per GPU | ms/iter | img/s |"
-  say "|---|---|---|---|"
+  say "| GPUs | CUDA graphs | batch per GPU | ms/iter | img/s |"
+  say "|---|---|---|---|---|"
   solver="$log_dir/solver.prototxt"
   printf 'net: "%s"\nbase_lr: 0.01\nmomentum: 0.9\nlr_policy: "fixed"\nmax_iter: 30\ndisplay: 10\n' \
     "$root/models/resnet50/train_val.prototxt" >"$solver"
-  for replicas in 1 "$gpus"; do
+  for variant in 1:no "$gpus:no" "$gpus:yes"; do
+    replicas=${variant%%:*}
+    graphs=${variant##*:}
     ids=$(seq -s, 0 $((replicas - 1)))
-    run_step "$step_timeout" "$log_dir/train_$replicas" "$bin/tools/train" --solver="$solver" \
-      --stage=dummy --gpu="$ids"
+    log="$log_dir/train_${replicas}_graphs_$graphs"
+    run_step "$step_timeout" "$log" "$bin/tools/train" --solver="$solver" \
+      --stage=dummy --gpu="$ids" "$([ "$graphs" = yes ] && echo --cuda_graph || echo --nocuda_graph)"
     status=$?
-    ms=$(speed_ms "$log_dir/train_$replicas")
+    ms=$(speed_ms "$log")
     if [ -n "$ms" ]; then
-      say "| $replicas | 32 | $ms | $(awk -v r="$replicas" -v ms="$ms" 'BEGIN { printf "%.1f", r * 32 * 1000 / ms }') |"
+      say "| $replicas | $graphs | 32 | $ms | $(awk -v r="$replicas" -v ms="$ms" 'BEGIN { printf "%.1f", r * 32 * 1000 / ms }') |"
     else
-      say "| $replicas | 32 | $(failure "$status" "$log_dir/train_$replicas") | |"
+      say "| $replicas | $graphs | 32 | $(failure "$status" "$log") | |"
     fi
   done
+  grep -h "CUDA graph:" "$log_dir/train_${gpus}_graphs_yes" 2>/dev/null | strip_glog | sort -u |
+    head -5 | sed 's/^/- /' >>"$report"
 fi
 
 say ""
