@@ -156,24 +156,36 @@ TEST(GpuTrainingTest, OneGpuReplicaWithBucketsTrainsWhatOneGpuSolverTrains) {
 }
 
 #ifndef CPU_ONLY
-// The same with the passes replayed from CUDA graphs: the backward hook hands
-// each bucket over after the launch of the graph that ends where the bucket
-// is complete, every step (a hook lost in the replays would leave the
-// buckets unreduced: fewer collectives), and the params are those of the
-// single solver queuing its calls one by one.
+/// The layers the backward hook names, in order, over a run.
+class BackwardHookRecorder : public Solver::Callback {
+ public:
+  void OnLayerBackward(int layer_id) override { layers.push_back(layer_id); }
+  std::vector<int> layers;
+};
+
+// The same with the passes replayed from CUDA graphs: the backward hook runs
+// for the same layers in the same order as when the calls are queued one by
+// one, and hands each bucket over every step (a hook lost in the replays
+// would leave buckets unreduced: fewer collectives); the params are those of
+// the single solver.
 TEST(GpuTrainingTest, OneGpuReplicaReplayedFromGraphsHandsEveryBucketOver) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   ScratchDir dir;
   WriteBandsDB(dir.file("db"), 200);
   const std::string text = LeNetSolver(dir.file("db"), 64);
+  BackwardHookRecorder queued_hooks, replayed_hooks;  // outlive the solvers
   auto single = MakeGpuSolver(text);
+  single->AddCallback(&queued_hooks);
   single->Solve();
   ReplicationOptions options;
   options.gpus = {0};
   options.timeout_seconds = 120;
   options.bucket_bytes = 64 << 10;
   Replicas group(ParseText<SolverParameter>(text + " cuda_graph: true"), options);
+  group.solver(0).AddCallback(&replayed_hooks);
   group.Solve("");
+  EXPECT_FALSE(queued_hooks.layers.empty());
+  EXPECT_EQ(replayed_hooks.layers, queued_hooks.layers);
   EXPECT_EQ(AllParams(group.solver(0).net()), AllParams(single->net()));
   const ReplicaSync& sync = group.sync(0);
   EXPECT_GT(sync.num_buckets(), 1);

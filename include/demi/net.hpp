@@ -300,6 +300,14 @@ class Net {
   float gradient_scale_ = 1.0f;
   PendingLosses forward_loss_{context_.device, 1};  ///< ForwardFromTo's sum, read at once
   std::function<void(int)> layer_backward_hook_;
+  /// f(layer id) for BackwardHookLayers(step), without building the list.
+  template <typename F>
+  void ForEachBackwardHookLayer(int step, F&& f) const {
+    const int i = execution_order_[step];
+    if (!layer_need_backward_[i] || layers_[i]->absorbed()) return;
+    f(i);
+    for (int absorbed : absorbed_layers_[i]) f(absorbed);
+  }
 
   std::vector<std::shared_ptr<Layer>> layers_;
   std::vector<std::string> layer_names_;

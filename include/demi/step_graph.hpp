@@ -40,9 +40,10 @@ class GpuAccessLog;
 ///   no graph can hold. The log names each one, with why.
 /// So forward and backward are each a sequence of segments, graphs between
 /// the layers outside. Backward graphs also end where replication hands a
-/// bucket of gradients over (its hook runs on the host after the launch). The loss is added into a
-/// float of the graph's own and moved to the caller's before and after the forward segments, in the
-/// order the layers would have added it.
+/// bucket of gradients over (its hook runs on the host after the launch).
+/// The loss is added into a float of the graph's own and moved to the
+/// caller's before and after the forward segments, in the order the layers
+/// would have added it.
 ///
 /// Replays keep SyncedMemory's head states true through a GpuAccessLog per
 /// graph, and a captured layer's host-side work each step

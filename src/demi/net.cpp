@@ -396,19 +396,14 @@ void Net::BackwardFromTo(int start, int end) {
 }
 
 std::vector<int> Net::BackwardHookLayers(int step) const {
-  const int i = execution_order_[step];
-  if (!layer_need_backward_[i] || layers_[i]->absorbed()) return {};
-  std::vector<int> layers{i};
-  layers.insert(layers.end(), absorbed_layers_[i].begin(), absorbed_layers_[i].end());
+  std::vector<int> layers;
+  ForEachBackwardHookLayer(step, [&layers](int layer_id) { layers.push_back(layer_id); });
   return layers;
 }
 
 void Net::RunBackwardHooks(int step) const {
   if (!layer_backward_hook_) return;
-  const int i = execution_order_[step];
-  if (!layer_need_backward_[i] || layers_[i]->absorbed()) return;
-  layer_backward_hook_(i);
-  for (int absorbed : absorbed_layers_[i]) layer_backward_hook_(absorbed);
+  ForEachBackwardHookLayer(step, layer_backward_hook_);
 }
 
 void Net::SetLossScale(float scale) {

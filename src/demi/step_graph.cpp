@@ -97,6 +97,18 @@ void StepGraph::PlanSegments() {
     for (int k = 0; k < steps; ++k) {
       const int step = backward ? steps - 1 - k : k;
       const int layer = net_->execution_order()[step];
+      // A step that runs no Backward (none needed, or absorbed) queues
+      // nothing: it joins the segment before and ends none, so that the
+      // steps below the last hand-over make no empty graph.
+      if (backward && net_->BackwardHookLayers(step).empty()) {
+        if (segments->empty()) {
+          segments->emplace_back();
+          segments->back().first = segments->back().last = step;
+          segments->back().outside = true;
+        }
+        segments->back().first = step;
+        continue;
+      }
       // Sources (no bottoms) read the host or draw, new each step; they
       // have no backward.
       const bool source = !backward && net_->bottom_vecs()[layer].empty();
@@ -148,19 +160,21 @@ bool StepGraph::Capture() {
     // Forward) runs as usual. The backward hook runs at the replays, after
     // the launches that compute what it hands over, not at the capture,
     // which computes nothing.
-    MarkCaptured(true);
-    const std::function<void(int)> hook = net_->layer_backward_hook();
-    net_->set_layer_backward_hook(nullptr);
-    bool captured = true;
-    try {
+    struct CaptureScope {
+      StepGraph* graph;
+      std::function<void(int)> hook;
+      ~CaptureScope() {
+        graph->MarkCaptured(false);
+        graph->net_->set_layer_backward_hook(std::move(hook));
+      }
+    };
+    bool captured = false;
+    {
+      CaptureScope scope{this, net_->layer_backward_hook()};
+      MarkCaptured(true);
+      net_->set_layer_backward_hook(nullptr);
       captured = CaptureSegments();
-    } catch (...) {
-      MarkCaptured(false);
-      net_->set_layer_backward_hook(hook);
-      throw;
     }
-    MarkCaptured(false);
-    net_->set_layer_backward_hook(hook);
     if (!captured) continue;
     scratch_moves_ = CudaScratchMoves();
     gradient_scale_ = net_->gradient_scale();

@@ -66,7 +66,7 @@ DEFINE_double(allreduce_bucket_mb, 25,
               "Replication: gradients are all-reduced in buckets of about this many MiB, each "
               "as soon as backward has finished it; 0: one all-reduce per param.");
 DEFINE_bool(cuda_graph, false,
-            "On one GPU, replay each training pass's forward and backward from CUDA graphs "
+            "On GPUs, replay each training pass's forward and backward from CUDA graphs "
             "(captured on the second pass; bit-identical to running without). Given, it wins "
             "over the solver's cuda_graph.");
 DEFINE_string(sigint_effect, "stop",
