@@ -1,6 +1,7 @@
 // The solver's cuda_graph: where it applies (CudaGraphBlocker, on any
 // machine), and, where a GPU exists, training replayed from CUDA graphs
 // (StepGraph) against the same training queued call by call.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,79 @@ TEST(CudaGraphTest, ACpuSolverTrainsAsWithoutIt) {
   plain->Step(4);
   asked->Step(4);
   ExpectTrainedAlike(plain.get(), asked.get());
+}
+
+/// The step of layer `name` in `net`'s execution order.
+int StepOf(const Net& net, const std::string& name) {
+  const int layer = net.layer_index(name);
+  for (size_t step = 0; step < net.execution_order().size(); ++step) {
+    if (net.execution_order()[step] == layer) return static_cast<int>(step);
+  }
+  ADD_FAILURE() << name << " has no step";
+  return -1;
+}
+
+/// The range of `ranges` that holds `step`, or null.
+const StepRange* RangeOf(const std::vector<StepRange>& ranges, int step) {
+  for (const StepRange& range : ranges) {
+    if (range.first <= step && step <= range.last) return &range;
+  }
+  return nullptr;
+}
+
+// Forward: every step in one range, in order; the data layer outside alone,
+// Dropout (which stages its mask) starting a graph, a layer left outside
+// alone with a new graph after it.
+TEST(CudaGraphTest, ForwardRangesSetSourcesAndLayersLeftOutsideApart) {
+  auto solver = MakeSolver(GraphSolver(""));
+  const Net& net = solver->net();
+  const int steps = static_cast<int>(net.layers().size());
+  EXPECT_EQ(PlanStepRanges(net, false, {}, nullptr).size(), 3u);  // data | conv.. | drop..
+  const std::vector<StepRange> ranges =
+      PlanStepRanges(net, false, {net.layer_index("ip2")}, nullptr);
+  int next = 0;
+  for (const StepRange& range : ranges) {
+    EXPECT_EQ(range.first, next);
+    EXPECT_LE(range.first, range.last);
+    next = range.last + 1;
+  }
+  EXPECT_EQ(next, steps);
+  const StepRange* data = RangeOf(ranges, StepOf(net, "data"));
+  ASSERT_NE(data, nullptr);
+  EXPECT_TRUE(data->outside);
+  EXPECT_EQ(data->first, data->last);
+  EXPECT_EQ(RangeOf(ranges, StepOf(net, "drop"))->first, StepOf(net, "drop"));
+  const StepRange* ip2 = RangeOf(ranges, StepOf(net, "ip2"));
+  EXPECT_TRUE(ip2->outside);
+  EXPECT_EQ(ip2->first, ip2->last);
+  EXPECT_FALSE(RangeOf(ranges, StepOf(net, "ip2") + 1)->outside);
+  EXPECT_EQ(ranges.size(), 5u);  // data | conv..ip1 | drop | ip2 | the rest
+}
+
+// Backward: one graph, cut after each layer whose hook hands gradients over
+// (not after the last one, which ends the pass anyway) and around a layer
+// left outside; the steps that do nothing (data, Accuracy) start and end
+// no range.
+TEST(CudaGraphTest, BackwardRangesEndWhereGradientsAreHandedOver) {
+  auto solver = MakeSolver(GraphSolver(""));
+  const Net& net = solver->net();
+  EXPECT_EQ(PlanStepRanges(net, true, {}, nullptr).size(), 1u);
+  const std::set<int> hand_overs{net.layer_index("ip1"), net.layer_index("conv")};
+  const auto hands_over = [&](int layer_id) { return hand_overs.count(layer_id) > 0; };
+  EXPECT_EQ(PlanStepRanges(net, true, {}, hands_over).size(), 2u);
+  const std::vector<StepRange> ranges =
+      PlanStepRanges(net, true, {net.layer_index("ip2")}, hands_over);
+  ASSERT_EQ(ranges.size(), 4u);  // the losses.. | ip2 | drop..ip1 | relu..conv
+  for (size_t r = 1; r < ranges.size(); ++r) EXPECT_LT(ranges[r].last, ranges[r - 1].first);
+  EXPECT_EQ(RangeOf(ranges, StepOf(net, "ip1"))->first, StepOf(net, "ip1"));
+  EXPECT_EQ(RangeOf(ranges, StepOf(net, "conv"))->first, StepOf(net, "conv"));
+  EXPECT_TRUE(RangeOf(ranges, StepOf(net, "ip2"))->outside);
+  for (const char* idle : {"data", "accuracy"}) {
+    for (const StepRange& range : ranges) {
+      EXPECT_NE(range.first, StepOf(net, idle)) << idle;
+      EXPECT_NE(range.last, StepOf(net, idle)) << idle;
+    }
+  }
 }
 
 #ifndef CPU_ONLY

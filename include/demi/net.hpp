@@ -92,6 +92,9 @@ class Net {
   /// The layers whose hooks run after step `step`'s Backward, in order: its
   /// layer and those it absorbed; none where the step runs no Backward.
   std::vector<int> BackwardHookLayers(int step) const;
+  /// Whether BackwardFromTo(step, step) does nothing: the step's layer
+  /// needs no backward, or was absorbed and recomputes nothing there.
+  bool BackwardStepIdle(int step) const;
   /// Calls the hook, if set, for BackwardHookLayers(step): BackwardFromTo
   /// after each step; a CUDA graph's replay (StepGraph) after launching it.
   void RunBackwardHooks(int step) const;

@@ -18,6 +18,26 @@ class Net;
 /// graphs (the solver's cuda_graph), or "" when it can.
 std::string CudaGraphBlocker(const SolverParameter& param, const Context& context);
 
+/// Steps [first, last] of a net's execution order (backward: last down to
+/// first), run by the host one by one (outside) or together, as one CUDA
+/// graph (StepGraph's segments).
+struct StepRange {
+  int first = 0;
+  int last = 0;
+  bool outside = false;
+};
+
+/// How StepGraph cuts a forward or backward pass of `net` into ranges, in
+/// the order they run. Outside: sources (forward), and the layers in
+/// `outside`. A range starts at each step outside and after it, at each
+/// layer that stages host inputs (forward), and after each step where
+/// `hands_over` says the backward hook hands gradients over (backward).
+/// Backward steps that do nothing belong to no range but one that spans
+/// them. The cut depends on nothing a GPU holds: planned, and tested, on
+/// any machine.
+std::vector<StepRange> PlanStepRanges(const Net& net, bool backward, const std::set<int>& outside,
+                                      const std::function<bool(int layer_id)>& hands_over);
+
 #ifndef CPU_ONLY
 
 class CudaGraph;
@@ -95,11 +115,8 @@ class StepGraph {
   /// Captures every segment, leaving out each layer whose capture fails;
   /// false (with a warning) when it kept failing.
   bool Capture();
-  /// Splits forward and backward into segments around the steps outside,
-  /// backward's also after each step that hands gradients over.
+  /// Splits forward and backward into segments (PlanStepRanges).
   void PlanSegments();
-  /// Whether hands_over_ says so of a layer whose hook runs after `step`.
-  bool HandsOverAfterStep(int step) const;
   /// Sets Layer::captured() of the layers in forward graphs.
   void MarkCaptured(bool captured);
   /// Captures the segments in order; false, with one more step outside,

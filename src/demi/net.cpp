@@ -395,6 +395,13 @@ void Net::BackwardFromTo(int start, int end) {
   }
 }
 
+bool Net::BackwardStepIdle(int step) const {
+  const int i = execution_order_[step];
+  if (!layer_need_backward_[i]) return true;
+  const bool replays = !recomputation_.replays.empty() && !recomputation_.replays[step].empty();
+  return layers_[i]->absorbed() && !replays;
+}
+
 std::vector<int> Net::BackwardHookLayers(int step) const {
   std::vector<int> layers;
   ForEachBackwardHookLayer(step, [&layers](int layer_id) { layers.push_back(layer_id); });

@@ -19,14 +19,57 @@ std::string CudaGraphBlocker(const SolverParameter& param, const Context& contex
   return "";
 }
 
+namespace {
+
+/// Whether `hands_over` says so of a layer whose hook runs after `step`.
+bool HandsOverAfterStep(const Net& net, int step,
+                        const std::function<bool(int layer_id)>& hands_over) {
+  if (!hands_over) return false;
+  for (int layer_id : net.BackwardHookLayers(step)) {
+    if (hands_over(layer_id)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<StepRange> PlanStepRanges(const Net& net, bool backward, const std::set<int>& outside,
+                                      const std::function<bool(int layer_id)>& hands_over) {
+  std::vector<StepRange> ranges;
+  const int steps = static_cast<int>(net.layers().size());
+  bool cut = false;
+  for (int k = 0; k < steps; ++k) {
+    const int step = backward ? steps - 1 - k : k;
+    const int layer = net.execution_order()[step];
+    // A backward step that does nothing (no Backward, no recomputation,
+    // so no hook) starts and ends no range (one that joins across it runs
+    // it, as nothing): the steps below the last hand-over make no empty
+    // graph.
+    if (backward && net.BackwardStepIdle(step)) continue;
+    // Sources (no bottoms) read the host or draw, new each step; they
+    // have no backward.
+    const bool source = !backward && net.bottom_vecs()[layer].empty();
+    const bool host = source || outside.count(layer) > 0;
+    // A layer that stages host inputs starts a graph, so that its upload
+    // is queued where its forward would queue it (its buffer may share
+    // arena bytes with a tensor an earlier step still uses).
+    const bool stages = !backward && net.layers()[layer]->StagesHostInputs();
+    // Steps outside run one by one; captured ones join the range before,
+    // unless gradients were handed over after its last step.
+    if (!ranges.empty() && !host && !stages && !ranges.back().outside && !cut) {
+      (backward ? ranges.back().first : ranges.back().last) = step;
+    } else {
+      ranges.push_back(StepRange{step, step, host});
+    }
+    cut = backward && HandsOverAfterStep(net, step, hands_over);
+  }
+  return ranges;
+}
+
 #ifndef CPU_ONLY
 
-/// Steps [first, last] of the execution order (backward: last down to
-/// first), run by the host (outside) or replayed from `graph`.
-struct StepGraph::Segment {
-  int first = 0;
-  int last = 0;
-  bool outside = false;
+/// A StepRange with its graph, when it is not outside.
+struct StepGraph::Segment : StepRange {
   CudaGraph graph;
   GpuAccessLog log;
 };
@@ -90,56 +133,15 @@ std::vector<std::string> StepGraph::SegmentsOutside() const {
 }
 
 void StepGraph::PlanSegments() {
-  const int steps = static_cast<int>(net_->layers().size());
-  auto plan = [&](bool backward, const std::set<int>& outside, std::vector<Segment>* segments) {
-    segments->clear();
-    bool cut = false;
-    for (int k = 0; k < steps; ++k) {
-      const int step = backward ? steps - 1 - k : k;
-      const int layer = net_->execution_order()[step];
-      // A step that runs no Backward (none needed, or absorbed) queues
-      // nothing: it joins the segment before and ends none, so that the
-      // steps below the last hand-over make no empty graph.
-      if (backward && net_->BackwardHookLayers(step).empty()) {
-        if (segments->empty()) {
-          segments->emplace_back();
-          segments->back().first = segments->back().last = step;
-          segments->back().outside = true;
-        }
-        segments->back().first = step;
-        continue;
-      }
-      // Sources (no bottoms) read the host or draw, new each step; they
-      // have no backward.
-      const bool source = !backward && net_->bottom_vecs()[layer].empty();
-      const bool host = source || outside.count(layer) > 0;
-      // A layer that stages host inputs starts a graph, so that its upload
-      // is queued where its forward would queue it (its buffer may share
-      // arena bytes with a tensor an earlier step still uses).
-      const bool stages = !backward && net_->layers()[layer]->StagesHostInputs();
-      // Steps outside run one by one; captured ones join the segment before,
-      // unless gradients were handed over after its last step.
-      if (!segments->empty() && !host && !stages && !segments->back().outside && !cut) {
-        (backward ? segments->back().first : segments->back().last) = step;
-      } else {
-        segments->emplace_back();
-        Segment& segment = segments->back();
-        segment.first = segment.last = step;
-        segment.outside = host;
-      }
-      cut = backward && HandsOverAfterStep(step);
+  for (bool backward : {false, true}) {
+    std::vector<Segment>& segments = backward ? backward_ : forward_;
+    segments.clear();
+    const std::set<int>& outside = backward ? outside_backward_ : outside_forward_;
+    for (const StepRange& range : PlanStepRanges(*net_, backward, outside, hands_over_)) {
+      segments.emplace_back();
+      static_cast<StepRange&>(segments.back()) = range;
     }
-  };
-  plan(false, outside_forward_, &forward_);
-  plan(true, outside_backward_, &backward_);
-}
-
-bool StepGraph::HandsOverAfterStep(int step) const {
-  if (!hands_over_) return false;
-  for (int layer_id : net_->BackwardHookLayers(step)) {
-    if (hands_over_(layer_id)) return true;
   }
-  return false;
 }
 
 void StepGraph::MarkCaptured(bool captured) {

@@ -35,10 +35,10 @@ class DropoutLayer : public NeuronLayer {
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_cpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob*>& bottom) override;
+  bool StagesHostInputs() const override { return phase_ == TRAIN; }
 #ifndef CPU_ONLY
   /// TRAIN: draws the uniforms the mask is made of and uploads them.
   void StageHostInputs() override;
-  bool StagesHostInputs() const override { return phase_ == TRAIN; }
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   /// FLOAT blobs: Backward_cpu, whose math calls run on context().device.
   void Backward_gpu(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
