@@ -206,22 +206,47 @@ TEST(ReplicationBucketsTest, BucketsLeaveAfterTheLayersHandsOverAfterNames) {
       ReplicaSync& sync = group.sync(0);
       const Net& net = group.solver(0).net();
       sync.OnStart();
-      int64_t collectives = sync.collectives();
+      int64_t handed_over = sync.handed_over();
       int hand_overs = 0;
       for (int step = static_cast<int>(net.layers().size()) - 1; step >= 0; --step) {
         for (int layer_id : net.BackwardHookLayers(step)) {
           sync.OnLayerBackward(layer_id);
-          sync.OnGradientsReady();  // waits for what the hook queued
-          const bool handed_over = sync.collectives() > collectives;
-          EXPECT_EQ(sync.HandsOverAfter(layer_id), handed_over) << net.layer_names()[layer_id];
-          hand_overs += handed_over ? 1 : 0;
-          collectives = sync.collectives();
+          const bool now = sync.handed_over() > handed_over;
+          EXPECT_EQ(sync.HandsOverAfter(layer_id), now) << net.layer_names()[layer_id];
+          hand_overs += now ? 1 : 0;
+          handed_over = sync.handed_over();
         }
       }
-      EXPECT_EQ(collectives, sync.num_buckets());
+      EXPECT_EQ(handed_over, sync.num_buckets());
       EXPECT_GT(hand_overs, bucket_bytes == 0 ? 2 : 0);
+      sync.OnGradientsReady();  // waits for the reductions
+      EXPECT_EQ(sync.collectives(), sync.num_buckets());
     }
   }
+}
+
+// A backward that left a bucket behind (a hook that did not run) stops the
+// run at OnGradientsReady, naming the counts, instead of letting the
+// replicas' params part ways.
+TEST(ReplicationBucketsTest, ABucketLeftBehindIsAnError) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 64);
+  ReplicationOptions options = CpuReplicas(1);
+  options.bucket_bytes = 64 << 10;
+  Replicas group(ParseText<SolverParameter>(LeNetSolver(dir.file("db"), 32)), options);
+  ReplicaSync& sync = group.sync(0);
+  const Net& net = group.solver(0).net();
+  ASSERT_GT(sync.num_buckets(), 1);
+  sync.OnStart();
+  // Backward's hooks but the last layer's (conv1 finishes the last bucket).
+  for (int step = static_cast<int>(net.layers().size()) - 1; step > 0; --step) {
+    for (int layer_id : net.BackwardHookLayers(step)) {
+      if (net.layer_names()[layer_id] != "conv1") sync.OnLayerBackward(layer_id);
+    }
+  }
+  ExpectErrorContaining([&] { sync.OnGradientsReady(); },
+                        {"replica 0", StrCat(sync.num_buckets() - 1, " of ", sync.num_buckets()),
+                         "gradient buckets"});
 }
 
 // A replica thread, and the all-reduce worker beside it, run OpenMP on the

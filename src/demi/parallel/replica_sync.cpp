@@ -173,6 +173,7 @@ std::vector<DataReadPosition> ReplicaSync::GatherReadPositions(
 
 void ReplicaSync::OnStart() {
   step_start_ = std::chrono::steady_clock::now();
+  handed_over_at_start_ = handed_over_;
   for (size_t b = 0; b < buckets_.size(); ++b) pending_[b] = buckets_[b].reduced_params;
 }
 
@@ -188,6 +189,7 @@ void ReplicaSync::OnLayerBackward(int layer_id) {
   if (on_gpu_) {
     for (int b : complete) bucket_ready_[b]->Record();
   }
+  handed_over_ += static_cast<int64_t>(complete.size());
   Enqueue(complete);
 }
 
@@ -222,6 +224,14 @@ void ReplicaSync::Reduce(int b) {
 }
 
 void ReplicaSync::OnGradientsReady() {
+  // Every bucket left in this backward, or this replica's gradients would
+  // go unreduced and the replicas' params part ways without a word (a
+  // backward hook that did not run: a bug, never bad input).
+  const int64_t handed_over = handed_over_ - handed_over_at_start_;
+  DEMI_CHECK(handed_over == static_cast<int64_t>(buckets_.size()), "replica ", comm_->rank(),
+             ": backward handed ", handed_over, " of ", buckets_.size(),
+             " gradient buckets over to the all-reduce this iteration; the replicas' params "
+             "would part ways");
   const auto wait_start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return (queue_.empty() && in_flight_ == 0) || error_; });
