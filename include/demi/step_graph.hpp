@@ -74,14 +74,16 @@ class GpuAccessLog;
 /// dropped: that pass runs as usual and the next captures again.
 class StepGraph {
  public:
-  explicit StepGraph(Net* net);
-  ~StepGraph();
-  StepGraph(const StepGraph&) = delete;
-  StepGraph& operator=(const StepGraph&) = delete;
-
   /// Whether the net's backward hook hands gradients over after a layer
   /// (Solver::Callback::HandsOverAfter).
   using HandsOver = std::function<bool(int layer_id)>;
+
+  /// `hands_over`, asked at each capture (so it may answer from state that
+  /// changes between Steps): where backward graphs end (PlanStepRanges).
+  explicit StepGraph(Net* net, HandsOver hands_over = nullptr);
+  ~StepGraph();
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
 
   /// One forward pass adding its loss into *loss (a float on the device)
   /// and one backward pass, from the graphs (captured first when due); false
@@ -89,9 +91,9 @@ class StepGraph {
   /// first after Invalidate(), or every one once the capture kept failing.
   /// The net's backward hook, if set, runs for each step of a backward graph
   /// after its launch (never while capturing); a capture ends a backward
-  /// graph after each layer where `hands_over` says the hook hands
-  /// gradients over, so that they leave as early as without graphs.
-  bool Run(float* loss, const HandsOver& hands_over = nullptr);
+  /// graph after each layer where the hands-over predicate says the hook
+  /// hands gradients over, so that they leave as early as without graphs.
+  bool Run(float* loss);
   /// Drops the graphs (the next pass runs as usual, the one after
   /// captures): for whatever may have changed what the layers would queue
   /// that Run cannot see, such as a net edited between Steps. Waits for the
@@ -136,7 +138,7 @@ class StepGraph {
   void RunStep(int step, bool backward);
 
   Net* net_;
-  HandsOver hands_over_;  ///< the last Run's, which the capture plans by
+  HandsOver hands_over_;
   State state_ = State::kWarmUp;
   std::vector<Segment> forward_;
   std::vector<Segment> backward_;

@@ -130,7 +130,14 @@ void Solver::UseCudaGraphs() {
     return;
   }
 #ifndef CPU_ONLY
-  step_graph_ = std::make_unique<StepGraph>(net_.get());
+  // Backward graphs end where a callback's hook hands gradients over (the
+  // hooks run between launches); the callbacks are asked at each capture.
+  step_graph_ = std::make_unique<StepGraph>(net_.get(), [this](int layer_id) {
+    for (const Callback* callback : callbacks_) {
+      if (callback->HandsOverAfter(layer_id)) return true;
+    }
+    return false;
+  });
   LOG(INFO) << "Training passes replay from CUDA graphs from the second pass of each run";
 #endif
 }
@@ -406,16 +413,7 @@ void Solver::ForwardBackwardAdding(float* loss) {
     nonfinite_where_ =
         "; set debug_info: true in the solver to find the layer where it first appears";
 #ifndef CPU_ONLY
-    // The graphs end where a callback's backward hook hands gradients over
-    // (the hooks run between launches).
-    if (step_graph_ && step_graph_->Run(loss, [this](int layer_id) {
-          for (const Callback* callback : callbacks_) {
-            if (callback->HandsOverAfter(layer_id)) return true;
-          }
-          return false;
-        })) {
-      return;
-    }
+    if (step_graph_ && step_graph_->Run(loss)) return;
 #endif
     net_->ForwardAddingLoss(0, last, loss);
   } else {

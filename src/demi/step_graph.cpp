@@ -1,5 +1,7 @@
 #include "demi/step_graph.hpp"
 
+#include <utility>
+
 #include "demi/net.hpp"
 
 #ifndef CPU_ONLY
@@ -74,7 +76,8 @@ struct StepGraph::Segment : StepRange {
   GpuAccessLog log;
 };
 
-StepGraph::StepGraph(Net* net) : net_(net) {
+StepGraph::StepGraph(Net* net, HandsOver hands_over)
+    : net_(net), hands_over_(std::move(hands_over)) {
   loss_ = static_cast<float*>(DeviceMalloc(sizeof(float)));
 }
 
@@ -85,8 +88,7 @@ StepGraph::~StepGraph() {
   DeviceFree(loss_);
 }
 
-bool StepGraph::Run(float* loss, const HandsOver& hands_over) {
-  hands_over_ = hands_over;
+bool StepGraph::Run(float* loss) {
   if (state_ == State::kReplay && !GraphsValid()) {
     LOG(INFO) << "CUDA graph: the graphs hold old device addresses or an old gradient scale; "
                  "capturing the pass again";

@@ -82,8 +82,7 @@ class ReplicaSync : public Solver::Callback {
   int steps() const { return steps_; }
   /// Gradient all-reduces issued over all steps, and the buckets planned.
   int64_t collectives() const { return collectives_; }
-  /// Buckets the backward hook has handed over (queued) over all steps:
-  /// at each OnGradientsReady, num_buckets() more than at OnStart.
+  /// Buckets the backward hook has handed over (queued) over all steps.
   int64_t handed_over() const { return handed_over_; }
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
 
@@ -160,7 +159,6 @@ class ReplicaSync : public Solver::Callback {
   int steps_ = 0;
   int64_t collectives_ = 0;  ///< written by the worker under mutex_
   int64_t handed_over_ = 0;  ///< by OnLayerBackward, on the solver's thread
-  int64_t handed_over_at_start_ = 0;
 };
 
 }  // namespace demi

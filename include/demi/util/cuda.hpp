@@ -11,23 +11,21 @@
 
 #include <cstdint>
 
-/// Aborts with the call and CUDA's message: a failed CUDA call is a bug or a
-/// broken device, not bad user input (CudaCallFailed: except in a capture).
-#define DEMI_CUDA_CHECK(call)                                     \
-  do {                                                            \
-    const cudaError_t status_ = (call);                           \
-    if (status_ != cudaSuccess) {                                 \
-      ::demi::CudaCallFailed(#call, cudaGetErrorString(status_)); \
-    }                                                             \
+/// Checks a CUDA-library call that returns a status: one that is not
+/// `success` aborts with the call and the library's message (`message_of`
+/// the status), a bug or a broken device, not bad user input; while this
+/// thread captures a CUDA graph it throws instead (CudaCallFailed).
+#define DEMI_GPU_CALL_CHECK(call, success, message_of)    \
+  do {                                                    \
+    const auto status_ = (call);                          \
+    if (status_ != (success)) {                           \
+      ::demi::CudaCallFailed(#call, message_of(status_)); \
+    }                                                     \
   } while (0)
 
-#define DEMI_CUBLAS_CHECK(call)                                      \
-  do {                                                               \
-    const cublasStatus_t status_ = (call);                           \
-    if (status_ != CUBLAS_STATUS_SUCCESS) {                          \
-      ::demi::CudaCallFailed(#call, cublasGetStatusString(status_)); \
-    }                                                                \
-  } while (0)
+#define DEMI_CUDA_CHECK(call) DEMI_GPU_CALL_CHECK(call, cudaSuccess, cudaGetErrorString)
+#define DEMI_CUBLAS_CHECK(call) \
+  DEMI_GPU_CALL_CHECK(call, CUBLAS_STATUS_SUCCESS, cublasGetStatusString)
 
 namespace demi {
 

@@ -15,13 +15,7 @@
 #include "demi/proto/demi.pb.h"
 #include "demi/util/cuda.hpp"
 
-#define DEMI_CUDNN_CHECK(call)                                     \
-  do {                                                             \
-    const cudnnStatus_t status_ = (call);                          \
-    if (status_ != CUDNN_STATUS_SUCCESS) {                         \
-      ::demi::CudaCallFailed(#call, cudnnGetErrorString(status_)); \
-    }                                                              \
-  } while (0)
+#define DEMI_CUDNN_CHECK(call) DEMI_GPU_CALL_CHECK(call, CUDNN_STATUS_SUCCESS, cudnnGetErrorString)
 
 namespace demi {
 

@@ -173,7 +173,6 @@ std::vector<DataReadPosition> ReplicaSync::GatherReadPositions(
 
 void ReplicaSync::OnStart() {
   step_start_ = std::chrono::steady_clock::now();
-  handed_over_at_start_ = handed_over_;
   for (size_t b = 0; b < buckets_.size(); ++b) pending_[b] = buckets_[b].reduced_params;
 }
 
@@ -227,7 +226,7 @@ void ReplicaSync::OnGradientsReady() {
   // Every bucket left in this backward, or this replica's gradients would
   // go unreduced and the replicas' params part ways without a word (a
   // backward hook that did not run: a bug, never bad input).
-  const int64_t handed_over = handed_over_ - handed_over_at_start_;
+  const auto handed_over = std::count(pending_.begin(), pending_.end(), 0);
   DEMI_CHECK(handed_over == static_cast<int64_t>(buckets_.size()), "replica ", comm_->rank(),
              ": backward handed ", handed_over, " of ", buckets_.size(),
              " gradient buckets over to the all-reduce this iteration; the replicas' params "
