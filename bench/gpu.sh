@@ -5,7 +5,8 @@
 # $OUT when set (the device machine's output folder), else under the bundle or tree:
 #   1. the GPU (nvidia-smi: name, driver, memory), the build (device_query) and the roofline:
 #      cuBLAS's 8192^3 product in FP32, TF32, FLOAT16 and BFLOAT16 (device_query --gemm);
-#   2. the Gpu* tests of test_all (pass, fail and skip counts; failures named);
+#   2. the Gpu* tests of test_all (pass, skip, fail and crash counts, each failure and crash
+#      named): bench/run_gtests.sh goes on past a test that ends the process;
 #   3. training throughput of ResNet-50, GoogLeNet and AlexNet (the zoo's train_val with
 #      --stage=dummy: DummyData inputs) at batch 64 and 128, from `time`'s forward+backward
 #      average: img/s = batch / time. The device time where `time` reports one, else the host
@@ -160,20 +161,18 @@ fi
 
 # ---- 2. the Gpu* tests ----
 progress "2/6 Gpu* tests"
-run_step $((step_timeout * 2)) "$log_dir/tests" "$bin/test/test_all" --gtest_filter='*Gpu*'
+# bench/run_gtests.sh goes on past a test that ends the process (a failed CUDA check aborts),
+# so one crash on a first run does not hide the other tests' results.
+run_step $((step_timeout * 2 + 20)) "$log_dir/tests_summary" \
+  bash bench/run_gtests.sh "$bin/test/test_all" '*Gpu*' "$log_dir/tests" $((step_timeout * 2))
 status=$?
-passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?.*/\1/p' "$log_dir/tests" | tail -1)
-skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?.*/\1/p' "$log_dir/tests" | tail -1)
-failed=$(sed -n 's/^ *\([0-9]*\) FAILED TESTS\?$/\1/p' "$log_dir/tests" | tail -1)
 say ""
 say "## Gpu* tests"
 say ""
-if [ -z "$passed" ] && [ -z "$failed" ]; then
-  say "Did not finish: $(failure "$status" "$log_dir/tests")"
+if grep -q ' passed, ' "$log_dir/tests_summary"; then
+  cat "$log_dir/tests_summary" >>"$report"
 else
-  say "${passed:-0} passed (of which ${skipped:-0} skipped), ${failed:-0} failed."
-  grep '^\[  FAILED  \] [A-Za-z]' "$log_dir/tests" | sed 's/^\[  FAILED  \] /- failed: /' |
-    sort -u >>"$report"
+  say "Did not finish: $(failure "$status" "$log_dir/tests_summary")"
 fi
 
 # ---- 3. throughput ----
@@ -435,10 +434,16 @@ say ""
 if [ "$gpus" -lt 2 ]; then
   say "Needs 2 or more GPUs; this machine has $gpus."
 else
-  run_step "$step_timeout" "$log_dir/replica_tests" "$bin/test/test_all" \
-    --gtest_filter='*TwoGpu*:*Nccl*:*MultiGpu*'
+  run_step $((step_timeout + 20)) "$log_dir/replica_summary" bash bench/run_gtests.sh \
+    "$bin/test/test_all" '*TwoGpu*:*Nccl*:*MultiGpu*' "$log_dir/replica_tests" "$step_timeout"
   status=$?
-  say "Replica tests (*TwoGpu*, *Nccl*, *MultiGpu*): $(grep -E '^\[  PASSED  \]|FAILED TESTS?$' "$log_dir/replica_tests" | tr '\n' ' ')$([ "$status" -ne 0 ] && failure "$status" "$log_dir/replica_tests")"
+  say "Replica tests (*TwoGpu*, *Nccl*, *MultiGpu*):"
+  say ""
+  if grep -q ' passed, ' "$log_dir/replica_summary"; then
+    cat "$log_dir/replica_summary" >>"$report"
+  else
+    say "Did not finish: $(failure "$status" "$log_dir/replica_summary")"
+  fi
   say ""
   say "| GPUs | CUDA graphs | batch per GPU | ms/iter | img/s |"
   say "|---|---|---|---|---|"

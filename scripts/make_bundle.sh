@@ -11,8 +11,8 @@
 #                 each with RUNPATH $ORIGIN: a RUNPATH serves only its own object's needs, so
 #                 each library must find its own dependencies beside it
 #   python/       the demitasse and caffe packages (for the build's Python version)
-#   bench/        gpu.sh, torch_runner.py (its PyTorch peer) and data_throughput (its data
-#                 step), and the models/ they run
+#   bench/        gpu.sh, run_gtests.sh (its crash-tolerant test runner), torch_runner.py (its
+#                 PyTorch peer) and data_throughput (its data step), and the models/ they run
 # It fails when a binary still needs a library it cannot find, or when the tarball is over
 # BUNDLE_LIMIT_MIB (60). patchelf sets the copied libraries' RUNPATH (Debian's are built
 # without one); our binaries get theirs at link time.
@@ -44,7 +44,7 @@ cp "$build/lib/libdemi.so" "$stage/lib/"
 cp -r python/demitasse python/caffe "$stage/python/"
 find "$stage/python" \( -name __pycache__ -o -name '_demitasse*.so*' \) -prune -exec rm -rf {} +
 cp "$py_module" "$stage/python/demitasse/"
-cp bench/gpu.sh bench/torch_runner.py "$build/bundle_bin/bench/data_throughput" "$stage/bench/"
+cp bench/gpu.sh bench/run_gtests.sh bench/torch_runner.py "$build/bundle_bin/bench/data_throughput" "$stage/bench/"
 for model in lenet resnet50 googlenet alexnet; do
   mkdir -p "$stage/models/$model"
   cp models/$model/*.prototxt "$stage/models/$model/"
