@@ -120,6 +120,23 @@ TEST(ChannelsLastNetTest, GivesTheLayoutToTheBlobsOnlyItsReadersTouch) {
   }
 }
 
+TEST(ChannelsLastNetTest, AnOutputWrittenInPlaceKeepsCaffesLayout) {
+  // b reads a in place, yet a is still the net's output, which the user
+  // reads in Caffe's layout; c, read by d and by no one after, is not.
+  auto net = LayoutNet(true, R"(
+    name: 'in_place_output'
+    layer { name: 'data' type: 'Input' top: 'data'
+            input_param { shape { dim: 2 dim: 4 dim: 3 dim: 3 } } }
+    layer { name: 'a' type: 'PerBlobStandIn' bottom: 'data' top: 'a' }
+    layer { name: 'b' type: 'UniformStandIn' bottom: 'a' top: 'a' }
+    layer { name: 'c' type: 'PerBlobStandIn' bottom: 'data' top: 'c' }
+    layer { name: 'd' type: 'PerBlobStandIn' bottom: 'c' top: 'd' }
+  )");
+  EXPECT_EQ(net->blob_by_name("a")->channel_block(), 1);
+  EXPECT_TRUE(net->blob_by_name("c")->channels_last());
+  EXPECT_EQ(net->blob_by_name("d")->channel_block(), 1);
+}
+
 TEST(ChannelsLastNetTest, TheNetFieldTurnsItOff) {
   auto net = LayoutNet(false);
   for (size_t b = 0; b < net->blobs().size(); ++b) {

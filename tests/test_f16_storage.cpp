@@ -2,8 +2,10 @@
 // FLOAT: the layers that store it against the same layers in FLOAT, the
 // half-precision rounding against F16C's, and the ResNet block net in
 // FLOAT16 (storage_compare_util.hpp states the tolerance).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -145,6 +147,63 @@ TEST(F16StorageTest, PlannedAndUnplannedFloat16NetsAreBitIdentical) {
 
 TEST(F16StorageTest, ResumeInFloat16WithDynamicLossScalingIsBitIdentical) {
   ExpectSixteenBitResumeIsBitIdentical(FLOAT16, MakeSolver);
+}
+
+TEST(F16StorageTest, AnOutputWrittenInPlaceStaysFloatInCaffesLayout) {
+  // A feature extractor's last blob is written in place by BatchNorm, Scale
+  // and ReLU, so layers read it; it is still the net's output, which the
+  // user reads as floats in Caffe's layout.
+  constexpr char kText[] = R"(
+    name: 'features'
+    layer { name: 'data' type: 'Input' top: 'data'
+            input_param { shape { dim: 2 dim: 3 dim: 8 dim: 8 } } }
+    layer { name: 'conv1' type: 'Convolution' bottom: 'data' top: 'conv1'
+            convolution_param { num_output: 16 kernel_size: 3 pad: 1
+                                weight_filler { type: 'msra' } } }
+    layer { name: 'relu1' type: 'ReLU' bottom: 'conv1' top: 'conv1' }
+    layer { name: 'conv2' type: 'Convolution' bottom: 'conv1' top: 'conv2'
+            convolution_param { num_output: 16 kernel_size: 3 pad: 1
+                                weight_filler { type: 'msra' } } }
+    layer { name: 'bn2' type: 'BatchNorm' bottom: 'conv2' top: 'conv2' }
+    layer { name: 'scale2' type: 'Scale' bottom: 'conv2' top: 'conv2'
+            scale_param { bias_term: true } }
+    layer { name: 'relu2' type: 'ReLU' bottom: 'conv2' top: 'conv2' }
+  )";
+  auto build = [&](Type precision) {
+    NetParameter param = ParseText<NetParameter>(kText);
+    param.mutable_state()->set_phase(TEST);
+    ApplyPrecision(precision, &param);
+    return std::make_unique<Net>(param, Context());
+  };
+  auto narrow = build(FLOAT16);
+  if (narrow->blob_by_name("conv1")->storage_type() != FLOAT16) {
+    GTEST_SKIP() << "this build stores no FLOAT16 blobs on a CPU";
+  }
+  const Blob& output = *narrow->output_blobs().at(0);
+  EXPECT_EQ(narrow->blob_names()[narrow->output_blob_indices()[0]], "conv2");
+  EXPECT_EQ(output.storage_type(), FLOAT);
+  EXPECT_EQ(output.channel_block(), 1);
+  // And it holds what the FLOAT net computes, in the same order.
+  auto wide = build(FLOAT);
+  NetParameter weights;
+  wide->ToProto(&weights);
+  narrow->CopyTrainedLayersFrom(weights);
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (Net* net : {narrow.get(), wide.get()}) {
+    std::mt19937 same = random;
+    float* data = net->input_blobs()[0]->mutable_cpu_data();
+    for (int64_t i = 0; i < net->input_blobs()[0]->count(); ++i) data[i] = uniform(same);
+    net->Forward();
+  }
+  const float* got = narrow->output_blobs()[0]->cpu_data();
+  const float* want = wide->output_blobs()[0]->cpu_data();
+  float largest = 0;
+  for (int64_t i = 0; i < output.count(); ++i) largest = std::max(largest, std::fabs(want[i]));
+  ASSERT_GT(largest, 0.0f);
+  for (int64_t i = 0; i < output.count(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 0.03f * largest) << i;
+  }
 }
 
 }  // namespace

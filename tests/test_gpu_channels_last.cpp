@@ -66,10 +66,14 @@ std::string Convolution(const std::string& geometry) {
 }
 
 TEST_P(GpuChannelsLastTest, Convolution) {
-  // With a bias (added and summed channels last), without, strided.
+  // With a bias (added and summed channels last), without, strided; and a
+  // 3 x 1 window over 16 channels into 24, where a weight transposed with K
+  // and C, or R and S, swapped would give other numbers (the 5 x 3 planes
+  // tell rows from columns).
   for (const char* geometry :
        {"num_output: 16 kernel_size: 3 pad: 1", "num_output: 32 kernel_size: 1 bias_term: false",
-        "num_output: 8 kernel_size: 3 stride: 2"}) {
+        "num_output: 8 kernel_size: 3 stride: 2",
+        "num_output: 24 kernel_h: 3 kernel_w: 1 pad_h: 1"}) {
     SCOPED_TRACE(geometry);
     ExpectStoresLikeFloat({Convolution(geometry)}, type(), kChannelsLast, Device::kGPU);
   }
@@ -138,6 +142,17 @@ TEST_P(GpuChannelsLastTest, Pooling) {
   c.caffe_layout_tops = false;
   c.caffe_layout_bottoms = true;
   ExpectStoresLikeFloat(c, type(), kChannelsLast, Device::kGPU);
+  // Padded windows over planes that are not square (9 x 5), where rows and
+  // columns mixed up would read other pixels.
+  for (const char* pool : {"MAX", "AVE"}) {
+    StorageCase padded{StrCat("type: 'Pooling' pooling_param { pool: ", pool,
+                              " kernel_size: 3 stride: 2 pad: 1 }"),
+                       1,
+                       1,
+                       {2, 16, 9, 5}};
+    SCOPED_TRACE(pool);
+    ExpectStoresLikeFloat(padded, type(), kChannelsLast, Device::kGPU);
+  }
   // Global pooling: a 1 x 1 top is the same bytes in both layouts (pool5).
   ExpectStoresLikeFloat({"type: 'Pooling' pooling_param { pool: AVE global_pooling: true }"},
                         type(), kChannelsLast, Device::kGPU);

@@ -149,7 +149,8 @@ class StepGraph {
   /// The float the captured loss layers add into.
   float* loss_ = nullptr;
   /// What the graphs hold beyond the noted memories: CudaScratchMoves() and
-  /// the net's gradient scale at the capture.
+  /// the net's gradient scale at the capture (noted at the warm-up before it
+  /// too).
   uint64_t scratch_moves_ = 0;
   float gradient_scale_ = 1.0f;
   std::vector<std::string> layers_outside_;

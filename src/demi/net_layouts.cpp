@@ -15,11 +15,13 @@ std::vector<bool> Net::BlobsTakingFormat(
     const std::function<BlobFormats(const Layer&)>& formats,
     const std::function<bool(const Blob&)>& indifferent) const {
   // A blob can take the format when it fits and the user never sees it:
-  // not an input, an output (read by no layer) or a kept blob.
+  // not an input, an output or a kept blob. An output may be read by a
+  // layer too (one writing it in place: conv -> ReLU at a net's end).
   std::vector<bool> consumed(blobs_.size(), false);
   for (const std::vector<int>& ids : bottom_id_vecs_) {
     for (int id : ids) consumed[id] = true;
   }
+  for (int id : net_output_blob_indices_) consumed[id] = false;
   std::vector<bool> taking(blobs_.size()), free(blobs_.size(), false);
   for (size_t b = 0; b < blobs_.size(); ++b) {
     const Blob& blob = *blobs_[b];

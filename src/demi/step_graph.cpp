@@ -94,8 +94,13 @@ bool StepGraph::Run(float* loss) {
                  "capturing the pass again";
     Invalidate();
   }
+  // A new scale since the warm-up pass (dynamic loss scaling's update after
+  // it): the loss diffs, seeded anew on the host, wait for an upload, which
+  // a capture refuses; another pass as usual makes it, then the capture.
+  if (state_ == State::kCapture && net_->gradient_scale() != gradient_scale_) Invalidate();
   if (state_ == State::kOff) return false;
   if (state_ == State::kWarmUp) {
+    gradient_scale_ = net_->gradient_scale();
     state_ = State::kCapture;
     return false;
   }

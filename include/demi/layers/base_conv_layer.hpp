@@ -146,6 +146,10 @@ class BaseConvolutionLayer : public OneBodyLayer<Layer> {
   /// remembered, so its blobs then keep Caffe's layout instead of the net
   /// offering the layout again each time it runs in Caffe's).
   bool CudnnTakesChannelsLast() const;
+  /// Whether it may store 16-bit blobs: cuDNN runs it, and found an
+  /// algorithm in the 16-bit type at this shape or has not tried (a refusal
+  /// is remembered as above, so its blobs then stay FLOAT).
+  bool CudnnTakesNarrowBlobs() const;
   /// Forward and Backward of one bottom and top, bias included, in the
   /// type CudnnReshape chose (FLOAT, or a 16-bit one through NarrowStaging).
   void CudnnForward(const Blob& bottom, Blob* top);

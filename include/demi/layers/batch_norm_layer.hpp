@@ -1,6 +1,7 @@
 #ifndef DEMI_LAYERS_BATCH_NORM_LAYER_HPP_
 #define DEMI_LAYERS_BATCH_NORM_LAYER_HPP_
 
+#include <array>
 #include <memory>
 
 #include "demi/layer.hpp"
@@ -166,7 +167,7 @@ class BatchNormLayer : public Layer {
 #endif
 
  private:
-  std::vector<std::vector<float>> replay_running_;  ///< running sums kept across a Replay
+  std::array<Blob, 3> replay_running_;  ///< the running sums kept across a Replay
 #ifdef USE_CUDNN
   /// The cuDNN path (batch_norm_layer_cudnn.cpp).
   struct CudnnState;

@@ -209,7 +209,7 @@ void BaseConvolutionLayer::BackwardOnDevice(const std::vector<Blob*>& top,
 BlobFormats BaseConvolutionLayer::narrow_blobs() const {
   bool runs = DnnlReady();
 #ifdef USE_CUDNN
-  runs = runs || (context_.device == Device::kGPU && CudnnReady());
+  runs = runs || (context_.device == Device::kGPU && CudnnTakesNarrowBlobs());
 #endif
   return NarrowBlobsWhen(runs && layer_param_.bottom_size() == 1, BlobFormats::kPerBlob);
 }

@@ -43,11 +43,22 @@ struct BaseConvolutionLayer::CudnnState {
   /// it (tensor-op products summed in FLOAT), a FLOAT side staged; and the
   /// layout (channels last where a side is, the other side staged).
   NarrowStaging staging;
-  /// The bottom shape at which cuDNN found no algorithm channels last, or
-  /// empty; and whether that was in a trial reshape (Layer::settling),
-  /// whose heuristic choice the measured reshape after it may beat.
-  std::vector<int64_t> refused_channels_last;
-  bool refused_in_trial = false;
+  /// A bottom shape at which cuDNN found no algorithm, or empty; and
+  /// whether that was in a trial reshape (Layer::settling), whose heuristic
+  /// choice the measured reshape after it may beat.
+  struct Refusal {
+    std::vector<int64_t> shape;
+    bool in_trial = false;
+    /// Forgets a refusal at another shape, or one made in a trial once the
+    /// net measures.
+    void ClearUnless(const std::vector<int64_t>& bottom_shape, bool settling) {
+      if (shape != bottom_shape || (in_trial && !settling)) shape.clear();
+    }
+  };
+  /// Channels last, and in 16 bits (in Caffe's layout): remembered so that
+  /// the net gives the blobs the other format instead of offering the
+  /// refused one again each time the layer runs in the other.
+  Refusal refused_channels_last, refused_narrow;
   /// In a 16-bit type: the weights rounded to it at each Forward (the FLOAT
   /// weights stay the master copy the solver updates), and the weight
   /// gradient, in scratch, before it is added to the FLOAT one; channels
@@ -155,17 +166,18 @@ void BaseConvolutionLayer::CudnnReshape(const Blob& bottom, const Blob& top) {
 
   s.ready = false;
   s.workspace.Reshape(std::vector<int64_t>{0});
-  if (s.refused_channels_last != bottom.shape() || (s.refused_in_trial && !settling())) {
-    s.refused_channels_last.clear();
-  }
+  s.refused_channels_last.ClearUnless(bottom.shape(), settling());
+  s.refused_narrow.ClearUnless(bottom.shape(), settling());
   if (bottom.count() == 0) return;  // cuDNN takes no empty tensors; CAFFE handles them
   auto use_caffe_engine = [&](size_t needed) {
-    if (last) {
-      s.refused_channels_last = bottom.shape();
-      s.refused_in_trial = settling();
-      VLOG(1) << type() << " layer '" << layer_param_.name() << "': no cuDNN algorithm channels "
-              << "last for bottom shape " << bottom.shape_string()
-              << (settling() ? " by heuristics" : "") << "; its blobs keep Caffe's layout";
+    if (stored != FLOAT) {
+      // Refused channels last, the blobs keep Caffe's layout next; refused
+      // in 16 bits there too, they are stored in FLOAT.
+      (last ? s.refused_channels_last : s.refused_narrow) = {bottom.shape(), settling()};
+      VLOG(1) << type() << " layer '" << layer_param_.name() << "': no cuDNN algorithm "
+              << (last ? "channels last" : StrCat("in ", Type_Name(stored))) << " for bottom shape "
+              << bottom.shape_string() << (settling() ? " by heuristics" : "") << "; its blobs "
+              << (last ? "keep Caffe's layout" : "stay FLOAT");
     }
     if (settling()) return;  // a trial: the measured reshape says it if it holds
     LOG(WARNING) << type() << " layer '" << layer_param_.name() << "': no "
@@ -297,7 +309,12 @@ void BaseConvolutionLayer::CudnnMeasureAlgorithms(const Blob& bottom) {
 bool BaseConvolutionLayer::CudnnReady() const { return cudnn_ && cudnn_->ready; }
 
 bool BaseConvolutionLayer::CudnnTakesChannelsLast() const {
-  return CudnnReady() && cudnn_->staging.type() != FLOAT && cudnn_->refused_channels_last.empty();
+  return CudnnReady() && cudnn_->staging.type() != FLOAT &&
+         cudnn_->refused_channels_last.shape.empty();
+}
+
+bool BaseConvolutionLayer::CudnnTakesNarrowBlobs() const {
+  return CudnnReady() && cudnn_->refused_narrow.shape.empty();
 }
 
 void BaseConvolutionLayer::CudnnConvolve(const void* image, const void* weights, void* output) {

@@ -9,6 +9,7 @@
 #include "demi/layer_registry.hpp"
 #include "demi/layers/scale_layer.hpp"
 #include "demi/util/channel_blocks.hpp"
+#include "demi/util/device_math.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
@@ -409,16 +410,20 @@ void BatchNormLayer::Replay(const std::vector<Blob*>& bottom, const std::vector<
     Layer::Replay(bottom, top);
     return;
   }
-  // Forward adds the batch's statistics to the running sums once per
-  // iteration: a replay restores them afterwards, bit for bit.
-  replay_running_.resize(blobs_.size());  // kept: no allocation per iteration
-  for (size_t i = 0; i < blobs_.size(); ++i) {
-    const float* data = blobs_[i]->cpu_data();
-    replay_running_[i].assign(data, data + blobs_[i]->count());
+  // Forward adds the batch's statistics to the running sums (blobs 0 to 2:
+  // the means, variances and factor; scale_bias's gamma and beta it leaves
+  // alone) once per iteration: a replay restores them afterwards, bit for
+  // bit, where they live (a GPU's on the device, no round trip to the host).
+  const Device device = context_.device;
+  for (size_t i = 0; i < replay_running_.size(); ++i) {
+    Blob& kept = replay_running_[i];
+    kept.ReshapeLike(*blobs_[i]);  // kept: no allocation per iteration
+    Copy(device, kept.count(), blobs_[i]->data_on(device), kept.mutable_data_on(device));
   }
   Layer::Replay(bottom, top);
-  for (size_t i = 0; i < blobs_.size(); ++i) {
-    std::copy(replay_running_[i].begin(), replay_running_[i].end(), blobs_[i]->mutable_cpu_data());
+  for (size_t i = 0; i < replay_running_.size(); ++i) {
+    const Blob& kept = replay_running_[i];
+    Copy(device, kept.count(), kept.data_on(device), blobs_[i]->mutable_data_on(device));
   }
 }
 

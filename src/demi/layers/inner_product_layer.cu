@@ -24,19 +24,23 @@ void InnerProductLayer::ForwardStoredGpu(const Blob& bottom, Blob* top) {
   // The FLOAT weights may have changed since the last pass.
   GpuConvert(blobs_[0]->count(), FLOAT, blobs_[0]->gpu_data(), type,
              narrow_weights_.data()->mutable_gpu_data());
-  void* y = staging_.MutableTopData(top);
+  // A FLOAT top (the scores a FLOAT loss reads) takes cuBLAS's FLOAT sums
+  // as they are, not rounded to 16 bits in a stand-in on the way.
+  const bool float_top = top->storage_type() == FLOAT;
+  const Type y_type = float_top ? FLOAT : type;
+  void* y = float_top ? top->mutable_gpu_data() : staging_.MutableTopData(top);
   if (m_ > 0) {
     GpuGemmStored(false, !transpose_, m_, n_, k_, 1.0f, type, staging_.BottomData(bottom),
-                  narrow_weights_.data()->gpu_data(), 0.0f, type, y);
+                  narrow_weights_.data()->gpu_data(), 0.0f, y_type, y);
   }
   if (bias_term_ && m_ > 0) {
-    VisitStorageType(type, [&](auto tag) {
+    VisitStorageType(y_type, [&](auto tag) {
       using T = decltype(tag);
       Launch("AddToStoredRowsKernel", ElementwiseBlocks(m_ * n_), AddToStoredRowsKernel<T>, m_ * n_,
              n_, blobs_[1]->gpu_data(), static_cast<T*>(y));
     });
   }
-  staging_.FinishTopData(top);
+  if (!float_top) staging_.FinishTopData(top);
 }
 
 void InnerProductLayer::BackwardStoredGpu(const Blob& top, bool propagate_down, Blob* bottom) {
