@@ -120,6 +120,21 @@ failure() {
   esac
 }
 
+# run_tests FILTER NAME SECONDS: test_all's tests matching FILTER through bench/run_gtests.sh,
+# which goes on past a test that ends the process (a failed CUDA check aborts), so one crash on
+# a first run hides no other result; its summary lines (or why it did not finish) in the report.
+run_tests() {
+  local summary="$log_dir/$2_summary" status
+  run_step $(($3 + 20)) "$summary" bash bench/run_gtests.sh "$bin/test/test_all" "$1" \
+    "$log_dir/$2" "$3"
+  status=$?
+  if grep -q ' passed, ' "$summary"; then
+    cat "$summary" >>"$report"
+  else
+    say "Did not finish: $(failure "$status" "$summary")"
+  fi
+}
+
 progress "writing $report ($([ "$dry" -eq 1 ] && echo "dry run: CPU, tiny batches" || echo "$gpus GPU(s)"))"
 say "# GPU benchmark: $gpu_name$([ "$dry" -eq 1 ] && echo " (dry run)")"
 say ""
@@ -161,19 +176,10 @@ fi
 
 # ---- 2. the Gpu* tests ----
 progress "2/6 Gpu* tests"
-# bench/run_gtests.sh goes on past a test that ends the process (a failed CUDA check aborts),
-# so one crash on a first run does not hide the other tests' results.
-run_step $((step_timeout * 2 + 20)) "$log_dir/tests_summary" \
-  bash bench/run_gtests.sh "$bin/test/test_all" '*Gpu*' "$log_dir/tests" $((step_timeout * 2))
-status=$?
 say ""
 say "## Gpu* tests"
 say ""
-if grep -q ' passed, ' "$log_dir/tests_summary"; then
-  cat "$log_dir/tests_summary" >>"$report"
-else
-  say "Did not finish: $(failure "$status" "$log_dir/tests_summary")"
-fi
+run_tests '*Gpu*' tests $((step_timeout * 2))
 
 # ---- 3. throughput ----
 # time_row MODEL BATCH PRECISION: one table row.
@@ -434,16 +440,9 @@ say ""
 if [ "$gpus" -lt 2 ]; then
   say "Needs 2 or more GPUs; this machine has $gpus."
 else
-  run_step $((step_timeout + 20)) "$log_dir/replica_summary" bash bench/run_gtests.sh \
-    "$bin/test/test_all" '*TwoGpu*:*Nccl*:*MultiGpu*' "$log_dir/replica_tests" "$step_timeout"
-  status=$?
   say "Replica tests (*TwoGpu*, *Nccl*, *MultiGpu*):"
   say ""
-  if grep -q ' passed, ' "$log_dir/replica_summary"; then
-    cat "$log_dir/replica_summary" >>"$report"
-  else
-    say "Did not finish: $(failure "$status" "$log_dir/replica_summary")"
-  fi
+  run_tests '*TwoGpu*:*Nccl*:*MultiGpu*' replica_tests "$step_timeout"
   say ""
   say "| GPUs | CUDA graphs | batch per GPU | ms/iter | img/s |"
   say "|---|---|---|---|---|"
