@@ -2,15 +2,21 @@
 // 4 x 16 replicas, BatchNorm statistics averaged into tests and snapshots.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
+#include <string>
+#include <thread>
 #include <utility>
 
 #include "data_test_util.hpp"
 #include "demi/layer_registry.hpp"
 #include "demi/layers/data_layer.hpp"
+#include "demi/parallel/replica_sync.hpp"
 #include "demi/parallel/replicas.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
@@ -247,6 +253,146 @@ TEST(ReplicationBucketsTest, ABucketLeftBehindIsAnError) {
   ExpectErrorContaining([&] { sync.OnGradientsReady(); },
                         {"replica 0", StrCat(sync.num_buckets() - 1, " of ", sync.num_buckets()),
                          "gradient buckets"});
+}
+
+/// A world of one that queues its collectives as NCCL does: it records the
+/// floats each queued all-reduce covers and the order of queues ("q"),
+/// joins ("j") and backward's hooks ("l", from LayerNotes), counts the
+/// worker's waits, and fails them on request.
+class QueuingCommunicator : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  const char* backend() const override { return "queuing"; }
+  void AllReduceSum(float*, size_t) override {}
+  void Broadcast(void*, size_t, int) override {}
+  void Barrier() override {}
+  bool queues_collectives() const override { return true; }
+  void QueueAllReduceSum(float*, size_t count) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    calls_ += "q";
+    queued_floats_ += static_cast<int64_t>(count);
+  }
+  void JoinQueued() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    calls_ += "j";
+  }
+  void WaitJoined() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++waits_;
+    if (fail_) throw CommError("queuing: the peer died");
+  }
+  /// Notes a backward hook in the same record.
+  void NoteLayerBackward() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    calls_ += "l";
+  }
+  void FailWaits() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fail_ = true;
+  }
+  std::string calls() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return calls_;
+  }
+  int64_t queued_floats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return queued_floats_;
+  }
+  /// The worker's waits, once it has made `at_least` of them (or 10 s).
+  int waits(int at_least) {
+    for (int i = 0; i < 10000; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (waits_ >= at_least) return waits_;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    return waits_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string calls_;
+  int64_t queued_floats_ = 0;
+  int waits_ = 0;
+  bool fail_ = false;
+};
+
+class LayerNotes : public Solver::Callback {
+ public:
+  explicit LayerNotes(QueuingCommunicator* comm) : comm_(comm) {}
+  void OnLayerBackward(int) override { comm_->NoteLayerBackward(); }
+
+ private:
+  QueuingCommunicator* comm_;
+};
+
+// With a communicator that queues its collectives (NCCL), each bucket is
+// queued from backward's hook, every one before the step's join, and the
+// host waits for none: the worker waits once per join, and training is
+// what it is without replication (a world of one sums nothing).
+TEST(ReplicationQueuedTest, BucketsAreQueuedFromBackwardAndJoinedOncePerStep) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 64);
+  const std::string text = LeNetSolver(dir.file("db"), 16);
+  auto alone = MakeSolver(text);
+  alone->Step(4);
+  auto solver = MakeSolver(text);
+  QueuingCommunicator comm;
+  {
+    ReplicaSync sync(solver.get(), &comm, 64 << 10);
+    ASSERT_TRUE(sync.queues());
+    ASSERT_GT(sync.num_buckets(), 1);
+    sync.Attach();
+    LayerNotes notes(&comm);
+    solver->AddCallback(&notes);
+    solver->Step(4);
+    solver->RemoveCallback(&notes);
+    // Each step: its buckets queued among backward's hooks (the first
+    // before the last hook), then one join.
+    const std::string calls = comm.calls();
+    size_t begin = 0;
+    for (int step = 0; step < 4; ++step) {
+      const size_t join = calls.find('j', begin);
+      ASSERT_NE(join, std::string::npos) << step;
+      const std::string hooks = calls.substr(begin, join - begin);
+      EXPECT_EQ(std::count(hooks.begin(), hooks.end(), 'q'), sync.num_buckets()) << hooks;
+      EXPECT_LT(hooks.find('q'), hooks.rfind('l')) << hooks;
+      begin = join + 1;
+    }
+    EXPECT_EQ(begin, calls.size());
+    EXPECT_EQ(sync.collectives(), 4 * sync.num_buckets());
+    EXPECT_EQ(comm.waits(4), 4);
+    EXPECT_EQ(sync.wait_seconds(), 0.0);
+  }
+  // Every param of LeNet is reduced: each step's buckets cover them all,
+  // within the diff block.
+  int64_t params = 0;
+  for (const Blob* param : solver->net().learnable_params()) params += param->count();
+  const auto& segments = solver->net().param_block().segments();
+  const int64_t block = segments.back().offset + segments.back().count - segments.front().offset;
+  EXPECT_GE(comm.queued_floats(), 4 * params);
+  EXPECT_LE(comm.queued_floats(), 4 * block);
+  EXPECT_EQ(AllParams(solver->net()), AllParams(alone->net()));
+}
+
+// A queued all-reduce that fails or times out is found by the worker's wait
+// and thrown by the replica's next step, naming the failure.
+TEST(ReplicationQueuedTest, AFailedWaitStopsTheNextStep) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 64);
+  auto solver = MakeSolver(LeNetSolver(dir.file("db"), 16));
+  QueuingCommunicator comm;
+  ReplicaSync sync(solver.get(), &comm);
+  sync.Attach();
+  solver->Step(1);
+  EXPECT_EQ(comm.waits(1), 1);
+  comm.FailWaits();
+  solver->Step(1);
+  ASSERT_EQ(comm.waits(2), 2);
+  ExpectErrorContaining([&] { solver->Step(1); }, {"queuing: the peer died"});
 }
 
 // A replica thread, and the all-reduce worker beside it, run OpenMP on the

@@ -39,6 +39,22 @@ class Communicator {
   /// True when AllReduceSum and Broadcast take device pointers of the
   /// member's GPU (NCCL); host pointers always work.
   virtual bool accepts_device_pointers() const { return false; }
+
+  // Queued collectives (NCCL): the device runs them behind the caller's
+  // work, and the caller's thread waits for nothing.
+  /// True when the three calls below work.
+  virtual bool queues_collectives() const { return false; }
+  /// data[i] = sum over members, run after the work the calling thread's
+  /// stream (util/cuda.hpp) holds now; returns once it is queued. `data` is
+  /// device memory, left alone until a JoinQueued's work is done.
+  virtual void QueueAllReduceSum(float* data, size_t count);
+  /// Makes the calling thread's stream wait, on the device, for every
+  /// collective queued so far: the host waits for nothing.
+  virtual void JoinQueued();
+  /// Blocks until the work of the oldest JoinQueued not yet waited for has
+  /// run (one call per JoinQueued, in order, from any one thread), or throws
+  /// CommError on a failure or past the timeout, which breaks the member.
+  virtual void WaitJoined();
 };
 
 /// A collective that could not complete: a peer died, never joined, or the

@@ -6,8 +6,11 @@
 
 #include <nccl.h>
 
+#include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "demi/parallel/communicator.hpp"
@@ -21,11 +24,17 @@ class GlooCommunicator;
 /// across processes through rank 0's unique id, which travels through the
 /// Gloo store).
 ///
-/// Collectives run on the calling thread's stream of the member's device
-/// (util/cuda.hpp) and return when done. Device pointers are used directly;
-/// host pointers are staged through a device buffer. Every wait polls NCCL's
-/// asynchronous error and the timeout: past it the communicator is aborted
-/// and the call throws CommError, so a dead peer never hangs a replica.
+/// Collectives run on the member's own stream, of the device's highest
+/// priority (so they take SMs ahead of the compute they overlap), after the
+/// work the calling thread's stream (util/cuda.hpp) holds when they are
+/// called. AllReduceSum and Broadcast return when done; device pointers are
+/// used directly, host pointers staged through a device buffer. The queued
+/// calls (Communicator) let the solver's stream wait for the gradients'
+/// all-reduce on the device, and a watching thread wait for it on the host
+/// (WaitJoined). Every wait watches NCCL's asynchronous error and the
+/// timeout: past it the communicator is aborted and the call throws
+/// CommError, so a dead peer never hangs a replica. The watching thread may
+/// abort while the queuing one calls: NCCL is called under a mutex.
 class NcclCommunicator : public Communicator {
  public:
   /// Creates the members for this process's `devices` (replica i of this
@@ -50,12 +59,29 @@ class NcclCommunicator : public Communicator {
   void AllReduceSum(float* data, size_t count) override;
   void Broadcast(void* data, size_t bytes, int root) override;
   void Barrier() override;
+  bool queues_collectives() const override { return true; }
+  void QueueAllReduceSum(float* data, size_t count) override;
+  void JoinQueued() override;
+  void WaitJoined() override;
 
  private:
   NcclCommunicator(ncclComm_t comm, int device, int rank, int size,
                    std::chrono::milliseconds timeout);
-  /// Waits for the stream, watching for NCCL errors and the timeout.
-  void Wait(const char* operation);
+  /// Makes stream_ wait for what the calling thread's stream holds now.
+  void FollowCaller();
+  /// Calls `collective` (an NCCL call on comm_ and stream_) under the mutex
+  /// and waits until NCCL has queued it (a non-blocking comm may still be
+  /// queueing: no other NCCL call may touch it meanwhile).
+  template <typename Call>
+  void Enqueue(const char* operation, Call collective);
+  /// Waits until `event`'s work has run, watching for NCCL errors and the
+  /// timeout; spins first where a caller waits (`eager`), else only sleeps.
+  void Wait(const char* operation, cudaEvent_t event, bool eager);
+  /// NCCL's asynchronous state (ncclInternalError once aborted).
+  ncclResult_t State();
+  /// Aborts comm_ and throws CommError: `operation` failed with `state`, or
+  /// timed out where state is ncclSuccess or ncclInProgress.
+  [[noreturn]] void Fail(const char* operation, ncclResult_t state);
   /// A device buffer of at least `bytes` for staging host data.
   void* Staging(size_t bytes);
 
@@ -64,10 +90,21 @@ class NcclCommunicator : public Communicator {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
+  cudaStream_t stream_ = nullptr;
+  /// Where the caller's stream was at a collective: stream_ waits for it.
+  cudaEvent_t caller_ = nullptr;
+  /// After a blocking collective, for its wait.
+  cudaEvent_t done_ = nullptr;
   void* staging_ = nullptr;
   size_t staging_bytes_ = 0;
-  bool broken_ = false;
+  /// Guards comm_ and broken_ (aborted by the watching thread), and the
+  /// joins below.
+  std::mutex mutex_;
+  std::atomic<bool> broken_{false};
   bool finalized_ = false;
+  /// JoinQueued's events, oldest first, not yet waited for; and used ones.
+  std::deque<cudaEvent_t> joins_;
+  std::vector<cudaEvent_t> spare_events_;
 };
 
 }  // namespace demi

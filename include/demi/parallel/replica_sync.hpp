@@ -44,9 +44,15 @@ namespace demi {
 /// Params with lr_mult 0 and params no layer back-propagates to are not
 /// all-reduced: their update is zero anyway.
 ///
-/// On a GPU, a layer's gradients are handed over once the compute stream
-/// finished them; an NCCL communicator then reduces them in device memory,
-/// any other through host memory.
+/// On a GPU with NCCL (a communicator that queues collectives), each bucket
+/// is queued from the backward hook behind the backward the solver's stream
+/// holds, on NCCL's own high-priority stream, in device memory: nothing on
+/// the host waits for it. At OnGradientsReady the solver's stream waits for
+/// the reductions on the device (the update queued next runs after them),
+/// and the worker thread waits on the host, only to turn a failure or the
+/// timeout into a CommError, thrown at the next step's start. With any
+/// other communicator, a layer's gradients are handed to the worker once
+/// the compute stream finished them, and reduced through host memory.
 ///
 /// Nothing of the above happens before Attach: until then the solver
 /// trains alone, and only BroadcastState and AverageComputedParams reach
@@ -76,7 +82,8 @@ class ReplicaSync : public Solver::Callback {
   void AverageComputedParams();
 
   /// Time in training steps (forward, backward, all-reduce) and the part of
-  /// it spent waiting for all-reduces after backward ended.
+  /// it the host spent waiting for all-reduces after backward ended (none
+  /// where the collectives are queued: the device waits).
   double step_seconds() const { return step_seconds_; }
   double wait_seconds() const { return wait_seconds_; }
   int steps() const { return steps_; }
@@ -85,6 +92,8 @@ class ReplicaSync : public Solver::Callback {
   /// Buckets the backward hook has handed over (queued) over all steps.
   int64_t handed_over() const { return handed_over_; }
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
+  /// Whether the collectives are queued on the device (NCCL), not waited for.
+  bool queues() const { return queues_; }
 
   void OnStart() override;
   void OnLayerBackward(int layer_id) override;
@@ -119,8 +128,14 @@ class ReplicaSync : public Solver::Callback {
   float* DataFor(Blob* blob);
   float* DiffFor(Blob* blob);
   void Enqueue(const std::vector<int>& buckets);
-  /// All-reduces bucket `b` (on the worker thread).
+  /// The first float of bucket `b`'s range where the communicator reads it.
+  float* BucketStart(int b);
+  /// All-reduces bucket `b`, or waits for the joined collectives (kWatch),
+  /// on the worker thread.
   void Reduce(int b);
+  /// Rethrows the worker's error.
+  void ThrowIfFailed();
+  static constexpr int kWatch = -1;
   void WorkerLoop();
 
   Solver* solver_;
@@ -144,6 +159,7 @@ class ReplicaSync : public Solver::Callback {
   bool attached_ = false;
   bool on_gpu_ = false;           ///< the solver trains on a GPU
   bool device_pointers_ = false;  ///< ... and the communicator reads its memory
+  bool queues_ = false;           ///< the communicator queues collectives (NCCL)
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -157,7 +173,7 @@ class ReplicaSync : public Solver::Callback {
   double step_seconds_ = 0;
   double wait_seconds_ = 0;
   int steps_ = 0;
-  int64_t collectives_ = 0;  ///< written by the worker under mutex_
+  int64_t collectives_ = 0;  ///< written under mutex_ (by the worker, or where queued)
   int64_t handed_over_ = 0;  ///< by OnLayerBackward, on the solver's thread
 };
 

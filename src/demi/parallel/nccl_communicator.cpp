@@ -4,6 +4,7 @@
 
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "demi/parallel/gloo_communicator.hpp"
 #include "demi/util/cuda.hpp"
@@ -97,11 +98,19 @@ std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateClique(
 
 NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device, int rank, int size,
                                    std::chrono::milliseconds timeout)
-    : comm_(comm), device_(device), rank_(rank), size_(size), timeout_(timeout) {}
+    : comm_(comm), device_(device), rank_(rank), size_(size), timeout_(timeout) {
+  SetDevice(device_);
+  int least = 0, greatest = 0;
+  DEMI_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  DEMI_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
+  for (cudaEvent_t* event : {&caller_, &done_}) {
+    DEMI_CUDA_CHECK(cudaEventCreateWithFlags(event, cudaEventDisableTiming));
+  }
+}
 
 NcclCommunicator::~NcclCommunicator() {
+  SetDevice(device_);
   if (comm_ != nullptr) {
-    SetDevice(device_);
     // After FinalizeClique destroying is local; without it, destroying would
     // wait for the other members (a deadlock when one thread holds them all).
     if (finalized_) {
@@ -110,10 +119,14 @@ NcclCommunicator::~NcclCommunicator() {
       ncclCommAbort(comm_);
     }
   }
-  if (staging_ != nullptr) {
-    SetDevice(device_);
-    DeviceFree(staging_);
-  }
+  // The stream's work has ended or was aborted with the comm; a stream or
+  // event destroyed with work queued is released when it is done.
+  for (cudaEvent_t event : joins_) cudaEventDestroy(event);
+  for (cudaEvent_t event : spare_events_) cudaEventDestroy(event);
+  cudaEventDestroy(caller_);
+  cudaEventDestroy(done_);
+  cudaStreamDestroy(stream_);
+  if (staging_ != nullptr) DeviceFree(staging_);
 }
 
 void NcclCommunicator::FinalizeClique(const std::vector<NcclCommunicator*>& members) {
@@ -150,32 +163,74 @@ void* NcclCommunicator::Staging(size_t bytes) {
   return staging_;
 }
 
-void NcclCommunicator::Wait(const char* operation) {
+ncclResult_t NcclCommunicator::State() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (comm_ == nullptr) return ncclInternalError;
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t queried = ncclCommGetAsyncError(comm_, &state);
+  return queried == ncclSuccess ? state : queried;
+}
+
+void NcclCommunicator::Fail(const char* operation, ncclResult_t state) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    broken_ = true;
+    if (comm_ != nullptr) ncclCommAbort(comm_);
+    comm_ = nullptr;
+  }
+  const bool timed_out = state == ncclSuccess || state == ncclInProgress;
+  throw CommError(StrCat("nccl: ", operation, " on GPU ", device_, " (rank ", rank_, " of ", size_,
+                         ") ",
+                         timed_out ? StrCat("timed out after ", timeout_.count() / 1000, " s")
+                                   : StrCat("failed: ", ncclGetErrorString(state)),
+                         "; a peer may have exited (--comm_timeout)"));
+}
+
+template <typename Call>
+void NcclCommunicator::Enqueue(const char* operation, Call collective) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (broken_ || comm_ == nullptr) throw CommError("nccl: an earlier collective failed");
+    CheckNccl(collective(), operation);
+  }
+  // A non-blocking comm may still be queueing the collective (ncclInProgress).
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   for (;;) {
-    // A non-blocking comm may still be enqueueing the collective
-    // (ncclInProgress): until it reports ncclSuccess the stream being idle
-    // means nothing, and no other CUDA or NCCL call may touch it.
-    ncclResult_t state = ncclSuccess;
-    ncclCommGetAsyncError(comm_, &state);
-    const bool failed = state != ncclSuccess && state != ncclInProgress;
-    if (state == ncclSuccess) {
-      const cudaError_t done = cudaStreamQuery(CudaStream());
-      if (done == cudaSuccess) return;
-      if (done != cudaErrorNotReady) DEMI_CUDA_CHECK(done);
-    }
-    if (failed || std::chrono::steady_clock::now() > deadline) {
-      broken_ = true;
-      ncclCommAbort(comm_);
-      comm_ = nullptr;
-      throw CommError(StrCat("nccl: ", operation, " on GPU ", device_, " (rank ", rank_, " of ",
-                             size_, ") ",
-                             failed ? StrCat("failed: ", ncclGetErrorString(state))
-                                    : StrCat("timed out after ", timeout_.count() / 1000, " s"),
-                             "; a peer may have exited (--comm_timeout)"));
+    const ncclResult_t state = State();
+    if (state == ncclSuccess) return;
+    if (state != ncclInProgress || std::chrono::steady_clock::now() > deadline) {
+      Fail(operation, state);
     }
     std::this_thread::yield();
   }
+}
+
+void NcclCommunicator::Wait(const char* operation, cudaEvent_t event, bool eager) {
+  // A caller waiting spins for the first 200 us (a loss or a vote takes a few), then sleeps
+  // between looks; the watching thread only sleeps: nobody waits for it.
+  const auto start = std::chrono::steady_clock::now();
+  const auto spin_until = start + std::chrono::microseconds(eager ? 200 : 0);
+  const auto deadline = start + timeout_;
+  for (;;) {
+    const cudaError_t done = cudaEventQuery(event);
+    if (done == cudaSuccess) return;
+    if (done != cudaErrorNotReady) DEMI_CUDA_CHECK(done);
+    const ncclResult_t state = State();
+    const auto now = std::chrono::steady_clock::now();
+    if ((state != ncclSuccess && state != ncclInProgress) || now > deadline) {
+      Fail(operation, state);
+    }
+    if (now < spin_until) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(eager ? 50 : 1000));
+    }
+  }
+}
+
+void NcclCommunicator::FollowCaller() {
+  DEMI_CUDA_CHECK(cudaEventRecord(caller_, CudaStream()));
+  DEMI_CUDA_CHECK(cudaStreamWaitEvent(stream_, caller_, 0));
 }
 
 void NcclCommunicator::AllReduceSum(float* data, size_t count) {
@@ -185,9 +240,12 @@ void NcclCommunicator::AllReduceSum(float* data, size_t count) {
   const bool on_device = IsDevicePointer(data);
   float* buffer = on_device ? data : static_cast<float*>(Staging(count * sizeof(float)));
   if (!on_device) CopyHostToDevice(buffer, data, count * sizeof(float));
-  CheckNccl(ncclAllReduce(buffer, buffer, count, ncclFloat32, ncclSum, comm_, CudaStream()),
-            "ncclAllReduce");
-  Wait("all-reduce");
+  FollowCaller();
+  Enqueue("ncclAllReduce", [&] {
+    return ncclAllReduce(buffer, buffer, count, ncclFloat32, ncclSum, comm_, stream_);
+  });
+  DEMI_CUDA_CHECK(cudaEventRecord(done_, stream_));
+  Wait("all-reduce", done_, true);
   if (!on_device) CopyDeviceToHost(data, buffer, count * sizeof(float));
 }
 
@@ -198,10 +256,55 @@ void NcclCommunicator::Broadcast(void* data, size_t bytes, int root) {
   const bool on_device = IsDevicePointer(data);
   void* buffer = on_device ? data : Staging(bytes);
   if (!on_device) CopyHostToDevice(buffer, data, bytes);
-  CheckNccl(ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, CudaStream()),
-            "ncclBroadcast");
-  Wait("broadcast");
+  FollowCaller();
+  Enqueue("ncclBroadcast",
+          [&] { return ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, stream_); });
+  DEMI_CUDA_CHECK(cudaEventRecord(done_, stream_));
+  Wait("broadcast", done_, true);
   if (!on_device) CopyDeviceToHost(data, buffer, bytes);
+}
+
+void NcclCommunicator::QueueAllReduceSum(float* data, size_t count) {
+  if (broken_) throw CommError("nccl: an earlier collective failed");
+  if (count == 0 || size_ == 1) return;
+  SetDevice(device_);
+  DEMI_CHECK(IsDevicePointer(data), "nccl: a queued all-reduce takes device memory");
+  FollowCaller();
+  Enqueue("ncclAllReduce",
+          [&] { return ncclAllReduce(data, data, count, ncclFloat32, ncclSum, comm_, stream_); });
+}
+
+void NcclCommunicator::JoinQueued() {
+  SetDevice(device_);
+  cudaEvent_t joined = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!spare_events_.empty()) {
+      joined = spare_events_.back();
+      spare_events_.pop_back();
+    }
+  }
+  if (joined == nullptr) {
+    DEMI_CUDA_CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+  }
+  DEMI_CUDA_CHECK(cudaEventRecord(joined, stream_));
+  DEMI_CUDA_CHECK(cudaStreamWaitEvent(CudaStream(), joined, 0));
+  std::lock_guard<std::mutex> lock(mutex_);
+  joins_.push_back(joined);
+}
+
+void NcclCommunicator::WaitJoined() {
+  SetDevice(device_);
+  cudaEvent_t joined = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    DEMI_CHECK(!joins_.empty(), "nccl: WaitJoined without a JoinQueued to wait for");
+    joined = joins_.front();
+  }
+  Wait("the gradients' all-reduce", joined, false);
+  std::lock_guard<std::mutex> lock(mutex_);
+  joins_.pop_front();
+  spare_events_.push_back(joined);
 }
 
 void NcclCommunicator::Barrier() {

@@ -9,14 +9,25 @@
 
 namespace demi {
 
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 ReplicaSync::ReplicaSync(Solver* solver, Communicator* comm, size_t bucket_bytes)
     : solver_(solver), comm_(comm), bucket_bytes_(bucket_bytes) {
   CHECK(solver_ && comm_);
   CHECK_EQ(solver_->context().replica, comm_->rank());
   on_gpu_ = solver_->context().device == Device::kGPU;
   device_pointers_ = on_gpu_ && comm_->accepts_device_pointers();
+  queues_ = comm_->queues_collectives();
+  DEMI_CHECK(!queues_ || !on_gpu_ || device_pointers_, "the ", comm_->backend(),
+             " communicator queues collectives but takes no device memory");
   PlanReductions();
-  if (on_gpu_) {
+  if (on_gpu_ && !queues_) {
     for (size_t b = 0; b < buckets_.size(); ++b) {
       bucket_ready_.push_back(std::make_unique<StreamMarker>());
     }
@@ -172,6 +183,7 @@ std::vector<DataReadPosition> ReplicaSync::GatherReadPositions(
 // ---- the iteration ----
 
 void ReplicaSync::OnStart() {
+  ThrowIfFailed();
   step_start_ = std::chrono::steady_clock::now();
   for (size_t b = 0; b < buckets_.size(); ++b) pending_[b] = buckets_[b].reduced_params;
 }
@@ -182,14 +194,40 @@ void ReplicaSync::OnLayerBackward(int layer_id) {
     const int b = bucket_of_param_[param];
     if (--pending_[b] == 0) complete.push_back(b);
   }
+  handed_over_ += static_cast<int64_t>(complete.size());
+  if (queues_) {
+    // Queued behind the backward this thread's stream holds: the device
+    // reduces each bucket once computed, and nothing here waits.
+    ThrowIfFailed();
+    for (int b : complete) {
+      comm_->QueueAllReduceSum(BucketStart(b), static_cast<size_t>(buckets_[b].count));
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++collectives_;
+    }
+    return;
+  }
   // The worker reduces a bucket once its gradients have been computed, not
   // just queued: it waits for a mark in this thread's stream, which goes on
   // with backward meanwhile.
   if (on_gpu_) {
     for (int b : complete) bucket_ready_[b]->Record();
   }
-  handed_over_ += static_cast<int64_t>(complete.size());
   Enqueue(complete);
+}
+
+void ReplicaSync::ThrowIfFailed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (error_) std::rethrow_exception(error_);
+}
+
+float* ReplicaSync::BucketStart(int b) {
+  // Every param of the bucket is final and no other thread touches it: make
+  // each current where the communicator reads (a GPU net reduced through
+  // host memory copies them there), then hand over the whole range.
+  // The last param added (the lowest offset) starts the range.
+  float* start = nullptr;
+  for (int param : buckets_[b].params) start = DiffFor(solver_->net().learnable_params()[param]);
+  return start;
 }
 
 float* ReplicaSync::DataFor(Blob* blob) {
@@ -210,16 +248,12 @@ void ReplicaSync::Enqueue(const std::vector<int>& buckets) {
 }
 
 void ReplicaSync::Reduce(int b) {
+  if (b == kWatch) {
+    comm_->WaitJoined();
+    return;
+  }
   if (on_gpu_) bucket_ready_[b]->Wait();
-  const Bucket& bucket = buckets_[b];
-  const auto& params = solver_->net().learnable_params();
-  // Every param of the bucket is final and no other thread touches it: make
-  // each current where the communicator reads (a GPU net reduced through
-  // host memory copies them there), then hand over the whole range.
-  // The last param added (the lowest offset) starts the range.
-  float* start = nullptr;
-  for (int param : bucket.params) start = DiffFor(params[param]);
-  comm_->AllReduceSum(start, static_cast<size_t>(bucket.count));
+  comm_->AllReduceSum(BucketStart(b), static_cast<size_t>(buckets_[b].count));
 }
 
 void ReplicaSync::OnGradientsReady() {
@@ -231,14 +265,20 @@ void ReplicaSync::OnGradientsReady() {
              ": backward handed ", handed_over, " of ", buckets_.size(),
              " gradient buckets over to the all-reduce this iteration; the replicas' params "
              "would part ways");
-  const auto wait_start = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return (queue_.empty() && in_flight_ == 0) || error_; });
-  if (error_) std::rethrow_exception(error_);
-  lock.unlock();
-  const auto now = std::chrono::steady_clock::now();
-  wait_seconds_ += std::chrono::duration<double>(now - wait_start).count();
-  step_seconds_ += std::chrono::duration<double>(now - step_start_).count();
+  if (queues_) {
+    // The update queued next waits on the device; the worker watches on the
+    // host for a failure or the timeout, which the next step's hooks throw.
+    ThrowIfFailed();
+    comm_->JoinQueued();
+    Enqueue({kWatch});
+  } else {
+    const auto wait_start = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return (queue_.empty() && in_flight_ == 0) || error_; });
+    if (error_) std::rethrow_exception(error_);
+    wait_seconds_ += SecondsSince(wait_start);
+  }
+  step_seconds_ += SecondsSince(step_start_);
   ++steps_;
 }
 
@@ -251,7 +291,7 @@ void ReplicaSync::WorkerLoop() {
     const int bucket = queue_.front();
     queue_.pop_front();
     ++in_flight_;
-    ++collectives_;
+    if (bucket != kWatch) ++collectives_;
     lock.unlock();
     try {
       Reduce(bucket);

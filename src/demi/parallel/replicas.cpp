@@ -268,10 +268,14 @@ std::string Replicas::WaitSummary() const {
   std::ostringstream out;
   out << std::fixed << std::setprecision(1) << "Replication: " << total() << " replicas (" << size()
       << " in this process, " << options_.world_size << " process(es)); "
-      << (steps > 0 ? 1000.0 * step / steps : 0.0) << " ms/step, of which "
-      << (steps > 0 ? 1000.0 * wait / steps : 0.0) << " ms ("
-      << (step > 0 ? 100.0 * wait / step : 0.0) << "%) waiting for all-reduce after backward; "
-      << (steps > 0 ? static_cast<double>(collectives) / steps : 0.0)
+      << (steps > 0 ? 1000.0 * step / steps : 0.0) << " ms/step, of which ";
+  if (!syncs_.empty() && syncs_.front()->queues()) {
+    out << "none waiting for all-reduce: queued behind backward, the device waits for it; ";
+  } else {
+    out << (steps > 0 ? 1000.0 * wait / steps : 0.0) << " ms ("
+        << (step > 0 ? 100.0 * wait / step : 0.0) << "%) waiting for all-reduce after backward; ";
+  }
+  out << (steps > 0 ? static_cast<double>(collectives) / steps : 0.0)
       << " gradient all-reduces per step";
   return out.str();
 }
