@@ -9,6 +9,9 @@
 #include "demi/parallel/nccl_communicator.hpp"
 #include "demi/parallel/replicas.hpp"
 #include "demi/step_graph.hpp"
+#ifndef CPU_ONLY
+#include "demi/util/math_gpu.hpp"
+#endif
 #include "gpu_test_util.hpp"
 #include "replication_test_util.hpp"
 #include "solver_test_util.hpp"
@@ -278,6 +281,60 @@ TEST(GpuNcclTest, SumsAndBroadcastsDeviceAndHostBuffers) {
     }
     EXPECT_EQ(std::string(bytes[r].begin(), bytes[r].end()), "bbbbbbb");
   }
+}
+
+// Queued all-reduces (the gradients' way): each member queues behind its own
+// stream and joins; the sums are there once the member's stream has run, and
+// the watcher's waits return.
+TEST(GpuNcclTest, QueuedAllReducesSumOnTheDevice) {
+  if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
+  auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(60));
+  const int64_t n = 4099;
+  std::vector<std::vector<float>> results(2, std::vector<float>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      SetCurrentDevice(r);
+      std::vector<float> values(n);
+      for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(i * (r + 1));
+      auto* device = static_cast<float*>(DeviceMalloc(2 * n * sizeof(float)));
+      CopyHostToDevice(device, values.data(), n * sizeof(float));
+      CopyHostToDevice(device + n, values.data(), n * sizeof(float));
+      clique[r]->QueueAllReduceSum(device, n);
+      clique[r]->QueueAllReduceSum(device + n, n);
+      clique[r]->JoinQueued();
+      clique[r]->WaitQueued();
+      clique[r]->WaitQueued();
+      GpuAxpy(n, 1.0f, device + n, device);  // on this thread's stream, after the join
+      CopyDeviceToHost(results[r].data(), device, n * sizeof(float));
+      DeviceFree(device);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  NcclCommunicator::FinalizeClique({clique[0].get(), clique[1].get()});
+  for (int r = 0; r < 2; ++r) {
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(results[r][i], 6.0f * i) << r << " " << i;
+  }
+}
+
+// A queued all-reduce that a peer never joins: the watcher's wait times out,
+// aborts the member, and every later call names that first failure; the
+// member's stream and the device are free again.
+TEST(GpuNcclTest, AQueuedAllReduceNoPeerJoinsTimesOut) {
+  if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
+  auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(3));
+  SetCurrentDevice(0);
+  auto* device = static_cast<float*>(DeviceMalloc(1024 * sizeof(float)));
+  clique[0]->QueueAllReduceSum(device, 1024);
+  clique[0]->JoinQueued();
+  ExpectErrorContaining(
+      [&] { clique[0]->WaitQueued(); },
+      {"nccl: the gradients' all-reduce on GPU 0 (rank 0 of 2) timed out after 3 s"});
+  float loss = 1;
+  ExpectErrorContaining([&] { clique[0]->AllReduceSum(&loss, 1); },
+                        {"the gradients' all-reduce on GPU 0", "timed out"});
+  SynchronizeDevice();
+  DeviceFree(device);
 }
 #endif
 

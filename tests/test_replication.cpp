@@ -277,7 +277,7 @@ class QueuingCommunicator : public Communicator {
     std::lock_guard<std::mutex> lock(mutex_);
     calls_ += "j";
   }
-  void WaitJoined() override {
+  void WaitQueued() override {
     std::lock_guard<std::mutex> lock(mutex_);
     ++waits_;
     if (fail_) throw CommError("queuing: the peer died");
@@ -331,7 +331,7 @@ class LayerNotes : public Solver::Callback {
 
 // With a communicator that queues its collectives (NCCL), each bucket is
 // queued from backward's hook, every one before the step's join, and the
-// host waits for none: the worker waits once per join, and training is
+// host waits for none: the worker waits once for each, and training is
 // what it is without replication (a world of one sums nothing).
 TEST(ReplicationQueuedTest, BucketsAreQueuedFromBackwardAndJoinedOncePerStep) {
   ScratchDir dir;
@@ -364,7 +364,7 @@ TEST(ReplicationQueuedTest, BucketsAreQueuedFromBackwardAndJoinedOncePerStep) {
     }
     EXPECT_EQ(begin, calls.size());
     EXPECT_EQ(sync.collectives(), 4 * sync.num_buckets());
-    EXPECT_EQ(comm.waits(4), 4);
+    EXPECT_EQ(comm.waits(4 * sync.num_buckets()), 4 * sync.num_buckets());
     EXPECT_EQ(sync.wait_seconds(), 0.0);
   }
   // Every param of LeNet is reduced: each step's buckets cover them all,
@@ -379,7 +379,7 @@ TEST(ReplicationQueuedTest, BucketsAreQueuedFromBackwardAndJoinedOncePerStep) {
 }
 
 // A queued all-reduce that fails or times out is found by the worker's wait
-// and thrown by the replica's next step, naming the failure.
+// and thrown by the replica's next hook, naming the failure.
 TEST(ReplicationQueuedTest, AFailedWaitStopsTheNextStep) {
   ScratchDir dir;
   WriteBandsDB(dir.file("db"), 64);
@@ -390,9 +390,15 @@ TEST(ReplicationQueuedTest, AFailedWaitStopsTheNextStep) {
   solver->Step(1);
   EXPECT_EQ(comm.waits(1), 1);
   comm.FailWaits();
-  solver->Step(1);
-  ASSERT_EQ(comm.waits(2), 2);
-  ExpectErrorContaining([&] { solver->Step(1); }, {"queuing: the peer died"});
+  // The worker watches the next step's bucket from when it is queued: that
+  // step ends with the error, or the one after starts with it.
+  ExpectErrorContaining(
+      [&] {
+        solver->Step(1);
+        comm.waits(2);
+        solver->Step(1);
+      },
+      {"queuing: the peer died"});
 }
 
 // A replica thread, and the all-reduce worker beside it, run OpenMP on the

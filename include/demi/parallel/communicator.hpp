@@ -51,10 +51,11 @@ class Communicator {
   /// Makes the calling thread's stream wait, on the device, for every
   /// collective queued so far: the host waits for nothing.
   virtual void JoinQueued();
-  /// Blocks until the work of the oldest JoinQueued not yet waited for has
-  /// run (one call per JoinQueued, in order, from any one thread), or throws
-  /// CommError on a failure or past the timeout, which breaks the member.
-  virtual void WaitJoined();
+  /// Blocks until the oldest queued all-reduce not yet waited for has run
+  /// (one call per QueueAllReduceSum, in order, from any one thread: a
+  /// watcher), or throws CommError on a failure or past the timeout, which
+  /// breaks the member.
+  virtual void WaitQueued();
 };
 
 /// A collective that could not complete: a peer died, never joined, or the

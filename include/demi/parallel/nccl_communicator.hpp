@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "demi/parallel/communicator.hpp"
@@ -30,8 +31,8 @@ class GlooCommunicator;
 /// called. AllReduceSum and Broadcast return when done; device pointers are
 /// used directly, host pointers staged through a device buffer. The queued
 /// calls (Communicator) let the solver's stream wait for the gradients'
-/// all-reduce on the device, and a watching thread wait for it on the host
-/// (WaitJoined). Every wait watches NCCL's asynchronous error and the
+/// all-reduce on the device, and a watching thread wait for each on the
+/// host from when it is queued (WaitQueued). Every wait watches NCCL's asynchronous error and the
 /// timeout: past it the communicator is aborted and the call throws
 /// CommError, so a dead peer never hangs a replica. The watching thread may
 /// abort while the queuing one calls: NCCL is called under a mutex.
@@ -62,7 +63,7 @@ class NcclCommunicator : public Communicator {
   bool queues_collectives() const override { return true; }
   void QueueAllReduceSum(float* data, size_t count) override;
   void JoinQueued() override;
-  void WaitJoined() override;
+  void WaitQueued() override;
 
  private:
   NcclCommunicator(ncclComm_t comm, int device, int rank, int size,
@@ -74,13 +75,22 @@ class NcclCommunicator : public Communicator {
   /// queueing: no other NCCL call may touch it meanwhile).
   template <typename Call>
   void Enqueue(const char* operation, Call collective);
-  /// Waits until `event`'s work has run, watching for NCCL errors and the
-  /// timeout; spins first where a caller waits (`eager`), else only sleeps.
+  /// AllReduceSum's and Broadcast's way: `collective(buffer)` over `bytes`
+  /// at `data` (device memory, or host memory staged through a buffer),
+  /// waited for.
+  template <typename Call>
+  void RunBlocking(const char* operation, void* data, size_t bytes, Call collective);
+  /// Waits until `event`'s work has run with the comm sound, watching for
+  /// NCCL errors and the timeout; spins first where a caller waits (`eager`),
+  /// else only sleeps.
   void Wait(const char* operation, cudaEvent_t event, bool eager);
   /// NCCL's asynchronous state (ncclInternalError once aborted).
   ncclResult_t State();
+  /// Throws the first failure's CommError once the comm is broken.
+  void ThrowIfBroken();
   /// Aborts comm_ and throws CommError: `operation` failed with `state`, or
-  /// timed out where state is ncclSuccess or ncclInProgress.
+  /// timed out where state is ncclSuccess or ncclInProgress (or the first
+  /// failure's message, where another call failed before).
   [[noreturn]] void Fail(const char* operation, ncclResult_t state);
   /// A device buffer of at least `bytes` for staging host data.
   void* Staging(size_t bytes);
@@ -93,17 +103,20 @@ class NcclCommunicator : public Communicator {
   cudaStream_t stream_ = nullptr;
   /// Where the caller's stream was at a collective: stream_ waits for it.
   cudaEvent_t caller_ = nullptr;
-  /// After a blocking collective, for its wait.
-  cudaEvent_t done_ = nullptr;
+  /// After a blocking collective, for its wait; after the queued ones, for
+  /// the caller's stream to wait for (JoinQueued).
+  cudaEvent_t done_ = nullptr, joined_ = nullptr;
   void* staging_ = nullptr;
   size_t staging_bytes_ = 0;
-  /// Guards comm_ and broken_ (aborted by the watching thread), and the
-  /// joins below.
+  /// Guards comm_, broken_ and failure_ (the watching thread may abort),
+  /// and the marks below.
   std::mutex mutex_;
   std::atomic<bool> broken_{false};
+  std::string failure_;
   bool finalized_ = false;
-  /// JoinQueued's events, oldest first, not yet waited for; and used ones.
-  std::deque<cudaEvent_t> joins_;
+  /// Each queued all-reduce's event, oldest first, not yet waited for; and
+  /// waited ones, for reuse.
+  std::deque<cudaEvent_t> marks_;
   std::vector<cudaEvent_t> spare_events_;
 };
 

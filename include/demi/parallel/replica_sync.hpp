@@ -48,9 +48,10 @@ namespace demi {
 /// is queued from the backward hook behind the backward the solver's stream
 /// holds, on NCCL's own high-priority stream, in device memory: nothing on
 /// the host waits for it. At OnGradientsReady the solver's stream waits for
-/// the reductions on the device (the update queued next runs after them),
-/// and the worker thread waits on the host, only to turn a failure or the
-/// timeout into a CommError, thrown at the next step's start. With any
+/// the reductions on the device (the update queued next runs after them).
+/// The worker thread waits for each on the host from when it is queued,
+/// only to turn a failure or the timeout into a CommError, thrown by the
+/// replica's next hook. With any
 /// other communicator, a layer's gradients are handed to the worker once
 /// the compute stream finished them, and reduced through host memory.
 ///
@@ -130,7 +131,7 @@ class ReplicaSync : public Solver::Callback {
   void Enqueue(const std::vector<int>& buckets);
   /// The first float of bucket `b`'s range where the communicator reads it.
   float* BucketStart(int b);
-  /// All-reduces bucket `b`, or waits for the joined collectives (kWatch),
+  /// All-reduces bucket `b`, or waits for the oldest queued one (kWatch),
   /// on the worker thread.
   void Reduce(int b);
   /// Rethrows the worker's error.

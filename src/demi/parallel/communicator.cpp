@@ -12,6 +12,6 @@ namespace {
 
 void Communicator::QueueAllReduceSum(float*, size_t) { NoQueue(*this); }
 void Communicator::JoinQueued() { NoQueue(*this); }
-void Communicator::WaitJoined() { NoQueue(*this); }
+void Communicator::WaitQueued() { NoQueue(*this); }
 
 }  // namespace demi

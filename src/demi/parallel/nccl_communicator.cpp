@@ -103,7 +103,7 @@ NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device, int rank, int si
   int least = 0, greatest = 0;
   DEMI_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   DEMI_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
-  for (cudaEvent_t* event : {&caller_, &done_}) {
+  for (cudaEvent_t* event : {&caller_, &done_, &joined_}) {
     DEMI_CUDA_CHECK(cudaEventCreateWithFlags(event, cudaEventDisableTiming));
   }
 }
@@ -121,10 +121,9 @@ NcclCommunicator::~NcclCommunicator() {
   }
   // The stream's work has ended or was aborted with the comm; a stream or
   // event destroyed with work queued is released when it is done.
-  for (cudaEvent_t event : joins_) cudaEventDestroy(event);
+  for (cudaEvent_t event : marks_) cudaEventDestroy(event);
   for (cudaEvent_t event : spare_events_) cudaEventDestroy(event);
-  cudaEventDestroy(caller_);
-  cudaEventDestroy(done_);
+  for (cudaEvent_t event : {caller_, done_, joined_}) cudaEventDestroy(event);
   cudaStreamDestroy(stream_);
   if (staging_ != nullptr) DeviceFree(staging_);
 }
@@ -171,26 +170,34 @@ ncclResult_t NcclCommunicator::State() {
   return queried == ncclSuccess ? state : queried;
 }
 
+void NcclCommunicator::ThrowIfBroken() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (broken_) throw CommError(failure_);
+}
+
 void NcclCommunicator::Fail(const char* operation, ncclResult_t state) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  // The first failure names the cause; a call failing because another
+  // thread aborted the comm repeats it.
+  if (!broken_) {
+    const bool timed_out = state == ncclSuccess || state == ncclInProgress;
+    failure_ =
+        StrCat("nccl: ", operation, " on GPU ", device_, " (rank ", rank_, " of ", size_, ") ",
+               timed_out ? StrCat("timed out after ", timeout_.count() / 1000, " s")
+                         : StrCat("failed: ", ncclGetErrorString(state)),
+               "; a peer may have exited (--comm_timeout)");
     broken_ = true;
-    if (comm_ != nullptr) ncclCommAbort(comm_);
-    comm_ = nullptr;
   }
-  const bool timed_out = state == ncclSuccess || state == ncclInProgress;
-  throw CommError(StrCat("nccl: ", operation, " on GPU ", device_, " (rank ", rank_, " of ", size_,
-                         ") ",
-                         timed_out ? StrCat("timed out after ", timeout_.count() / 1000, " s")
-                                   : StrCat("failed: ", ncclGetErrorString(state)),
-                         "; a peer may have exited (--comm_timeout)"));
+  if (comm_ != nullptr) ncclCommAbort(comm_);
+  comm_ = nullptr;
+  throw CommError(failure_);
 }
 
 template <typename Call>
 void NcclCommunicator::Enqueue(const char* operation, Call collective) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (broken_ || comm_ == nullptr) throw CommError("nccl: an earlier collective failed");
+    if (broken_) throw CommError(failure_);
     CheckNccl(collective(), operation);
   }
   // A non-blocking comm may still be queueing the collective (ncclInProgress).
@@ -213,13 +220,14 @@ void NcclCommunicator::Wait(const char* operation, cudaEvent_t event, bool eager
   const auto deadline = start + timeout_;
   for (;;) {
     const cudaError_t done = cudaEventQuery(event);
-    if (done == cudaSuccess) return;
-    if (done != cudaErrorNotReady) DEMI_CUDA_CHECK(done);
+    if (done != cudaSuccess && done != cudaErrorNotReady) DEMI_CUDA_CHECK(done);
+    // Kernels of a failed or aborted comm end too: done is success only
+    // with a sound comm.
     const ncclResult_t state = State();
+    const bool failed = state != ncclSuccess && state != ncclInProgress;
+    if (done == cudaSuccess && !failed) return;
     const auto now = std::chrono::steady_clock::now();
-    if ((state != ncclSuccess && state != ncclInProgress) || now > deadline) {
-      Fail(operation, state);
-    }
+    if (failed || now > deadline) Fail(operation, state);
     if (now < spin_until) {
       std::this_thread::yield();
     } else {
@@ -233,78 +241,88 @@ void NcclCommunicator::FollowCaller() {
   DEMI_CUDA_CHECK(cudaStreamWaitEvent(stream_, caller_, 0));
 }
 
-void NcclCommunicator::AllReduceSum(float* data, size_t count) {
-  if (broken_) throw CommError("nccl: an earlier collective failed");
-  if (count == 0 || size_ == 1) return;
-  SetDevice(device_);
-  const bool on_device = IsDevicePointer(data);
-  float* buffer = on_device ? data : static_cast<float*>(Staging(count * sizeof(float)));
-  if (!on_device) CopyHostToDevice(buffer, data, count * sizeof(float));
-  FollowCaller();
-  Enqueue("ncclAllReduce", [&] {
-    return ncclAllReduce(buffer, buffer, count, ncclFloat32, ncclSum, comm_, stream_);
-  });
-  DEMI_CUDA_CHECK(cudaEventRecord(done_, stream_));
-  Wait("all-reduce", done_, true);
-  if (!on_device) CopyDeviceToHost(data, buffer, count * sizeof(float));
-}
-
-void NcclCommunicator::Broadcast(void* data, size_t bytes, int root) {
-  if (broken_) throw CommError("nccl: an earlier collective failed");
+template <typename Call>
+void NcclCommunicator::RunBlocking(const char* operation, void* data, size_t bytes,
+                                   Call collective) {
+  ThrowIfBroken();
   if (bytes == 0 || size_ == 1) return;
   SetDevice(device_);
   const bool on_device = IsDevicePointer(data);
   void* buffer = on_device ? data : Staging(bytes);
-  if (!on_device) CopyHostToDevice(buffer, data, bytes);
-  FollowCaller();
-  Enqueue("ncclBroadcast",
-          [&] { return ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, stream_); });
+  if (on_device) {
+    FollowCaller();  // the caller's stream wrote it
+  } else {
+    // Host bytes (a loss, a vote) depend on no device work: staged on
+    // stream_, they wait for its queued gradients, not for the caller's
+    // update.
+    DEMI_CUDA_CHECK(cudaMemcpyAsync(buffer, data, bytes, cudaMemcpyHostToDevice, stream_));
+  }
+  Enqueue(operation, [&] { return collective(buffer); });
   DEMI_CUDA_CHECK(cudaEventRecord(done_, stream_));
-  Wait("broadcast", done_, true);
-  if (!on_device) CopyDeviceToHost(data, buffer, bytes);
+  Wait(operation, done_, true);
+  // stream_ is drained up to done_: the copy back waits for nothing.
+  if (!on_device) {
+    DEMI_CUDA_CHECK(cudaMemcpyAsync(data, buffer, bytes, cudaMemcpyDeviceToHost, stream_));
+    DEMI_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+}
+
+void NcclCommunicator::AllReduceSum(float* data, size_t count) {
+  RunBlocking("all-reduce", data, count * sizeof(float), [&](void* buffer) {
+    return ncclAllReduce(buffer, buffer, count, ncclFloat32, ncclSum, comm_, stream_);
+  });
+}
+
+void NcclCommunicator::Broadcast(void* data, size_t bytes, int root) {
+  RunBlocking("broadcast", data, bytes, [&](void* buffer) {
+    return ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, stream_);
+  });
 }
 
 void NcclCommunicator::QueueAllReduceSum(float* data, size_t count) {
-  if (broken_) throw CommError("nccl: an earlier collective failed");
-  if (count == 0 || size_ == 1) return;
+  ThrowIfBroken();
   SetDevice(device_);
-  DEMI_CHECK(IsDevicePointer(data), "nccl: a queued all-reduce takes device memory");
-  FollowCaller();
-  Enqueue("ncclAllReduce",
-          [&] { return ncclAllReduce(data, data, count, ncclFloat32, ncclSum, comm_, stream_); });
+  if (count > 0 && size_ > 1) {
+    DEMI_CHECK(IsDevicePointer(data), "nccl: a queued all-reduce takes device memory");
+    FollowCaller();
+    Enqueue("ncclAllReduce",
+            [&] { return ncclAllReduce(data, data, count, ncclFloat32, ncclSum, comm_, stream_); });
+  }
+  // Its mark, for WaitQueued: from now on a peer that never joins is noticed,
+  // whatever this thread waits for meanwhile (a cudaFree waits for the device).
+  cudaEvent_t mark = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!spare_events_.empty()) {
+      mark = spare_events_.back();
+      spare_events_.pop_back();
+    }
+  }
+  if (mark == nullptr) DEMI_CUDA_CHECK(cudaEventCreateWithFlags(&mark, cudaEventDisableTiming));
+  DEMI_CUDA_CHECK(cudaEventRecord(mark, stream_));
+  std::lock_guard<std::mutex> lock(mutex_);
+  marks_.push_back(mark);
 }
 
 void NcclCommunicator::JoinQueued() {
   SetDevice(device_);
-  cudaEvent_t joined = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!spare_events_.empty()) {
-      joined = spare_events_.back();
-      spare_events_.pop_back();
-    }
-  }
-  if (joined == nullptr) {
-    DEMI_CUDA_CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
-  }
-  DEMI_CUDA_CHECK(cudaEventRecord(joined, stream_));
-  DEMI_CUDA_CHECK(cudaStreamWaitEvent(CudaStream(), joined, 0));
-  std::lock_guard<std::mutex> lock(mutex_);
-  joins_.push_back(joined);
+  // A wait takes the event's state when it is queued: one event serves all.
+  DEMI_CUDA_CHECK(cudaEventRecord(joined_, stream_));
+  DEMI_CUDA_CHECK(cudaStreamWaitEvent(CudaStream(), joined_, 0));
 }
 
-void NcclCommunicator::WaitJoined() {
+void NcclCommunicator::WaitQueued() {
   SetDevice(device_);
-  cudaEvent_t joined = nullptr;
+  cudaEvent_t mark = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    DEMI_CHECK(!joins_.empty(), "nccl: WaitJoined without a JoinQueued to wait for");
-    joined = joins_.front();
+    DEMI_CHECK(!marks_.empty(), "nccl: WaitQueued without a queued all-reduce to wait for");
+    mark = marks_.front();
   }
-  Wait("the gradients' all-reduce", joined, false);
+  Wait("the gradients' all-reduce", mark, false);
   std::lock_guard<std::mutex> lock(mutex_);
-  joins_.pop_front();
-  spare_events_.push_back(joined);
+  marks_.pop_front();
+  spare_events_.push_back(mark);
 }
 
 void NcclCommunicator::Barrier() {

@@ -23,9 +23,9 @@ ReplicaSync::ReplicaSync(Solver* solver, Communicator* comm, size_t bucket_bytes
   CHECK_EQ(solver_->context().replica, comm_->rank());
   on_gpu_ = solver_->context().device == Device::kGPU;
   device_pointers_ = on_gpu_ && comm_->accepts_device_pointers();
-  queues_ = comm_->queues_collectives();
-  DEMI_CHECK(!queues_ || !on_gpu_ || device_pointers_, "the ", comm_->backend(),
-             " communicator queues collectives but takes no device memory");
+  // Queued where the communicator reads the memory the solver computes in
+  // (NCCL with a GPU solver, not with a CPU one).
+  queues_ = comm_->queues_collectives() && device_pointers_ == comm_->accepts_device_pointers();
   PlanReductions();
   if (on_gpu_ && !queues_) {
     for (size_t b = 0; b < buckets_.size(); ++b) {
@@ -197,13 +197,15 @@ void ReplicaSync::OnLayerBackward(int layer_id) {
   handed_over_ += static_cast<int64_t>(complete.size());
   if (queues_) {
     // Queued behind the backward this thread's stream holds: the device
-    // reduces each bucket once computed, and nothing here waits.
+    // reduces each bucket once computed, and nothing here waits; the worker
+    // watches each from now on, for a failure or the timeout.
     ThrowIfFailed();
     for (int b : complete) {
       comm_->QueueAllReduceSum(BucketStart(b), static_cast<size_t>(buckets_[b].count));
       std::lock_guard<std::mutex> lock(mutex_);
       ++collectives_;
     }
+    Enqueue(std::vector<int>(complete.size(), kWatch));
     return;
   }
   // The worker reduces a bucket once its gradients have been computed, not
@@ -249,7 +251,7 @@ void ReplicaSync::Enqueue(const std::vector<int>& buckets) {
 
 void ReplicaSync::Reduce(int b) {
   if (b == kWatch) {
-    comm_->WaitJoined();
+    comm_->WaitQueued();
     return;
   }
   if (on_gpu_) bucket_ready_[b]->Wait();
@@ -266,11 +268,10 @@ void ReplicaSync::OnGradientsReady() {
              " gradient buckets over to the all-reduce this iteration; the replicas' params "
              "would part ways");
   if (queues_) {
-    // The update queued next waits on the device; the worker watches on the
-    // host for a failure or the timeout, which the next step's hooks throw.
+    // The update queued next waits on the device; a failure the worker
+    // finds is thrown by the next step's hooks.
     ThrowIfFailed();
     comm_->JoinQueued();
-    Enqueue({kWatch});
   } else {
     const auto wait_start = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mutex_);

@@ -270,7 +270,8 @@ std::string Replicas::WaitSummary() const {
       << " in this process, " << options_.world_size << " process(es)); "
       << (steps > 0 ? 1000.0 * step / steps : 0.0) << " ms/step, of which ";
   if (!syncs_.empty() && syncs_.front()->queues()) {
-    out << "none waiting for all-reduce: queued behind backward, the device waits for it; ";
+    out << "none waiting for all-reduce after backward (queued behind it, waited for on the "
+           "device); ";
   } else {
     out << (steps > 0 ? 1000.0 * wait / steps : 0.0) << " ms ("
         << (step > 0 ? 100.0 * wait / step : 0.0) << "%) waiting for all-reduce after backward; ";
