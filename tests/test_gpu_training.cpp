@@ -246,6 +246,13 @@ TEST(GpuTrainingTest, TwoGpuReplicasReplayedFromGraphsTrainWhatTheyTrainWithout)
 #endif  // CPU_ONLY
 
 #ifdef USE_NCCL
+/// Rank r's values to sum: i * (r + 1) at index i.
+std::vector<float> RankValues(int64_t n, int r) {
+  std::vector<float> values(n);
+  for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(i * (r + 1));
+  return values;
+}
+
 TEST(GpuNcclTest, SumsAndBroadcastsDeviceAndHostBuffers) {
   if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
   auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(60));
@@ -257,8 +264,7 @@ TEST(GpuNcclTest, SumsAndBroadcastsDeviceAndHostBuffers) {
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
       SetCurrentDevice(r);
-      std::vector<float> values(n);
-      for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(i * (r + 1));
+      const std::vector<float> values = RankValues(n, r);
       auto* device = static_cast<float*>(DeviceMalloc(n * sizeof(float)));
       CopyHostToDevice(device, values.data(), n * sizeof(float));
       clique[r]->AllReduceSum(device, n);
@@ -295,8 +301,7 @@ TEST(GpuNcclTest, QueuedAllReducesSumOnTheDevice) {
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
       SetCurrentDevice(r);
-      std::vector<float> values(n);
-      for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(i * (r + 1));
+      const std::vector<float> values = RankValues(n, r);
       auto* device = static_cast<float*>(DeviceMalloc(2 * n * sizeof(float)));
       CopyHostToDevice(device, values.data(), n * sizeof(float));
       CopyHostToDevice(device + n, values.data(), n * sizeof(float));
