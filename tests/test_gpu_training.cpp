@@ -2,6 +2,9 @@
 // replicas (NCCL) against one GPU, and the NCCL communicator itself. They run
 // where devices exist (two for the replica cases) and skip elsewhere.
 #include <chrono>
+#include <memory>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -118,6 +121,43 @@ TEST(GpuTrainingTest, ResNetBlockOnAGpuMatchesTheCpu) {
   }
   auto gpu_apart = BlockNet(FLOAT, ARENA, Device::kGPU, false);
   ExpectNetsRunNear(gpu_apart.get(), gpu.get(), 1e-5f, 1e-4);
+}
+
+// Frozen BatchNorm (use_global_stats in training, as fine-tuning sets it)
+// with its Scale and ReLU fused: the GPU's backward through the stored
+// statistics and the ReLU against the CPU's, from running sums that are not
+// the identity.
+TEST(GpuTrainingTest, FrozenBatchNormBlockOnAGpuMatchesTheCpu) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  SetCurrentDevice(0);
+  std::string text = kBlockNet;
+  for (size_t at = text.find("type: 'BatchNorm'"); at != std::string::npos;
+       at = text.find("type: 'BatchNorm'", at + 1)) {
+    text.insert(text.find('}', at), "batch_norm_param { use_global_stats: true } ");
+  }
+  auto build = [&](Device device) {
+    NetParameter param = ParseText<NetParameter>(text);
+    param.mutable_state()->set_phase(TRAIN);
+    Context context;
+    context.device = device;
+    return std::make_unique<Net>(param, context);
+  };
+  auto cpu = build(Device::kCPU);
+  auto gpu = build(Device::kGPU);
+  for (const char* absorbed : {"scale1", "relu1", "scale2a", "relu2a"}) {
+    ASSERT_TRUE(gpu->layer_by_name(absorbed)->absorbed()) << absorbed;
+  }
+  std::mt19937 random(5);
+  std::uniform_real_distribution<float> uniform(0.5f, 2.0f);
+  for (const auto& layer : cpu->layers()) {
+    if (std::string(layer->type()) != "BatchNorm") continue;
+    for (int i = 0; i < 2; ++i) {
+      float* sums = layer->blobs()[i]->mutable_cpu_data();
+      for (int64_t c = 0; c < layer->blobs()[i]->count(); ++c) sums[c] = uniform(random);
+    }
+    layer->blobs()[2]->mutable_cpu_data()[0] = 1.5f;
+  }
+  ExpectNetsRunNear(cpu.get(), gpu.get(), 1e-4f, 1e-3);
 }
 
 // The solver's `deterministic: false`: TF32 tensor cores and measured cuDNN
