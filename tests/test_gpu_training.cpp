@@ -367,10 +367,23 @@ TEST(GpuNcclTest, QueuedAllReducesSumOnTheDevice) {
 // member's stream and the device are free again.
 TEST(GpuNcclTest, AQueuedAllReduceNoPeerJoinsTimesOut) {
   if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
-  auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(3));
+  auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(60));
+  // Both members sum once, so NCCL has connected them (it connects at a
+  // comm's first collective); then a short timeout, and member 1 is gone.
+  std::vector<float*> device(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      SetCurrentDevice(r);
+      device[r] = static_cast<float*>(DeviceMalloc(1024 * sizeof(float)));
+      DeviceMemset(device[r], 0, 1024 * sizeof(float));
+      clique[r]->AllReduceSum(device[r], 1024);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  clique[0]->set_timeout(std::chrono::seconds(3));
   SetCurrentDevice(0);
-  auto* device = static_cast<float*>(DeviceMalloc(1024 * sizeof(float)));
-  clique[0]->QueueAllReduceSum(device, 1024);
+  clique[0]->QueueAllReduceSum(device[0], 1024);
   clique[0]->JoinQueued();
   ExpectErrorContaining(
       [&] { clique[0]->WaitQueued(); },
@@ -379,7 +392,9 @@ TEST(GpuNcclTest, AQueuedAllReduceNoPeerJoinsTimesOut) {
   ExpectErrorContaining([&] { clique[0]->AllReduceSum(&loss, 1); },
                         {"the gradients' all-reduce on GPU 0", "timed out"});
   SynchronizeDevice();
-  DeviceFree(device);
+  DeviceFree(device[0]);
+  SetCurrentDevice(1);
+  DeviceFree(device[1]);
 }
 #endif
 

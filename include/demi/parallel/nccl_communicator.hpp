@@ -60,6 +60,8 @@ class NcclCommunicator : public Communicator {
   void AllReduceSum(float* data, size_t count) override;
   void Broadcast(void* data, size_t bytes, int root) override;
   void Barrier() override;
+  /// How long a wait for the peers may take before the member breaks.
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   bool queues_collectives() const override { return true; }
   void QueueAllReduceSum(float* data, size_t count) override;
   void JoinQueued() override;

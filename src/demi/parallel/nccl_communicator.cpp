@@ -195,11 +195,14 @@ void NcclCommunicator::Fail(const char* operation, ncclResult_t state) {
 
 template <typename Call>
 void NcclCommunicator::Enqueue(const char* operation, Call collective) {
+  ncclResult_t result = ncclSuccess;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (broken_) throw CommError(failure_);
-    CheckNccl(collective(), operation);
+    result = collective();
   }
+  // An error of the comm's (a peer gone) breaks it like any other failure.
+  if (result != ncclSuccess && result != ncclInProgress) Fail(operation, result);
   // A non-blocking comm may still be queueing the collective (ncclInProgress).
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   for (;;) {

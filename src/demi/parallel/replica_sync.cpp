@@ -202,10 +202,12 @@ void ReplicaSync::OnLayerBackward(int layer_id) {
     ThrowIfFailed();
     for (int b : complete) {
       comm_->QueueAllReduceSum(BucketStart(b), static_cast<size_t>(buckets_[b].count));
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++collectives_;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++collectives_;
+      }
+      Enqueue({kWatch});
     }
-    Enqueue(std::vector<int>(complete.size(), kWatch));
     return;
   }
   // The worker reduces a bucket once its gradients have been computed, not
