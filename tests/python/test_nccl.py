@@ -225,9 +225,17 @@ def test_ctrl_c_ends_the_wait_for_the_other_ranks(rows, tmp_path, rank_0_of_2):
         time.sleep(0.2)
         signal.raise_signal(signal.SIGINT)
 
-    threading.Thread(target=interrupt_once_waiting, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        caffe.NCCL(solver, uid_in(tmp_path), timeout=20)
+    # Python leaves SIGINT ignored when it started ignored (pytest run as a
+    # background job of a non-interactive shell): there the signal raised
+    # below was lost and the wait ran to its timeout. Ctrl-C's handler is set
+    # here, as in a terminal.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_once_waiting, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            caffe.NCCL(solver, uid_in(tmp_path), timeout=20)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_a_solver_built_before_set_solver_count_is_refused(rows, tmp_path):
