@@ -184,10 +184,11 @@ TEST(CudaGraphTest, BackwardRangesEndWhereGradientsAreHandedOver) {
 // The passes replayed from graphs train what the same passes queued call by
 // call train, bit for bit: params, statistics, Dropout's draws, the losses
 // read back and the outputs displayed (which the replays leave on the device
-// for the host to fetch); over two Steps (each captures anew) with the host
-// changing a weight between; with several passes per iteration; and with a
-// dynamic loss scale that grows every 3 iterations (each new scale drops the
-// graphs, which hold the old one).
+// for the host to fetch); over two Steps (the second replays the graphs the
+// first captured) with the host changing a weight between (uploaded before
+// the next launch); with several passes per iteration; and with a dynamic
+// loss scale that grows every 3 iterations (each new scale drops the graphs,
+// which hold the old one).
 TEST(GpuCudaGraphTest, ReplayedPassesTrainWhatQueuedPassesTrain) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   SetCurrentDevice(0);
@@ -195,12 +196,14 @@ TEST(GpuCudaGraphTest, ReplayedPassesTrainWhatQueuedPassesTrain) {
     std::string solver, net;
     int captures, replays;
   };
-  // Each Step: a pass as usual, one captured (and replayed), the rest
-  // replayed; a grown scale after iterations 2, 5 and 8 starts over.
+  // A pass as usual, one captured (and replayed), the other 7 (16 with two
+  // passes an iteration) replayed, across both Steps; a grown scale after
+  // iterations 2, 5 and 8 starts over: iterations 3 and 6 run as usual, 4
+  // and 7 capture.
   const std::vector<Case> cases = {
-      {"", "", 2, 7},
-      {"iter_size: 2", "", 2, 16},
-      {"loss_scale_growth_interval: 3", "global_grad_scale_adaptive: true", 3, 5},
+      {"", "", 1, 8},
+      {"iter_size: 2", "", 1, 17},
+      {"loss_scale_growth_interval: 3", "global_grad_scale_adaptive: true", 3, 6},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.solver);
@@ -222,6 +225,30 @@ TEST(GpuCudaGraphTest, ReplayedPassesTrainWhatQueuedPassesTrain) {
     EXPECT_EQ(graph.replays(), c.replays);
     EXPECT_EQ(graph.LayersOutside(), (std::vector<std::string>{"data"}));
   }
+}
+
+// pycaffe's loop, step(1) over and over, replays what its first calls
+// captured (each call once captured anew, so such a loop never replayed),
+// and trains what queued passes train; a callback added between calls
+// (pycaffe's add_callback) has the next pass planned and captured again.
+TEST(GpuCudaGraphTest, StepsOfOneReplayWhatTheFirstCaptured) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  SetCurrentDevice(0);
+  auto queued = SolverRegistry::Create(ParseText<SolverParameter>(GraphSolver("")), GpuContext());
+  auto replayed = SolverRegistry::Create(
+      ParseText<SolverParameter>(GraphSolver(" cuda_graph: true")), GpuContext());
+  Solver::Callback idle;
+  for (Solver* solver : {queued.get(), replayed.get()}) {
+    for (int i = 0; i < 6; ++i) solver->Step(1);
+    solver->AddCallback(&idle);
+    for (int i = 0; i < 3; ++i) solver->Step(1);
+    solver->RemoveCallback(&idle);
+  }
+  ExpectTrainedAlike(queued.get(), replayed.get());
+  const StepGraph& graph = *replayed->step_graph();
+  // Iterations 0 and 6 as usual, 1 and 7 captured; 5 + 2 replays after them.
+  EXPECT_EQ(graph.captures(), 2);
+  EXPECT_EQ(graph.replays(), 7);
 }
 #endif  // CPU_ONLY
 

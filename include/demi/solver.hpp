@@ -150,11 +150,9 @@ class Solver {
   void SetActionFunction(std::function<SolverAction()> function) {
     action_function_ = std::move(function);
   }
-  void AddCallback(Callback* callback) { callbacks_.push_back(callback); }
+  void AddCallback(Callback* callback);
   /// Takes back a callback added before (one that dies before the solver).
-  void RemoveCallback(Callback* callback) {
-    callbacks_.erase(std::remove(callbacks_.begin(), callbacks_.end(), callback), callbacks_.end());
-  }
+  void RemoveCallback(Callback* callback);
 
   /// The snapshot file name for the current iteration and `extension`.
   std::string SnapshotFilename(const std::string& extension) const;
@@ -221,6 +219,8 @@ class Solver {
   /// cuda_graph: replays the train net's passes from graphs where it can
   /// (StepGraph), else warns why not.
   void UseCudaGraphs();
+  /// Tells the StepGraph that backward's hand-over points may have moved.
+  void CallbacksChanged();
   /// Checks snapshot_prefix and, when snapshots will be written, locks it
   /// (PREFIX.lock) for as long as this solver lives.
   void LockSnapshotPrefix();

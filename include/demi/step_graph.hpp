@@ -1,6 +1,8 @@
 #ifndef DEMI_STEP_GRAPH_HPP_
 #define DEMI_STEP_GRAPH_HPP_
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <set>
@@ -70,8 +72,11 @@ class GpuAccessLog;
 /// (Layer::StageHostInputs: Dropout's draws) runs just before the launch of
 /// the graph it starts, where its forward would have queued it.
 /// Graphs that hold stale device addresses (a net re-planned, the CUDA
-/// scratch grown) or an old gradient scale (dynamic loss scaling) are
-/// dropped: that pass runs as usual and the next captures again.
+/// scratch grown), old shapes (a reshape that kept the addresses), an old
+/// gradient scale (dynamic loss scaling) or an old plan (a callback added
+/// or removed: PlanChanged) are dropped: that pass runs as usual and the
+/// next captures again. Otherwise they last across Steps; what the host
+/// wrote between passes is uploaded before the launch (GpuAccessLog).
 class StepGraph {
  public:
   /// Whether the net's backward hook hands gradients over after a layer
@@ -79,7 +84,8 @@ class StepGraph {
   using HandsOver = std::function<bool(int layer_id)>;
 
   /// `hands_over`, asked at each capture (so it may answer from state that
-  /// changes between Steps): where backward graphs end (PlanStepRanges).
+  /// changes: say PlanChanged then): where backward graphs end
+  /// (PlanStepRanges).
   explicit StepGraph(Net* net, HandsOver hands_over = nullptr);
   ~StepGraph();
   StepGraph(const StepGraph&) = delete;
@@ -96,9 +102,13 @@ class StepGraph {
   bool Run(float* loss);
   /// Drops the graphs (the next pass runs as usual, the one after
   /// captures): for whatever may have changed what the layers would queue
-  /// that Run cannot see, such as a net edited between Steps. Waits for the
-  /// device.
+  /// that Run cannot see. Waits for the device.
   void Invalidate();
+
+  /// Where backward's hands-over may have changed (a callback added or
+  /// removed): the next pass plans and captures anew. No CUDA call: any
+  /// thread may say it.
+  void PlanChanged() { plan_changed_ = true; }
 
   /// Passes replayed from graphs, and captures made, so far.
   int replays() const { return replays_; }
@@ -126,8 +136,12 @@ class StepGraph {
   bool CaptureSegments();
   /// Captures `segment`; on a failure returns false with the step and why.
   bool CaptureSegment(Segment* segment, bool backward, int* failed_step, std::string* why);
-  /// Whether every graph's addresses and the gradient scale still hold.
+  /// Whether every graph's addresses, the blobs' shapes and the gradient
+  /// scale still hold.
   bool GraphsValid() const;
+  /// A hash of every blob's and param's shape: a reshape that keeps the
+  /// addresses (smaller) still changes what the graphs' kernels cover.
+  uint64_t ShapesHash() const;
   /// Runs the segments; false when the CUDA scratch moved under the graphs
   /// and the pass ended as usual.
   bool Replay(float* loss);
@@ -153,6 +167,8 @@ class StepGraph {
   /// too).
   uint64_t scratch_moves_ = 0;
   float gradient_scale_ = 1.0f;
+  uint64_t shapes_ = 0;
+  std::atomic<bool> plan_changed_{false};
   std::vector<std::string> layers_outside_;
   int replays_ = 0;
   int captures_ = 0;

@@ -123,6 +123,23 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
   LOG(INFO) << "Solver scaffolding done.";
 }
 
+void Solver::AddCallback(Callback* callback) {
+  callbacks_.push_back(callback);
+  CallbacksChanged();
+}
+
+void Solver::RemoveCallback(Callback* callback) {
+  callbacks_.erase(std::remove(callbacks_.begin(), callbacks_.end(), callback), callbacks_.end());
+  CallbacksChanged();
+}
+
+void Solver::CallbacksChanged() {
+  // Backward's graphs end where a callback hands gradients over.
+#ifndef CPU_ONLY
+  if (step_graph_) step_graph_->PlanChanged();
+#endif
+}
+
 void Solver::UseCudaGraphs() {
   const std::string blocker = CudaGraphBlocker(param_, context_);
   if (!blocker.empty()) {
@@ -138,7 +155,8 @@ void Solver::UseCudaGraphs() {
     }
     return false;
   });
-  LOG(INFO) << "Training passes replay from CUDA graphs from the second pass of each run";
+  LOG(INFO) << "Training passes replay from CUDA graphs from the second pass on (captured "
+               "again where the net, its memory or the callbacks changed)";
 #endif
 }
 
@@ -278,9 +296,6 @@ void Solver::Step(int iters) {
   losses_.clear();
   smoothed_loss_ = 0;
   pending_losses_->Clear();
-#ifndef CPU_ONLY
-  if (step_graph_) step_graph_->Invalidate();
-#endif
   display_start_ = std::chrono::steady_clock::now();
   display_start_iter_ = iter_;
   while (iter_ < stop_iter) {

@@ -89,9 +89,9 @@ StepGraph::~StepGraph() {
 }
 
 bool StepGraph::Run(float* loss) {
-  if (state_ == State::kReplay && !GraphsValid()) {
-    LOG(INFO) << "CUDA graph: the graphs hold old device addresses or an old gradient scale; "
-                 "capturing the pass again";
+  if (state_ == State::kReplay && (plan_changed_ || !GraphsValid())) {
+    LOG(INFO) << "CUDA graph: the graphs hold old device addresses, shapes or gradient scale, or "
+                 "the solver's callbacks changed; capturing the pass again";
     Invalidate();
   }
   // A new scale since the warm-up pass (dynamic loss scaling's update after
@@ -161,6 +161,7 @@ void StepGraph::MarkCaptured(bool captured) {
 }
 
 bool StepGraph::Capture() {
+  plan_changed_ = false;  // the segments are planned from the callbacks as they are now
   // Each failure leaves one more step outside: at most two per step.
   const int most = 2 * static_cast<int>(net_->layers().size()) + 1;
   for (int attempt = 0; attempt < most; ++attempt) {
@@ -187,6 +188,7 @@ bool StepGraph::Capture() {
     if (!captured) continue;
     scratch_moves_ = CudaScratchMoves();
     gradient_scale_ = net_->gradient_scale();
+    shapes_ = ShapesHash();
     ++captures_;
     int graphs = 0;
     for (const auto* segments : {&forward_, &backward_}) {
@@ -263,12 +265,28 @@ bool StepGraph::GraphsValid() const {
   // scaling changes it).
   if (net_->gradient_scale() != gradient_scale_) return false;
   if (CudaScratchMoves() != scratch_moves_) return false;
+  if (ShapesHash() != shapes_) return false;
   for (const auto* segments : {&forward_, &backward_}) {
     for (const Segment& segment : *segments) {
       if (!segment.outside && !segment.log.AddressesHold()) return false;
     }
   }
   return true;
+}
+
+uint64_t StepGraph::ShapesHash() const {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a over every axis of every shape
+  auto mix = [&hash](uint64_t value) {
+    hash ^= value;
+    hash *= 1099511628211ull;
+  };
+  for (const auto* blobs : {&net_->blobs(), &net_->params()}) {
+    for (const auto& blob : *blobs) {
+      mix(static_cast<uint64_t>(blob->num_axes()));
+      for (int64_t dim : blob->shape()) mix(static_cast<uint64_t>(dim));
+    }
+  }
+  return hash;
 }
 
 bool StepGraph::Replay(float* loss) {
