@@ -139,8 +139,11 @@ class StepGraph {
   /// Whether every graph's addresses, the blobs' shapes and the gradient
   /// scale still hold.
   bool GraphsValid() const;
-  /// A hash of every blob's and param's shape: a reshape that keeps the
-  /// addresses (smaller) still changes what the graphs' kernels cover.
+  /// Whether the gradient scale and the shapes noted at the warm-up pass
+  /// still hold: what the capture after it needs.
+  bool WarmUpHolds() const;
+  /// A hash of every blob's and param's shape and format: a reshape that
+  /// keeps the addresses (smaller) still changes what the kernels cover.
   uint64_t ShapesHash() const;
   /// Runs the segments; false when the CUDA scratch moved under the graphs
   /// and the pass ended as usual.
@@ -162,9 +165,9 @@ class StepGraph {
   std::set<int> outside_backward_;
   /// The float the captured loss layers add into.
   float* loss_ = nullptr;
-  /// What the graphs hold beyond the noted memories: CudaScratchMoves() and
-  /// the net's gradient scale at the capture (noted at the warm-up before it
-  /// too).
+  /// What the graphs hold beyond the noted memories: CudaScratchMoves(),
+  /// the net's gradient scale and ShapesHash() at the capture (noted at the
+  /// warm-up before it too).
   uint64_t scratch_moves_ = 0;
   float gradient_scale_ = 1.0f;
   uint64_t shapes_ = 0;

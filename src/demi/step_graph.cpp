@@ -94,13 +94,15 @@ bool StepGraph::Run(float* loss) {
                  "the solver's callbacks changed; capturing the pass again";
     Invalidate();
   }
-  // A new scale since the warm-up pass (dynamic loss scaling's update after
-  // it): the loss diffs, seeded anew on the host, wait for an upload, which
-  // a capture refuses; another pass as usual makes it, then the capture.
-  if (state_ == State::kCapture && net_->gradient_scale() != gradient_scale_) Invalidate();
+  // A change since the warm-up pass (dynamic loss scaling's update after it,
+  // a reshape before the next Step): the capture would meet an upload or a
+  // first fill, which it refuses (and leave the layer outside for good);
+  // another pass as usual first. (A scratch the warm-up grew is grown.)
+  if (state_ == State::kCapture && !WarmUpHolds()) Invalidate();
   if (state_ == State::kOff) return false;
   if (state_ == State::kWarmUp) {
     gradient_scale_ = net_->gradient_scale();
+    shapes_ = ShapesHash();
     state_ = State::kCapture;
     return false;
   }
@@ -260,6 +262,10 @@ bool StepGraph::CaptureSegment(Segment* segment, bool backward, int* failed_step
   return true;
 }
 
+bool StepGraph::WarmUpHolds() const {
+  return net_->gradient_scale() == gradient_scale_ && ShapesHash() == shapes_;
+}
+
 bool StepGraph::GraphsValid() const {
   // The loss layers' captured calls divide by the scale (dynamic loss
   // scaling changes it).
@@ -284,6 +290,10 @@ uint64_t StepGraph::ShapesHash() const {
     for (const auto& blob : *blobs) {
       mix(static_cast<uint64_t>(blob->num_axes()));
       for (int64_t dim : blob->shape()) mix(static_cast<uint64_t>(dim));
+      // The format too: the same count in another type or layout may keep
+      // the address.
+      mix(static_cast<uint64_t>(blob->storage_type()));
+      mix(static_cast<uint64_t>(blob->channel_block()));
     }
   }
   return hash;
