@@ -379,7 +379,8 @@ TEST(ReplicationQueuedTest, BucketsAreQueuedFromBackwardAndJoinedOncePerStep) {
 }
 
 // A queued all-reduce that fails or times out is found by the worker's wait
-// and thrown by the replica's next hook, naming the failure.
+// and thrown at the end of the replica's step or the start of the next,
+// naming the failure.
 TEST(ReplicationQueuedTest, AFailedWaitStopsTheNextStep) {
   ScratchDir dir;
   WriteBandsDB(dir.file("db"), 64);

@@ -50,10 +50,10 @@ namespace demi {
 /// the host waits for it. At OnGradientsReady the solver's stream waits for
 /// the reductions on the device (the update queued next runs after them).
 /// The worker thread waits for each on the host from when it is queued,
-/// only to turn a failure or the timeout into a CommError, thrown by the
-/// replica's next hook. With any
-/// other communicator, a layer's gradients are handed to the worker once
-/// the compute stream finished them, and reduced through host memory.
+/// only to turn a failure or the timeout into a CommError, thrown at the
+/// step's end or the next one's start. With any other communicator, a
+/// layer's gradients are handed to the worker once the compute stream
+/// finished them, and reduced through host memory.
 ///
 /// Nothing of the above happens before Attach: until then the solver
 /// trains alone, and only BroadcastState and AverageComputedParams reach

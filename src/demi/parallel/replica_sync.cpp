@@ -198,8 +198,8 @@ void ReplicaSync::OnLayerBackward(int layer_id) {
   if (queues_) {
     // Queued behind the backward this thread's stream holds: the device
     // reduces each bucket once computed, and nothing here waits; the worker
-    // watches each from now on, for a failure or the timeout.
-    ThrowIfFailed();
+    // watches each from now on, for a failure or the timeout (a comm it
+    // broke refuses the next queue; its error is thrown at the step's end).
     for (int b : complete) {
       comm_->QueueAllReduceSum(BucketStart(b), static_cast<size_t>(buckets_[b].count));
       {
@@ -271,7 +271,7 @@ void ReplicaSync::OnGradientsReady() {
              "would part ways");
   if (queues_) {
     // The update queued next waits on the device; a failure the worker
-    // finds is thrown by the next step's hooks.
+    // finds is thrown here or at the next step's start.
     ThrowIfFailed();
     comm_->JoinQueued();
   } else {
