@@ -12,12 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "demi/util/dnnl.hpp"
 #include "layer_compare_util.hpp"
 
 namespace demi {
 namespace {
 
 constexpr char kBf16Math[] = " forward_math: BFLOAT16 backward_math: BFLOAT16";
+constexpr char kNoBfloat16Math[] = "oneDNN computes no bfloat16 on this CPU (no AVX-512)";
 constexpr char kFillers[] =
     " weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' std: 0.3 }";
 
@@ -64,6 +66,7 @@ void ExpectBf16IsFloatOfRoundedInputs(const std::string& text, const std::vector
   RoundToBfloat16(x_rounded.count(), x_rounded.mutable_cpu_data());
   std::vector<Blob*> bottom_float = {&x_rounded}, bottom_bf16 = {&x};
   std::vector<Blob*> top_float = {&y_float}, top_bf16 = {&y_bf16};
+  if (!DnnlComputesBfloat16()) GTEST_SKIP() << kNoBfloat16Math;
   auto in_float = DnnlLayer(text);
   auto in_bf16 = DnnlLayer(text, kBf16Math);
   in_float->SetUp(bottom_float, top_float);
@@ -146,6 +149,7 @@ void ExpectForwardMathAloneLeavesBackwardInFloat(const std::string& text,
   FillGaussian(&bottom_float, 3);
   bottom_bf16.CopyFrom(bottom_float);
   std::vector<Blob*> bf = {&bottom_float}, bb = {&bottom_bf16}, tf = {&top_float}, tb = {&top_bf16};
+  if (!DnnlComputesBfloat16()) GTEST_SKIP() << kNoBfloat16Math;
   auto in_float = DnnlLayer(text);
   auto forward_bf16 = DnnlLayer(text, " forward_math: BFLOAT16");
   in_float->SetUp(bf, tf);
@@ -182,6 +186,34 @@ TEST(Bf16MathTest, ForwardMathAloneLeavesBackwardInFloat) {
   ExpectForwardMathAloneLeavesBackwardInFloat(Conv("Convolution", "num_output: 16 kernel_size: 3"),
                                               {2, 16, 6, 6});
   ExpectForwardMathAloneLeavesBackwardInFloat(InnerProduct("num_output: 12"), {2, 16, 3, 3});
+}
+
+TEST(Bf16MathTest, ACpuWithoutBfloat16KernelsRunsBfloat16MathInFloat) {
+  // A layer's own BFLOAT16 math, where oneDNN computes none (no AVX-512),
+  // is FLOAT math on the DNNL engine: the FLOAT layer's numbers exactly,
+  // and its decision says so. Where oneDNN computes bfloat16, the decision
+  // keeps it (the tests above compare the numbers).
+  const std::string text = Conv("Convolution", "num_output: 8 kernel_size: 3 pad: 1");
+  const std::vector<int64_t> shape = {2, 16, 5, 5};
+  Blob x(shape), y_float, y_asked;
+  FillGaussian(&x, 5);
+  std::vector<Blob*> bottom = {&x}, top_float = {&y_float}, top_asked = {&y_asked};
+  auto in_float = DnnlLayer(text);
+  auto asked = DnnlLayer(text, kBf16Math);
+  in_float->SetUp(bottom, top_float);
+  asked->SetUp(bottom, top_asked);
+  const Type math = DnnlComputesBfloat16() ? BFLOAT16 : FLOAT;
+  EXPECT_EQ(asked->engine().types.forward_math, math);
+  EXPECT_EQ(asked->engine().types.backward_math, math);
+  EXPECT_EQ(asked->engine().engine, EngineKind::kDnnl);
+  if (math == BFLOAT16) return;
+  ASSERT_EQ(asked->running_engine(), EngineKind::kDnnl);
+  asked->blobs()[0]->CopyFrom(*in_float->blobs()[0]);
+  asked->blobs()[1]->CopyFrom(*in_float->blobs()[1]);
+  in_float->Forward(bottom, top_float);
+  asked->Forward(bottom, top_asked);
+  EXPECT_TRUE(
+      std::equal(y_float.cpu_data(), y_float.cpu_data() + y_float.count(), y_asked.cpu_data()));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "demi/memory/report.hpp"
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
+#include "demi/util/dnnl.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -20,6 +21,10 @@ EngineDecision Decide(const std::string& layer, EngineKind net_engine = EngineKi
   return DecideEngine(ParseText<LayerParameter>("name: 'l' bottom: 'x' " + layer),
                       {net_engine, LayerTypes{}}, device);
 }
+
+/// The math a CPU layer asking for BFLOAT16 math runs: BFLOAT16 where oneDNN
+/// computes in it here (AVX-512), else FLOAT.
+Type Bf16MathHere() { return DnnlComputesBfloat16() ? BFLOAT16 : FLOAT; }
 
 std::string ErrorOf(const std::function<void()>& run) {
   try {
@@ -156,8 +161,10 @@ TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEngi
                        "backward FLOAT (math FLOAT)"),
             std::string::npos)
       << error;
-  EXPECT_NE(error.find("DNNL stores FLOAT and computes in FLOAT/BFLOAT16; CAFFE stores FLOAT"),
-            std::string::npos)
+  const std::string dnnl_math = DnnlComputesBfloat16() ? "FLOAT/BFLOAT16" : "FLOAT";
+  EXPECT_NE(
+      error.find(StrCat("DNNL stores FLOAT and computes in ", dnnl_math, "; CAFFE stores FLOAT")),
+      std::string::npos)
       << error;
   // 16-bit storage alone is one of the ways oneDNN's convolution runs:
   // BFLOAT16, or FLOAT16 around FLOAT math (a row of its own).
@@ -165,12 +172,16 @@ TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEngi
   const EngineDecision half = Decide("type: 'Convolution' forward_type: FLOAT16");
   EXPECT_EQ(EngineName(half.engine), "DNNL");
   EXPECT_EQ(half.types.forward_storage, FLOAT16);
-  const std::string mixed =
-      ErrorOf([] { Decide("type: 'Convolution' forward_type: FLOAT16 forward_math: BFLOAT16"); });
-  EXPECT_NE(mixed.find("DNNL stores FLOAT/BFLOAT16 and computes in FLOAT/BFLOAT16; DNNL stores "
-                       "FLOAT/FLOAT16 and computes in FLOAT; CAFFE stores FLOAT"),
-            std::string::npos)
-      << mixed;
+  const char* mixed = "type: 'Convolution' forward_type: FLOAT16 forward_math: BFLOAT16";
+  if (DnnlComputesBfloat16()) {
+    EXPECT_NE(ErrorOf([mixed] { Decide(mixed); })
+                  .find("DNNL stores FLOAT/BFLOAT16 and computes in FLOAT/BFLOAT16; DNNL stores "
+                        "FLOAT/FLOAT16 and computes in FLOAT; CAFFE stores FLOAT"),
+              std::string::npos);
+  } else {
+    // Without bfloat16 kernels that math is FLOAT, which FLOAT16 storage runs.
+    EXPECT_EQ(Decide(mixed).types, (LayerTypes{FLOAT16, FLOAT, FLOAT, FLOAT}));
+  }
   // A named engine too: CAFFE's Softmax runs FLOAT only; its Sigmoid, a
   // MappedNeuronLayer, stores 16 bits as well.
   EXPECT_NE(ErrorOf([] {
@@ -192,17 +203,20 @@ EngineDecision DecideWithPrecision(const std::string& layer, Type precision) {
 }
 
 TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun) {
-  // oneDNN convolves in BFLOAT16 math, and Convolution stores BFLOAT16 too.
-  const LayerTypes bf16{BFLOAT16, BFLOAT16, BFLOAT16, BFLOAT16};
+  // oneDNN convolves in BFLOAT16 math (FLOAT without AVX-512), and
+  // Convolution stores BFLOAT16 either way.
+  const Type math = Bf16MathHere();
+  const LayerTypes bf16{BFLOAT16, math, BFLOAT16, math};
   const EngineDecision convolution = DecideWithPrecision("type: 'Convolution'", BFLOAT16);
   EXPECT_EQ(EngineName(convolution.engine), "DNNL");
   EXPECT_EQ(convolution.types, bf16);
-  const LayerTypes bf16_math{FLOAT, BFLOAT16, FLOAT, BFLOAT16};
+  const LayerTypes bf16_math{FLOAT, math, FLOAT, math};
   const EngineDecision deconvolution = DecideWithPrecision("type: 'Deconvolution'", BFLOAT16);
   EXPECT_EQ(EngineName(deconvolution.engine), "DNNL");
   EXPECT_EQ(deconvolution.types, bf16_math);
-  EXPECT_EQ(deconvolution.types.ToString(),
-            "forward FLOAT (math BFLOAT16), backward FLOAT (math BFLOAT16)");
+  EXPECT_EQ(
+      deconvolution.types.ToString(),
+      math == BFLOAT16 ? "forward FLOAT (math BFLOAT16), backward FLOAT (math BFLOAT16)" : "FLOAT");
   // The loops and primitives between convolutions store BFLOAT16 and
   // compute in FLOAT; Split's CAFFE code too.
   const LayerTypes bf16_storage{BFLOAT16, FLOAT, BFLOAT16, FLOAT};
@@ -246,7 +260,7 @@ TEST(EngineDecisionTest, APrecisionGivesEachLayerTheNarrowestTypesItsEnginesRun)
   // The net's default_* fields, without a precision, are asked first, then
   // narrowed as a precision is (NVCaffe's FLOAT16 files on a CPU).
   EngineDefaults defaults;
-  defaults.types = bf16_math;
+  defaults.types = {FLOAT, BFLOAT16, FLOAT, BFLOAT16};
   const auto decide = [&defaults](const char* type) {
     return DecideEngine(
         ParseText<LayerParameter>(StrCat("name: 'c' bottom: 'x' type: '", type, "'")), defaults,
@@ -393,7 +407,8 @@ TEST(EngineDecisionTest, ANetWithAPrecisionRunsEachLayerInWhatItCan) {
   param.mutable_state()->set_phase(TRAIN);
   ApplyPrecision(BFLOAT16, &param);
   Net net(param, Context());
-  EXPECT_EQ(net.layer_by_name("conv")->engine().types.forward_math, BFLOAT16);
+  EXPECT_EQ(net.layer_by_name("conv")->engine().types.forward_storage, BFLOAT16);
+  EXPECT_EQ(net.layer_by_name("conv")->engine().types.forward_math, Bf16MathHere());
   EXPECT_EQ(net.layer_by_name("ip")->engine().types, LayerTypes{});
   EXPECT_EQ(net.layer_by_name("pool")->engine().types, LayerTypes{});
   net.Forward();

@@ -2,6 +2,7 @@
 #include "demi/util/device.hpp"
 
 #include "bindings.hpp"
+#include "demi/util/dnnl.hpp"
 
 namespace demi {
 namespace python {
@@ -25,6 +26,9 @@ Context MakeContext(bool gpu, int device_id) {
 void DefineDevice(py::module_& module) {
   module.attr("built_with_cuda") = kBuiltWithCuda;
   module.def("device_count", &DeviceCount, "Number of CUDA devices (0 on a CPU_ONLY build).");
+  module.def("cpu_computes_bfloat16", &DnnlComputesBfloat16,
+             "Whether oneDNN computes in bfloat16 on this CPU (AVX-512); where not, BFLOAT16 is "
+             "a storage type: blobs hold 16 bits, layers compute in FLOAT.");
   module.def(
       "check_device", [](int device_id) { MakeContext(true, device_id); },
       "Raises RuntimeError unless GPU `device_id` can be used.");

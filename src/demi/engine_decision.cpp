@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "demi/util/dnnl.hpp"
+
 #ifdef USE_CUDNN
 #include <cudnn.h>
 #endif
@@ -104,19 +106,22 @@ const std::vector<EngineRow>& EngineTable() {
     const std::vector<Type> narrow_storage = {FLOAT, BFLOAT16, FLOAT16};
     // oneDNN's bfloat16 kernels: inputs rounded to bfloat16, sums in FLOAT
     // (AVX512_BF16's dot products; emulated on older AVX-512 cores);
-    // Convolution also reads and writes bfloat16 blobs.
-    add(Device::kCPU, EngineKind::kDnnl, {"Convolution"}, nullptr, narrow, true, narrow);
+    // Convolution also reads and writes bfloat16 blobs. Without AVX-512
+    // oneDNN has none: BFLOAT16 is a storage type there, as FLOAT16 is
+    // (DnnlWidens), and its math FLOAT.
+    const std::vector<Type> dnnl_bf16 = DnnlComputesBfloat16() ? narrow : std::vector<Type>{FLOAT};
+    add(Device::kCPU, EngineKind::kDnnl, {"Convolution"}, nullptr, dnnl_bf16, true, narrow);
     // oneDNN 2.x computes FLOAT16 on the CPU only where AVX512_FP16 exists
     // (not in the cores we run on): FLOAT16 blobs are reordered into FLOAT
     // and back around a FLOAT convolution (and pooling), and Eltwise SUM's
     // sum reads them.
     add(Device::kCPU, EngineKind::kDnnl, {"Convolution"}, nullptr, {FLOAT}, true, {FLOAT, FLOAT16});
-    add(Device::kCPU, EngineKind::kDnnl, {"Deconvolution"}, nullptr, narrow);
+    add(Device::kCPU, EngineKind::kDnnl, {"Deconvolution"}, nullptr, dnnl_bf16);
     // InnerProduct's too, but at the batches a CPU trains (M = 32 to 128
     // rows: AlexNet's fc6 to fc8) converting W to bfloat16 on each pass
     // costs more than the bf16 product saves: 1.5-2x slower than FLOAT, so
     // a precision preference leaves it in FLOAT.
-    add(Device::kCPU, EngineKind::kDnnl, {"InnerProduct"}, nullptr, narrow,
+    add(Device::kCPU, EngineKind::kDnnl, {"InnerProduct"}, nullptr, dnnl_bf16,
         /*preferred=*/false);
     add(Device::kCPU, EngineKind::kDnnl, {"Softmax"});
     // Loops and primitives that store bfloat16 and compute in FLOAT.
@@ -124,7 +129,9 @@ const std::vector<EngineRow>& EngineTable() {
         narrow_storage);
     add(Device::kCPU, EngineKind::kDnnl, {"Pooling"}, DnnlPooling, {FLOAT}, true, narrow_storage);
     add(Device::kCPU, EngineKind::kDnnl, {"LRN"}, DnnlLrn, {FLOAT}, true, narrow);
-    add(Device::kCPU, EngineKind::kDnnl, {"ReLU"}, DnnlRelu, {FLOAT}, true, narrow);
+    // oneDNN's eltwise has no bfloat16 kernel without AVX-512: CAFFE's
+    // ReLU stores BFLOAT16 there.
+    add(Device::kCPU, EngineKind::kDnnl, {"ReLU"}, DnnlRelu, {FLOAT}, true, dnnl_bf16);
     add(Device::kCPU, EngineKind::kDnnl, {"Eltwise"}, DnnlEltwise, {FLOAT}, true, narrow_storage);
 #ifdef USE_CUDNN
     // cuDNN stores FLOAT16 and BFLOAT16 where it takes them, and sums in
@@ -148,9 +155,10 @@ const std::vector<EngineRow>& EngineTable() {
 /// Split's, Concat's and ReLU's CPU code also stores 16 bits (Split sums
 /// gradients in FLOAT; Concat copies; ReLU maps in FLOAT a chunk at a time),
 /// so a branch or a join does not end a 16-bit stretch of a net, and ReLU
-/// stores FLOAT16, which oneDNN's eltwise does not on these CPUs. On the
-/// GPU, Split's, Scale's, BatchNorm's, ReLU's, Pooling's, Concat's,
-/// Dropout's and Eltwise SUM's kernels store 16 bits (in FLOAT arithmetic),
+/// stores FLOAT16 (BFLOAT16 too without AVX-512), which oneDNN's eltwise does
+/// not on these CPUs. On the GPU, Split's, Scale's, BatchNorm's, ReLU's,
+/// Pooling's, Concat's, Dropout's and Eltwise SUM's kernels store 16 bits (in
+/// FLOAT arithmetic),
 /// and InnerProduct's cuBLAS products take 16-bit inputs with FLOAT sums, so
 /// a net stays 16-bit from its first cuDNN convolution up to its loss
 /// (Softmax and the losses stay FLOAT; LRN stores 16 bits in our kernels,
@@ -382,6 +390,18 @@ LayerTypes NetTypesFor(const LayerParameter& param, const EngineDefaults& defaul
   return PrecisionApplies(param, defaults) ? LayerTypes{p, p, p, p} : defaults.types;
 }
 
+/// `types`, with BFLOAT16 math FLOAT on a CPU that oneDNN computes no
+/// bfloat16 on (no AVX-512): a layer's own forward_math: BFLOAT16 (a
+/// prototxt written for another CPU) runs there in the wider type, as the
+/// log's "wider types" line says, rather than not at all.
+LayerTypes WithMathThisCpuRuns(LayerTypes types, Device device) {
+  if (device != Device::kCPU || DnnlComputesBfloat16()) return types;
+  for (Type* math : {&types.forward_math, &types.backward_math}) {
+    if (*math == BFLOAT16) *math = FLOAT;
+  }
+  return types;
+}
+
 }  // namespace
 
 LayerTypes AskedTypes(const LayerParameter& param, const EngineDefaults& defaults) {
@@ -397,7 +417,7 @@ EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& d
   const LayerTypes net = NetTypesFor(param, defaults);
   std::vector<LayerTypes> candidates;
   for (const LayerTypes& types : NarrowerThanFloat(net) ? NarrowestFirst(net) : std::vector{net}) {
-    candidates.push_back(RequestedTypes(param, types));
+    candidates.push_back(WithMathThisCpuRuns(RequestedTypes(param, types), device));
   }
   std::string refusal;
   for (const LayerTypes& types : candidates) {

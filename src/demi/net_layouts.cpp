@@ -3,6 +3,7 @@
 // BFLOAT16 or FLOAT16 (Blob::storage_type()).
 #include <algorithm>
 #include <mutex>
+#include <set>
 
 #include "demi/net.hpp"
 #include "demi/util/channel_blocks.hpp"
@@ -126,11 +127,14 @@ void Net::LogNarrowTypes(const NetParameter& param) const {
   constexpr int kNamed = 8;
   std::string wider;
   int num_wider = 0;
-  bool float16 = false;
+  // The 16-bit types stored here that this CPU computes in FLOAT (DnnlWidens).
+  std::set<Type> stored_only;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const LayerTypes asked = AskedTypes(param.layer(static_cast<int>(i)), engine_defaults_);
     const LayerTypes& runs = layers_[i]->engine().types;
-    float16 = float16 || runs.forward_storage == FLOAT16 || runs.backward_storage == FLOAT16;
+    for (Type type : {runs.forward_storage, runs.backward_storage}) {
+      if (type != FLOAT && DnnlWidens(type)) stored_only.insert(type);
+    }
     if (asked == runs) continue;
     if (num_wider++ < kNamed) {
       wider += StrCat(wider.empty() ? "" : ", ", layer_names_[i], " (", runs.ToString(), ")");
@@ -152,12 +156,17 @@ void Net::LogNarrowTypes(const NetParameter& param) const {
               << " blobs are stored in 16 bits"
               << (last > 0 ? StrCat(", ", last, " channels last (NHWC)") : std::string());
   }
-  static std::once_flag said;
-  if (float16 && context_.device == Device::kCPU) {
-    std::call_once(said, [] {
-      LOG(INFO) << "FLOAT16 on the CPU is a storage type: its blobs hold 16 bits, and every "
-                   "layer computes in FLOAT (oneDNN has no FLOAT16 kernels for this CPU). "
-                   "Correct, not fast; BFLOAT16 is the fast 16-bit type here";
+  if (context_.device != Device::kCPU) return;
+  for (Type type : stored_only) {
+    static std::once_flag said_float16, said_bfloat16;
+    std::call_once(type == FLOAT16 ? said_float16 : said_bfloat16, [type] {
+      LOG(INFO) << Type_Name(type) << " on this CPU is a storage type: its blobs hold 16 bits, "
+                << "and every layer computes in FLOAT (oneDNN has no " << Type_Name(type)
+                << " kernels for this CPU"
+                << (type == BFLOAT16 ? ": they need AVX-512). Correct, and half the "
+                                       "activation memory; not faster"
+                                     : "). Correct, not fast; BFLOAT16 is the fast 16-bit type "
+                                       "on CPUs with AVX-512");
     });
   }
 }

@@ -38,10 +38,11 @@ struct bfloat16 {
 static_assert(sizeof(bfloat16) == 2, "bfloat16 is two bytes");
 
 /// y[i] = x[i] rounded to bfloat16 (bfloat16::Round, bit for bit), for
-/// `n` values: 16 per AVX-512 instruction where the CPU has it. Our loops
-/// are compiled for any x86-64, whose SSE2 has no 32-to-16-bit pack: a loop
-/// storing bfloat16 element by element spends most of its time rounding, so
-/// the 16-bit loops compute a chunk in floats and round it here.
+/// `n` values: 16 per AVX-512 instruction, or 8 per AVX2 one, where the CPU
+/// has them. Our loops are compiled for any x86-64, whose SSE2 has no
+/// 32-to-16-bit pack: a loop storing bfloat16 element by element spends most
+/// of its time rounding, so the 16-bit loops compute a chunk in floats and
+/// round it here.
 void RoundToBfloat16(int64_t n, const float* x, bfloat16* y);
 
 /// The chunked rounding of a stored type, for loops written once over it.

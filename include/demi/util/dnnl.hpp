@@ -27,6 +27,19 @@ dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape,
 /// inputs in: bf16 for BFLOAT16, else f32.
 dnnl::memory::data_type DnnlMathType(Type math);
 
+/// Whether oneDNN computes in bfloat16 on this CPU (its bf16 convolutions
+/// need AVX-512; AVX512_BF16 makes them fast). Where it does not, BFLOAT16
+/// is a storage type, as FLOAT16 is: blobs hold 16 bits, layers compute in
+/// FLOAT (engine_decision.cpp's table says which).
+bool DnnlComputesBfloat16();
+
+/// Whether a DNNL layer widens blobs of `storage` into FLOAT around a FLOAT
+/// primitive (in the blob's own layout, by our loops): FLOAT16 always, and
+/// BFLOAT16 where oneDNN does not compute in it. oneDNN's kernels and
+/// reorders for these types are its reference code there, tens of times
+/// slower than the primitive they feed.
+bool DnnlWidens(Type storage);
+
 /// The channel block of oneDNN's preferred activation layout on this CPU
 /// (16 with AVX-512, 8 with AVX2: nChw16c, nChw8c), 1 if it prefers none.
 int DnnlChannelBlock();
@@ -156,9 +169,10 @@ class DnnlTensor {
   const dnnl::memory& Buffer();
 
   bool reorder_ = false;
-  /// The layouts differ only in type, FLOAT16 to FLOAT: converted by our
-  /// F16C loops, not oneDNN's reference reorder (40x slower).
-  bool widen_float16_ = false;
+  /// FLOAT16 or BFLOAT16 where the layouts differ only in type, the user's
+  /// 16 bits against FLOAT: converted by our loops (F16C, AVX-512 or a
+  /// shift), not oneDNN's reference reorder (40x slower); else FLOAT.
+  Type widened_ = FLOAT;
   int64_t elements_ = 0;
   Blob* buffer_ = nullptr;
   dnnl::memory user_memory_, buffer_memory_;

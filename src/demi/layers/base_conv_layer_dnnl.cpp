@@ -101,17 +101,18 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   const memory::data_type output_type = convolve_type == f32 ? f32 : DnnlStorageType(output_blob);
   const memory::data_type image_type = adjoint_type == f32 ? f32 : DnnlStorageType(image_blob);
   // The image and output of a primitive: the plain layouts when `plain`,
-  // else oneDNN's choice, of the type given. A FLOAT16 blob's own layout:
-  // oneDNN converts FLOAT16 between layouts with its reference reorder only
-  // (tens of times slower than the convolution), and a change of type alone
-  // is our loop (DnnlTensor).
+  // else oneDNN's choice, of the type given. A widened blob's own layout
+  // (DnnlWidens: FLOAT16, and BFLOAT16 where oneDNN does not compute in it):
+  // oneDNN converts it between layouts with its reference reorder only (tens
+  // of times slower than the convolution), and a change of type alone is our
+  // loop (DnnlTensor).
   const auto image_md = [&](memory::data_type in) {
-    if (image_blob.storage_type() == FLOAT16) return WithDataType(image_user, in);
+    if (DnnlWidens(image_blob.storage_type())) return WithDataType(image_user, in);
     return plain ? DenseDesc({image_dims.begin(), image_dims.end()}, in)
                  : AnyLayout(image_dims, in);
   };
   const auto output_md = [&](memory::data_type in) {
-    if (output_blob.storage_type() == FLOAT16) return WithDataType(output_user, in);
+    if (DnnlWidens(output_blob.storage_type())) return WithDataType(output_user, in);
     return plain ? DenseDesc({output_dims.begin(), output_dims.end()}, in)
                  : AnyLayout(output_dims, in);
   };

@@ -1,5 +1,6 @@
 // The DNNL engine of Eltwise SUM (see eltwise_layer.hpp).
 #include <algorithm>
+#include <type_traits>
 
 #include "demi/layers/eltwise_layer.hpp"
 #include "demi/util/dnnl.hpp"
@@ -35,15 +36,17 @@ void ScaleInto(int64_t count, float coeff, const Half* dy, Half* dx) {
   });
 }
 
-/// y = sum_k coeffs[k] x_k over FLOAT16 blobs, in FLOAT a chunk at a time:
-/// oneDNN has only its reference sum for FLOAT16 (measured 100x slower).
-void SumFloat16(int64_t count, const std::vector<float>& coeffs,
-                const std::vector<const float16*>& xs, float16* y) {
+/// y = sum_k coeffs[k] x_k over 16-bit blobs, in FLOAT a chunk at a time:
+/// oneDNN has only its reference sum for the types it widens (FLOAT16:
+/// measured 100x slower).
+template <typename Half>
+void SumWidened(int64_t count, const std::vector<float>& coeffs, const std::vector<const void*>& xs,
+                Half* y) {
   ParallelStoreRounded(count, y, [&](int64_t at, int64_t n, float* sum) {
     float term[kRoundedChunk];
     std::fill_n(sum, n, 0.0f);
     for (size_t k = 0; k < xs.size(); ++k) {
-      WidenFloat16(n, xs[k] + at, term);
+      LoadWidened(n, static_cast<const Half*>(xs[k]) + at, term);
       const float c = coeffs[k];
 #pragma omp simd
       for (int64_t i = 0; i < n; ++i) sum[i] += c * term[i];
@@ -54,9 +57,10 @@ void SumFloat16(int64_t count, const std::vector<float>& coeffs,
 }  // namespace
 
 struct EltwiseLayer::DnnlState : DnnlLayerState {
-  /// FLOAT16 blobs: our loop (SumFloat16) instead of the primitive.
-  bool own_float16_sum = false;
-  std::vector<const float16*> float16_srcs;
+  /// Widened blobs (DnnlWidens): our loop (SumWidened) instead of the
+  /// primitive.
+  bool own_sum = false;
+  std::vector<const void*> own_sum_srcs;
   dnnl::sum forward;
   std::vector<memory> srcs;
   memory dst;
@@ -76,9 +80,9 @@ void EltwiseLayer::DnnlReshape(const std::vector<Blob*>& bottom, const Blob& top
   DnnlState& s = *dnnl_;
   s.Reset();
   if (top.count() == 0) return;
-  s.own_float16_sum = top.storage_type() == FLOAT16;
-  if (s.own_float16_sum) {
-    s.float16_srcs.resize(bottom.size());
+  s.own_sum = DnnlWidens(top.storage_type());
+  if (s.own_sum) {
+    s.own_sum_srcs.resize(bottom.size());
     s.ready = true;
     return;
   }
@@ -106,10 +110,14 @@ void EltwiseLayer::DnnlReshape(const std::vector<Blob*>& bottom, const Blob& top
 
 void EltwiseLayer::DnnlForward(const std::vector<Blob*>& bottom, Blob* top) {
   DnnlState& s = *dnnl_;
-  if (s.own_float16_sum) {
-    for (size_t k = 0; k < bottom.size(); ++k)
-      s.float16_srcs[k] = bottom[k]->cpu_data_as<float16>();
-    SumFloat16(top->count(), coeffs_, s.float16_srcs, top->mutable_cpu_data_as<float16>());
+  if (s.own_sum) {
+    for (size_t k = 0; k < bottom.size(); ++k) s.own_sum_srcs[k] = bottom[k]->data()->cpu_data();
+    VisitStorageType(top->storage_type(), [&](auto tag) {
+      using Half = decltype(tag);
+      if constexpr (!std::is_same_v<Half, float>) {
+        SumWidened(top->count(), coeffs_, s.own_sum_srcs, top->mutable_cpu_data_as<Half>());
+      }
+    });
     return;
   }
   for (size_t k = 0; k < bottom.size(); ++k) Bind(s.srcs[k], bottom[k]->data()->cpu_data());

@@ -50,12 +50,12 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
                                          "differently from Caffe"));
     return;
   }
-  // oneDNN pools in the bottom's storage type, but FLOAT16 (which it pools
-  // only on AVX512_FP16 cores) in FLOAT; a blob of another type is
-  // reordered.
+  // oneDNN pools in the bottom's storage type, but a widened one (FLOAT16,
+  // which it pools only on AVX512_FP16 cores, and BFLOAT16 without AVX-512)
+  // in FLOAT; a blob of another type is reordered.
   const memory::desc user_src = BlobDesc(bottom);
   const memory::desc src =
-      bottom.storage_type() == FLOAT16 ? WithDataType(user_src, memory::data_type::f32) : user_src;
+      DnnlWidens(bottom.storage_type()) ? WithDataType(user_src, memory::data_type::f32) : user_src;
   const memory::desc dst(top.shape(), src.data_type(), memory::format_tag::any);
   const memory::dims strides{stride_h_, stride_w_}, kernel{kernel_h_, kernel_w_};
   const memory::dims pad_l{pad_h_, pad_w_}, pad_r{pad_r_h, pad_r_w};

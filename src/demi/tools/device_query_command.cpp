@@ -12,6 +12,7 @@
 #include "demi/tools/common_flags.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/device.hpp"
+#include "demi/util/dnnl.hpp"
 #include "demi/util/gemm_rate.hpp"
 
 DEFINE_bool(gemm, false,
@@ -47,6 +48,10 @@ int DeviceQuery() {
       LOG(INFO) << "No CUDA device is available"
                 << (kBuiltWithCuda ? "" : " (this build is CPU_ONLY)")
                 << "; Demitasse trains on the CPU";
+      LOG(INFO) << (DnnlComputesBfloat16()
+                        ? "This CPU computes in BFLOAT16 (oneDNN's bfloat16 kernels)"
+                        : "BFLOAT16 on this CPU is a storage type (oneDNN's bfloat16 kernels "
+                          "need AVX-512): blobs hold 16 bits, layers compute in FLOAT");
       return 0;
     }
     for (int id = 0; id < count; ++id) ids.push_back(id);

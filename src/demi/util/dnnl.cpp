@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <type_traits>
 
 #include "demi/util/rounded_chunks.hpp"
 
@@ -28,6 +29,30 @@ dnnl::memory::desc DenseDesc(const std::vector<int64_t>& shape, dnnl::memory::da
 
 dnnl::memory::data_type DnnlMathType(Type math) {
   return math == BFLOAT16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+}
+
+bool DnnlComputesBfloat16() {
+  // Ask for a bfloat16 convolution, as the layers would.
+  static const bool computes = [] {
+    using dnnl::memory;
+    const memory::desc any({8, 64, 14, 14}, memory::data_type::bf16, memory::format_tag::any);
+    const memory::desc weights({64, 64, 3, 3}, memory::data_type::bf16, memory::format_tag::any);
+    try {
+      dnnl::convolution_forward::primitive_desc(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                          dnnl::algorithm::convolution_direct, any, weights, any,
+                                          {1, 1}, {1, 1}, {1, 1}),
+          DnnlEngine());
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    return true;
+  }();
+  return computes;
+}
+
+bool DnnlWidens(Type storage) {
+  return storage == FLOAT16 || (storage == BFLOAT16 && !DnnlComputesBfloat16());
 }
 
 int DnnlChannelBlock() {
@@ -235,10 +260,14 @@ void DnnlTensor::Reshape(const dnnl::memory::desc& layout, const dnnl::memory::d
   if (!reorder_) return;
   ReserveBytes(buffer, layout.get_size());
   buffer_memory_ = UnboundMemory(layout);
-  widen_float16_ = user.data_type() == dnnl::memory::data_type::f16 &&
-                   WithDataType(user, dnnl::memory::data_type::f32) == layout;
+  const bool sixteen_bits = user.data_type() == dnnl::memory::data_type::f16 ||
+                            user.data_type() == dnnl::memory::data_type::bf16;
+  widened_ = FLOAT;
+  if (sixteen_bits && WithDataType(user, dnnl::memory::data_type::f32) == layout) {
+    widened_ = user.data_type() == dnnl::memory::data_type::f16 ? FLOAT16 : BFLOAT16;
+  }
   elements_ = static_cast<int64_t>(layout.get_size() / sizeof(float));
-  if (widen_float16_) return;
+  if (widened_ != FLOAT) return;
   const dnnl::engine& engine = DnnlEngine();
   to_layout_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, user, engine, layout));
   to_user_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, layout, engine, user));
@@ -259,11 +288,16 @@ const dnnl::memory& DnnlTensor::In(const void* user) {
   Bind(user_memory_, user);
   if (!reorder_) return user_memory_;
   const dnnl::memory& buffer = Buffer();
-  if (widen_float16_) {
-    const auto* from = static_cast<const float16*>(user);
+  if (widened_ != FLOAT) {
     float* to = buffer_->mutable_cpu_data();
-    ParallelFor(elements_, [=](int64_t begin, int64_t end) {
-      WidenFloat16(end - begin, from + begin, to + begin);
+    VisitStorageType(widened_, [&](auto tag) {
+      using Half = decltype(tag);
+      if constexpr (!std::is_same_v<Half, float>) {
+        const auto* from = static_cast<const Half*>(user);
+        ParallelFor(elements_, [=](int64_t begin, int64_t end) {
+          LoadWidened(end - begin, from + begin, to + begin);
+        });
+      }
     });
     return buffer;
   }
@@ -278,19 +312,24 @@ const dnnl::memory& DnnlTensor::Out(void* user) {
 
 void DnnlTensor::Finish(void* user, bool accumulate) {
   if (!reorder_) return;
-  if (widen_float16_) {
+  if (widened_ != FLOAT) {
     const float* from = buffer_->cpu_data();
-    auto* to = static_cast<float16*>(user);
-    if (!accumulate) {
-      ParallelFor(elements_, [=](int64_t begin, int64_t end) {
-        RoundToFloat16(end - begin, from + begin, to + begin);
-      });
-      return;
-    }
-    ParallelStoreRounded(elements_, to, [=](int64_t at, int64_t n, float* sum) {
-      WidenFloat16(n, to + at, sum);
+    VisitStorageType(widened_, [&](auto tag) {
+      using Half = decltype(tag);
+      if constexpr (!std::is_same_v<Half, float>) {
+        auto* to = static_cast<Half*>(user);
+        if (!accumulate) {
+          ParallelFor(elements_, [=](int64_t begin, int64_t end) {
+            StoreRounded(end - begin, from + begin, to + begin);
+          });
+          return;
+        }
+        ParallelStoreRounded(elements_, to, [=](int64_t at, int64_t n, float* sum) {
+          LoadWidened(n, to + at, sum);
 #pragma omp simd
-      for (int64_t i = 0; i < n; ++i) sum[i] += from[at + i];
+          for (int64_t i = 0; i < n; ++i) sum[i] += from[at + i];
+        });
+      }
     });
     return;
   }
