@@ -33,8 +33,9 @@ namespace demi {
 /// backward reads the top data as well as the bottom's.
 ///
 /// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
-/// ACROSS_CHANNELS through oneDNN in its blocked layout (16 channels inner,
-/// reordered through scratch buffers), keeping oneDNN's workspace instead of
+/// ACROSS_CHANNELS through oneDNN in its blocked layout (the CPU's channel
+/// block inner, reordered through scratch buffers where a blob holds
+/// another), keeping oneDNN's workspace instead of
 /// the scale; WITHIN_CHANNEL runs the CAFFE engine.
 class LRNLayer : public Layer {
  public:

@@ -29,10 +29,15 @@ void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   if (bottom.count() == 0) return;
   const LRNParameter& param = layer_param_.lrn_param();
   const memory::desc bottom_user = BlobDesc(bottom), top_user = BlobDesc(top);
-  // oneDNN's fast LRN kernels want 16 channels inner; the reorders (none
-  // between DNNL layers) cost less than its reference kernel on Caffe's layout.
+  // oneDNN's fast LRN kernels want the CPU's channel block inner (16 with
+  // AVX-512, 8 with AVX2: on Caffe's layout, or another block, it runs its
+  // reference kernel, 20x slower); the reorders (none between DNNL layers,
+  // which hold that block; a widening loop for a 16-bit blob) cost less.
+  const int block = DnnlChannelBlock();
   const memory::desc blocked(bottom_user.dims(), memory::data_type::f32,
-                             memory::format_tag::nChw16c);
+                             block == 16  ? memory::format_tag::nChw16c
+                             : block == 8 ? memory::format_tag::nChw8c
+                                          : memory::format_tag::nchw);
   const dnnl::primitive_attr attr = UserScratchpadAttr();
   const auto algorithm = dnnl::algorithm::lrn_across_channels;
   s.ready = TryDnnl(layer_param_, StrCat("LRN for bottom shape ", bottom.shape_string()), [&] {
