@@ -31,18 +31,27 @@ dnnl::memory::data_type DnnlMathType(Type math) {
   return math == BFLOAT16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
 }
 
+namespace {
+
+/// A typical 3x3 convolution in `type`, oneDNN choosing the layouts; throws
+/// dnnl::error where oneDNN has no kernel for it on this CPU.
+dnnl::convolution_forward::primitive_desc ProbeConvolution(dnnl::memory::data_type type) {
+  using dnnl::memory;
+  const memory::desc any({8, 64, 14, 14}, type, memory::format_tag::any);
+  const memory::desc weights({64, 64, 3, 3}, type, memory::format_tag::any);
+  return dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                      dnnl::algorithm::convolution_direct, any, weights, any,
+                                      {1, 1}, {1, 1}, {1, 1}),
+      DnnlEngine());
+}
+
+}  // namespace
+
 bool DnnlComputesBfloat16() {
-  // Ask for a bfloat16 convolution, as the layers would.
   static const bool computes = [] {
-    using dnnl::memory;
-    const memory::desc any({8, 64, 14, 14}, memory::data_type::bf16, memory::format_tag::any);
-    const memory::desc weights({64, 64, 3, 3}, memory::data_type::bf16, memory::format_tag::any);
     try {
-      dnnl::convolution_forward::primitive_desc(
-          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                          dnnl::algorithm::convolution_direct, any, weights, any,
-                                          {1, 1}, {1, 1}, {1, 1}),
-          DnnlEngine());
+      ProbeConvolution(dnnl::memory::data_type::bf16);
     } catch (const dnnl::error&) {
       return false;
     }
@@ -56,18 +65,11 @@ bool DnnlWidens(Type storage) {
 }
 
 int DnnlChannelBlock() {
-  // Ask oneDNN which source layout it picks for a typical 3x3 convolution.
+  // The source layout oneDNN picks for a FLOAT convolution.
   static const int block = [] {
-    using dnnl::memory;
-    const memory::desc any({8, 64, 14, 14}, memory::data_type::f32, memory::format_tag::any);
-    const memory::desc weights({64, 64, 3, 3}, memory::data_type::f32, memory::format_tag::any);
     try {
-      const dnnl::convolution_forward::primitive_desc forward(
-          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                          dnnl::algorithm::convolution_direct, any, weights, any,
-                                          {1, 1}, {1, 1}, {1, 1}),
-          DnnlEngine());
-      const dnnl_blocking_desc_t& blocking = forward.src_desc().data.format_desc.blocking;
+      const dnnl_blocking_desc_t blocking =
+          ProbeConvolution(dnnl::memory::data_type::f32).src_desc().data.format_desc.blocking;
       if (blocking.inner_nblks == 1 && blocking.inner_idxs[0] == 1) {
         return static_cast<int>(blocking.inner_blks[0]);
       }
