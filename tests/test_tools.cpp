@@ -403,6 +403,30 @@ TEST(MemoryToolTest, ReportsEveryStrategyForBothPhases) {
   }
 }
 
+TEST(MemoryToolTest, Bfloat16WithoutOnednnsBfloat16KernelsIsAStorageType) {
+  // oneDNN computes bfloat16 with AVX-512 only. Capped at AVX2 by its own
+  // ONEDNN_MAX_CPU_ISA (any CPU then is one without), --precision=BFLOAT16
+  // still stores the blobs between convolution and pooling in 16 bits, and
+  // every layer computes in FLOAT.
+  const std::string memory =
+      StrCat("timeout 120 env ONEDNN_MAX_CPU_ISA=AVX2 ", ToolPath("memory"),
+             " --logtostderr --model=models/lenet/lenet_dummy.prototxt --batch=32 --phase=TRAIN");
+  const Result narrow = RunShell(memory + " --precision=BFLOAT16");
+  const Result wide = RunShell(memory);
+  ASSERT_EQ(narrow.status, 0) << narrow.output;
+  ASSERT_EQ(wide.status, 0) << wide.output;
+  EXPECT_TRUE(Contains(narrow.output,
+                       "DNNL, forward BFLOAT16 (math FLOAT), backward BFLOAT16 (math FLOAT): 4 "
+                       "layers (conv1, pool1, conv2, pool2)"))
+      << narrow.output;
+  EXPECT_FALSE(Contains(narrow.output, "(math BFLOAT16)")) << narrow.output;
+  const std::vector<double> narrow_arena = Numbers(narrow.output, R"(ARENA\s+([\d.]+) MiB)");
+  const std::vector<double> wide_arena = Numbers(wide.output, R"(ARENA\s+([\d.]+) MiB)");
+  ASSERT_EQ(narrow_arena.size(), 1u) << narrow.output;
+  ASSERT_EQ(wide_arena.size(), 1u) << wide.output;
+  EXPECT_LT(narrow_arena[0], wide_arena[0]);
+}
+
 TEST(MemoryToolTest, ReportsTheBoundInPrototxtAndChosenOrder) {
   const std::string model =
       "--model=models/squeezenet1.1/train_val.prototxt --stage=dummy --batch=2";
