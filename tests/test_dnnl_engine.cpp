@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "demi/util/dnnl.hpp"
 #include "layer_compare_util.hpp"
 
 namespace demi {
@@ -222,6 +223,25 @@ TEST(DnnlLrnTest, AcrossChannels) {
 
 TEST(DnnlLrnTest, AcrossFewChannels) {
   ExpectDnnlMatchesCaffe(NewCase(Lrn("local_size: 3 alpha: 1 beta: 0.6"), {{3, 2, 4, 7}}));
+}
+
+TEST(DnnlLrnTest, LargeImagesRunAChunkOfTheBatchAtATime) {
+  // 4 MiB of floats an image: the primitives take one image a call (their
+  // buffers and workspace sized for 8 MiB at most), three calls a pass, in
+  // Caffe's layout and in the CPU's channel blocks, as CAFFE computes.
+  const std::vector<int64_t> shape = {3, 16, 256, 256};
+  LayerCase c = NewCase(Lrn("local_size: 5 alpha: 0.5 beta: 0.75 k: 2"), {shape});
+  c.check_gradient = false;
+  ExpectDnnlMatchesCaffe(c);
+  c.candidate_block = DnnlChannelBlock();
+  ExpectDnnlMatchesCaffe(c);
+  auto layer = MakeLayerWithEngine(c.layer, EngineKind::kDnnl);
+  Blob x(shape), y;
+  layer->SetUp({&x}, {&y});
+  const int64_t image_bytes = x.count() / shape[0] * static_cast<int64_t>(sizeof(float));
+  for (const LayerBuffer& buffer : layer->buffers()) {
+    EXPECT_LE(buffer.blob->data()->size(), 2 * image_bytes) << buffer.name;
+  }
 }
 
 TEST(DnnlLrnTest, WithinChannelRunsCaffe) {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <initializer_list>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -186,11 +187,26 @@ struct DnnlSavingForward : DnnlForwardBackward {
   DnnlTensor src, dst, diff_dst, diff_src;
   DnnlScratch workspace;  ///< what backward needs of forward (saved)
 
+  /// Where the layer sets them (Recompute), backward makes the workspace
+  /// anew, running forward again from src with its top written into the
+  /// buffer, so that the workspace is scratch instead of held from forward
+  /// to backward.
+  struct Recompute {
+    dnnl::memory top;  ///< forward's dst layout
+    Blob* top_buffer;  ///< a layer buffer holding it, unused by then
+  };
+  std::optional<Recompute> recompute;
+
   /// top = f(bottom) through src and dst, writing the workspace.
   void Forward(const Blob& bottom, Blob* top);
+  /// The same on the blobs' bytes (of the user layouts given to the tensors).
+  void Forward(const void* x, void* y);
   /// bottom's gradient from top's through diff_dst and diff_src, with the
-  /// forward's workspace; `src` too where the primitive reads the bottom.
+  /// forward's workspace; `src` too where the primitive reads the bottom
+  /// (always where the workspace is recomputed).
   void Backward(const Blob& top, Blob* bottom, bool reads_src);
+  /// The same on the bytes: x (the bottom's data) null where not read.
+  void Backward(const void* x, const void* dy, void* dx);
 };
 
 /// Grows `blob` (a layer buffer of floats) to hold at least `bytes`.

@@ -212,11 +212,15 @@ void DnnlActivation::Set(const dnnl::primitive_desc& forward_pd,
 }
 
 void DnnlSavingForward::Forward(const Blob& bottom, Blob* top) {
-  // The blobs' bytes, in their storage types (the reorders convert).
   void* y = top->data()->mutable_cpu_data();
-  const dnnl::memory& x = src.In(bottom.data()->cpu_data());
+  Forward(bottom.data()->cpu_data(), y);
+}
+
+void DnnlSavingForward::Forward(const void* x, void* y) {
+  // The blobs' bytes, in their storage types (the reorders convert).
+  const dnnl::memory& in = src.In(x);
   const dnnl::memory& out = dst.Out(y);
-  Execute(forward, {{DNNL_ARG_SRC, x.get()},
+  Execute(forward, {{DNNL_ARG_SRC, in.get()},
                     {DNNL_ARG_DST, out.get()},
                     {DNNL_ARG_WORKSPACE, workspace.Bound().get()}});
   dst.Finish(y);
@@ -224,15 +228,27 @@ void DnnlSavingForward::Forward(const Blob& bottom, Blob* top) {
 
 void DnnlSavingForward::Backward(const Blob& top, Blob* bottom, bool reads_src) {
   void* dx = bottom->diff()->mutable_cpu_data();
+  const void* x = reads_src || recompute ? bottom->data()->cpu_data() : nullptr;
+  Backward(x, top.diff()->cpu_data(), dx);
+}
+
+void DnnlSavingForward::Backward(const void* x, const void* dy, void* dx) {
   // In this order: tensors may share a buffer used one after another.
-  const dnnl::memory* x = reads_src ? &src.In(bottom->data()->cpu_data()) : nullptr;
-  const dnnl::memory& dy = diff_dst.In(top.diff()->cpu_data());
-  const dnnl::memory& out = diff_src.Out(dx);
-  const dnnl_exec_arg_t diff_args[] = {{DNNL_ARG_DIFF_DST, dy.get()},
-                                       {DNNL_ARG_DIFF_SRC, out.get()},
+  const dnnl::memory* in = x != nullptr ? &src.In(x) : nullptr;
+  if (recompute) {
+    // Its top goes to a buffer that diff_dst may take next.
+    Bind(recompute->top, recompute->top_buffer->mutable_cpu_data());
+    Execute(forward, {{DNNL_ARG_SRC, in->get()},
+                      {DNNL_ARG_DST, recompute->top.get()},
+                      {DNNL_ARG_WORKSPACE, workspace.Bound().get()}});
+  }
+  const dnnl::memory& out_diff = diff_dst.In(dy);
+  const dnnl::memory& in_diff = diff_src.Out(dx);
+  const dnnl_exec_arg_t diff_args[] = {{DNNL_ARG_DIFF_DST, out_diff.get()},
+                                       {DNNL_ARG_DIFF_SRC, in_diff.get()},
                                        {DNNL_ARG_WORKSPACE, workspace.Bound().get()}};
-  if (x != nullptr) {
-    Execute(backward, {{DNNL_ARG_SRC, x->get()}, diff_args[0], diff_args[1], diff_args[2]});
+  if (in != nullptr) {
+    Execute(backward, {{DNNL_ARG_SRC, in->get()}, diff_args[0], diff_args[1], diff_args[2]});
   } else {
     Execute(backward, {diff_args[0], diff_args[1], diff_args[2]});
   }
