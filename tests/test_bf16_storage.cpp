@@ -55,6 +55,12 @@ TEST(Bf16StorageTest, Pooling) { ExpectCasesStoreLikeFloat("Pooling", BFLOAT16);
 
 TEST(Bf16StorageTest, LRN) {
   ExpectStoresBfloat16LikeFloat({"type: 'LRN' lrn_param { local_size: 5 alpha: 0.1 beta: 0.75 }"});
+  // Images of 2 MiB in FLOAT: three a call (a chunk of 8 MiB at most), two
+  // calls a pass, the bottom's and the top's bytes per image differing.
+  StorageCase chunked{"type: 'LRN' lrn_param { local_size: 5 alpha: 0.1 beta: 0.75 }"};
+  chunked.shape = {6, 16, 256, 128};
+  chunked.float_tops = true;
+  ExpectStoresBfloat16LikeFloat(chunked);
 }
 
 TEST(Bf16StorageTest, Concat) { ExpectCasesStoreLikeFloat("Concat", BFLOAT16); }

@@ -182,6 +182,21 @@ TEST(EngineDecisionTest, TypesNoEngineRunsAreAnErrorNamingTheLayerAndWhatItsEngi
     // Without bfloat16 kernels that math is FLOAT, which FLOAT16 storage runs.
     EXPECT_EQ(Decide(mixed).types, (LayerTypes{FLOAT16, FLOAT, FLOAT, FLOAT}));
   }
+  // BFLOAT16 math of a layer oneDNN has no bfloat16 kernel for: refused on
+  // any CPU. Convolution's and InnerProduct's runs in FLOAT where oneDNN
+  // computes no bfloat16, and a refusal says so.
+  EXPECT_NE(ErrorOf([] {
+              Decide("type: 'Softmax' forward_math: BFLOAT16");
+            }).find("asks for forward FLOAT (math BFLOAT16)"),
+            std::string::npos);
+  if (!DnnlComputesBfloat16()) {
+    const std::string widened = ErrorOf(
+        [] { Decide("type: 'InnerProduct' forward_type: BFLOAT16 forward_math: BFLOAT16"); });
+    EXPECT_NE(widened.find("(it asks for forward BFLOAT16 (math BFLOAT16), backward FLOAT (math "
+                           "FLOAT); BFLOAT16 math runs in FLOAT on this CPU"),
+              std::string::npos)
+        << widened;
+  }
   // A named engine too: CAFFE's Softmax runs FLOAT only; its Sigmoid, a
   // MappedNeuronLayer, stores 16 bits as well.
   EXPECT_NE(ErrorOf([] {

@@ -425,6 +425,13 @@ TEST(MemoryToolTest, Bfloat16WithoutOnednnsBfloat16KernelsIsAStorageType) {
   ASSERT_EQ(narrow_arena.size(), 1u) << narrow.output;
   ASSERT_EQ(wide_arena.size(), 1u) << wide.output;
   EXPECT_LT(narrow_arena[0], wide_arena[0]);
+  // And it trains: the layers widen and round the 16-bit blobs.
+  const Result step =
+      RunShell(StrCat("timeout 120 env ONEDNN_MAX_CPU_ISA=AVX2 ", ToolPath("time"),
+                      " --logtostderr --model=models/lenet/lenet_dummy.prototxt --batch=8 "
+                      "--iterations=1 --precision=BFLOAT16"));
+  ASSERT_EQ(step.status, 0) << step.output;
+  EXPECT_TRUE(Contains(step.output, "BFLOAT16 on this CPU is a storage type")) << step.output;
 }
 
 TEST(MemoryToolTest, ReportsTheBoundInPrototxtAndChosenOrder) {

@@ -390,12 +390,22 @@ LayerTypes NetTypesFor(const LayerParameter& param, const EngineDefaults& defaul
   return PrecisionApplies(param, defaults) ? LayerTypes{p, p, p, p} : defaults.types;
 }
 
+/// The layers whose DNNL rows compute in BFLOAT16 where oneDNN does (the
+/// table's dnnl_bf16 math).
+bool HasOnednnBfloat16Math(const std::string& layer_type) {
+  return layer_type == "Convolution" || layer_type == "Deconvolution" ||
+         layer_type == "InnerProduct";
+}
+
 /// `types`, with BFLOAT16 math FLOAT on a CPU that oneDNN computes no
-/// bfloat16 on (no AVX-512): a layer's own forward_math: BFLOAT16 (a
-/// prototxt written for another CPU) runs there in the wider type, as the
-/// log's "wider types" line says, rather than not at all.
-LayerTypes WithMathThisCpuRuns(LayerTypes types, Device device) {
-  if (device != Device::kCPU || DnnlComputesBfloat16()) return types;
+/// bfloat16 on (no AVX-512) for a layer that computes it where oneDNN does:
+/// its own forward_math: BFLOAT16 (a prototxt written for another CPU) runs
+/// there in the wider type, as the log's "wider types" line says, rather
+/// than not at all. Other layers' BFLOAT16 math is refused on any CPU.
+LayerTypes WithMathThisCpuRuns(LayerTypes types, const LayerParameter& param, Device device) {
+  if (device != Device::kCPU || DnnlComputesBfloat16() || !HasOnednnBfloat16Math(param.type())) {
+    return types;
+  }
   for (Type* math : {&types.forward_math, &types.backward_math}) {
     if (*math == BFLOAT16) *math = FLOAT;
   }
@@ -417,13 +427,19 @@ EngineDecision DecideEngine(const LayerParameter& param, const EngineDefaults& d
   const LayerTypes net = NetTypesFor(param, defaults);
   std::vector<LayerTypes> candidates;
   for (const LayerTypes& types : NarrowerThanFloat(net) ? NarrowestFirst(net) : std::vector{net}) {
-    candidates.push_back(WithMathThisCpuRuns(RequestedTypes(param, types), device));
+    candidates.push_back(RequestedTypes(param, types));
   }
   std::string refusal;
-  for (const LayerTypes& types : candidates) {
+  for (const LayerTypes& asked : candidates) {
     refusal.clear();
+    const LayerTypes types = WithMathThisCpuRuns(asked, param, device);
     EngineDecision decision = DecideForTypes(param, requested, types, preference, device, &refusal);
     if (refusal.empty()) return decision;
+    if (types != asked) {
+      refusal += StrCat(" (it asks for ", asked.ToString(),
+                        "; BFLOAT16 math runs in FLOAT on this CPU, where oneDNN has no bfloat16 "
+                        "kernels without AVX-512)");
+    }
   }
   ThrowError(refusal);
 }

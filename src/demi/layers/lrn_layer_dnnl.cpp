@@ -100,9 +100,13 @@ void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     s.diff_src.Reshape(backward.diff_src_desc(), bottom_user, &s.diff_src_buffer);
     s.workspace.Reshape({forward.workspace_desc()});
     // dst in forward and diff_dst in backward share a buffer: the
-    // recomputed top takes it before diff_dst does.
-    ReserveBytes(&s.dst_buffer, forward.dst_desc().get_size());
-    s.recompute = DnnlSavingForward::Recompute{UnboundMemory(forward.dst_desc()), &s.dst_buffer};
+    // recomputed top takes it before diff_dst does. (oneDNN's reference
+    // kernel, where the fast one does not take the settings, keeps none.)
+    s.recompute.reset();
+    if (forward.workspace_desc().get_size() > 0) {
+      ReserveBytes(&s.dst_buffer, forward.dst_desc().get_size());
+      s.recompute = DnnlSavingForward::Recompute{UnboundMemory(forward.dst_desc()), &s.dst_buffer};
+    }
   });
   if (!s.ready) return;
   scale_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's buffers are not needed

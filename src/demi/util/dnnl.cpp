@@ -233,6 +233,7 @@ void DnnlSavingForward::Backward(const Blob& top, Blob* bottom, bool reads_src) 
 }
 
 void DnnlSavingForward::Backward(const void* x, const void* dy, void* dx) {
+  DEMI_CHECK(x != nullptr || !recompute, "a recomputed workspace needs the bottom's data");
   // In this order: tensors may share a buffer used one after another.
   const dnnl::memory* in = x != nullptr ? &src.In(x) : nullptr;
   if (recompute) {
