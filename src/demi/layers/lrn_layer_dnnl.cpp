@@ -65,8 +65,8 @@ void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   const LRNParameter& param = layer_param_.lrn_param();
   // LRN is per image: the primitives run a chunk of images at a time.
   const int64_t num = bottom.shape(0);
-  const size_t image_floats = static_cast<size_t>(bottom.count() / num) * sizeof(float);
-  s.images = DivisorAtMost(num, static_cast<int64_t>(kChunkBytes / image_floats));
+  const size_t image_float_bytes = static_cast<size_t>(bottom.count() / num) * sizeof(float);
+  s.images = DivisorAtMost(num, static_cast<int64_t>(kChunkBytes / image_float_bytes));
   s.bottom_image_bytes = BlobDesc(bottom).get_size() / num;
   s.top_image_bytes = BlobDesc(top).get_size() / num;
   const memory::desc bottom_user = ImagesOf(BlobDesc(bottom), s.images);
