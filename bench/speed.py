@@ -10,7 +10,7 @@ convolution and inner-product layers) / min time / the best SGEMM rate measured 
 at the same thread count (build/bench/sgemm_peak). Then LeNet on Fashion-MNIST: `train` on the
 real data, 1 thread, ms per iteration from its Speed lines.
 
-Usage: bench/speed.py [--quick] [--build build] [--out bench/results/speed.md]
+Usage: bench/speed.py [--quick] [--build build] [--out bench/results/speed.md] [--torch-bf16 auto]
 """
 import argparse
 import ctypes
@@ -103,6 +103,17 @@ def pytorch(model, batch, threads, iterations, autocast=""):
     return float(fields["min_ms"]), float(fields["mean_ms"]), rss, float(fields["gflop"])
 
 
+def has_avx512():
+    """Whether /proc/cpuinfo lists AVX-512F: without it PyTorch's bfloat16 autocast on the CPU
+    is emulated, 20-50x slower than its FLOAT (45-53 s an AlexNet or GoogLeNet step on a 2-core
+    AVX2 EPYC), which alone would take most of an hour of a full run."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and "avx512f" in line.split() for line in f)
+    except OSError:
+        return False
+
+
 def sgemm_peaks(build):
     output, _ = run([f"{build}/bench/sgemm_peak"])
     peaks = {}
@@ -148,7 +159,11 @@ def main():
     parser.add_argument("--before", default="",
                         help="a build of an earlier commit, timed beside (its CAFFE engine)")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/results/speed.md"))
+    parser.add_argument("--torch-bf16", choices=("auto", "yes", "no"), default="auto",
+                        help="run PyTorch's bfloat16 autocast column (auto: where the CPU has "
+                             "AVX-512)")
     args = parser.parse_args()
+    torch_bf16 = args.torch_bf16 == "yes" or (args.torch_bf16 == "auto" and has_avx512())
     nets = QUICK_NETS if args.quick else NETS
     iterations = 1 if args.quick else 3
     started = time.time()
@@ -163,8 +178,10 @@ def main():
         "`--engine=CAFFE` with DEMI_GEMM=openblas; before: the CAFFE engine of the build given "
         "by --before (the commit before this work: BVLC Caffe's speed); DNNL BF16: the default "
         "engine with `--precision=BFLOAT16` (convolutions in bfloat16 math, the blobs between "
-        "16-bit layers stored in bfloat16); PyTorch BF16: the forward under "
-        "`torch.autocast('cpu', dtype=torch.bfloat16)`. " + openblas_note,
+        "16-bit layers stored in bfloat16; without AVX-512, stored only, the math FLOAT); PyTorch "
+        "BF16: the forward under `torch.autocast('cpu', dtype=torch.bfloat16)`"
+        + ("" if torch_bf16 else " (not run: this CPU has no AVX-512, where PyTorch emulates "
+           "bfloat16 at 20-50x its FLOAT time; --torch-bf16=yes runs it)") + ". " + openblas_note,
         "",
         "SGEMM 2048^3 GFLOP/s: " + "; ".join(
             f"{t} thread(s): oneDNN {p['dnnl']:.0f}, OpenBLAS {p['openblas']:.0f}"
@@ -187,7 +204,9 @@ def main():
             h_min, h_mean, h_rss = demitasse(args.build, model, batch, threads, iterations, "DNNL",
                                              "BFLOAT16")
             t_min, t_mean, t_rss, gflop = pytorch(model, batch, threads, iterations)
-            a_min, a_mean, a_rss, _ = pytorch(model, batch, threads, iterations, "bf16")
+            a_min = a_mean = a_rss = float("nan")
+            if torch_bf16:
+                a_min, a_mean, a_rss, _ = pytorch(model, batch, threads, iterations, "bf16")
             peak = max(peaks[threads].values())
             efficiency = gflop / (d_min / 1000) / peak
             row = (f"| {label} | {batch} | {threads} | {gflop:.1f} | {d_min:.0f} / {d_mean:.0f} | "
