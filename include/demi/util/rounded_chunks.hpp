@@ -19,6 +19,12 @@ namespace demi {
 /// the stack.
 constexpr int64_t kRoundedChunk = 1024;
 
+/// FLOAT as a stored type of its own (a copy each way), so that a loop
+/// written once over the stored types, as VisitStorageType hands them,
+/// compiles for all three. Declared before the templates below call them.
+inline void LoadWidened(int64_t n, const float* x, float* y) { std::copy_n(x, n, y); }
+inline void StoreRounded(int64_t n, const float* x, float* y) { std::copy_n(x, n, y); }
+
 /// y[begin, end) a chunk of at most kRoundedChunk at a time:
 /// `compute(at, n, chunk)` writes the n floats of y[at, at + n) into `chunk`
 /// (it may read y there: in place), which are then rounded into y.

@@ -1,6 +1,5 @@
 // The DNNL engine of Eltwise SUM (see eltwise_layer.hpp).
 #include <algorithm>
-#include <type_traits>
 
 #include "demi/layers/eltwise_layer.hpp"
 #include "demi/util/dnnl.hpp"
@@ -113,10 +112,8 @@ void EltwiseLayer::DnnlForward(const std::vector<Blob*>& bottom, Blob* top) {
   if (s.own_sum) {
     for (size_t k = 0; k < bottom.size(); ++k) s.own_sum_srcs[k] = bottom[k]->data()->cpu_data();
     VisitStorageType(top->storage_type(), [&](auto tag) {
-      using Half = decltype(tag);
-      if constexpr (!std::is_same_v<Half, float>) {
-        SumWidened(top->count(), coeffs_, s.own_sum_srcs, top->mutable_cpu_data_as<Half>());
-      }
+      using T = decltype(tag);
+      SumWidened(top->count(), coeffs_, s.own_sum_srcs, top->mutable_cpu_data_as<T>());
     });
     return;
   }

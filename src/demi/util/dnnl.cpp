@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <type_traits>
 
 #include "demi/util/rounded_chunks.hpp"
 
@@ -310,13 +309,10 @@ const dnnl::memory& DnnlTensor::In(const void* user) {
   if (widened_ != FLOAT) {
     float* to = buffer_->mutable_cpu_data();
     VisitStorageType(widened_, [&](auto tag) {
-      using Half = decltype(tag);
-      if constexpr (!std::is_same_v<Half, float>) {
-        const auto* from = static_cast<const Half*>(user);
-        ParallelFor(elements_, [=](int64_t begin, int64_t end) {
-          LoadWidened(end - begin, from + begin, to + begin);
-        });
-      }
+      const auto* from = static_cast<const decltype(tag)*>(user);
+      ParallelFor(elements_, [=](int64_t begin, int64_t end) {
+        LoadWidened(end - begin, from + begin, to + begin);
+      });
     });
     return buffer;
   }
@@ -334,21 +330,18 @@ void DnnlTensor::Finish(void* user, bool accumulate) {
   if (widened_ != FLOAT) {
     const float* from = buffer_->cpu_data();
     VisitStorageType(widened_, [&](auto tag) {
-      using Half = decltype(tag);
-      if constexpr (!std::is_same_v<Half, float>) {
-        auto* to = static_cast<Half*>(user);
-        if (!accumulate) {
-          ParallelFor(elements_, [=](int64_t begin, int64_t end) {
-            StoreRounded(end - begin, from + begin, to + begin);
-          });
-          return;
-        }
-        ParallelStoreRounded(elements_, to, [=](int64_t at, int64_t n, float* sum) {
-          LoadWidened(n, to + at, sum);
-#pragma omp simd
-          for (int64_t i = 0; i < n; ++i) sum[i] += from[at + i];
+      auto* to = static_cast<decltype(tag)*>(user);
+      if (!accumulate) {
+        ParallelFor(elements_, [=](int64_t begin, int64_t end) {
+          StoreRounded(end - begin, from + begin, to + begin);
         });
+        return;
       }
+      ParallelStoreRounded(elements_, to, [=](int64_t at, int64_t n, float* sum) {
+        LoadWidened(n, to + at, sum);
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) sum[i] += from[at + i];
+      });
     });
     return;
   }
