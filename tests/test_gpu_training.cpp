@@ -238,6 +238,30 @@ TEST(GpuTrainingTest, OneGpuReplicaReplayedFromGraphsHandsEveryBucketOver) {
 }
 #endif  // CPU_ONLY
 
+// A GPU replica that throws mid-run wakes the other, which waits in NCCL
+// for it: the first error comes back long before --comm_timeout.
+TEST(GpuTrainingTest, AGpuReplicaThatFailsStopsTheOthers) {
+  if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 200);
+  ReplicationOptions options;
+  options.gpus = {0, 1};
+  options.timeout_seconds = 600;
+  Replicas group(ParseText<SolverParameter>(LeNetSolver(dir.file("db"), 32)), options);
+  const auto start = std::chrono::steady_clock::now();
+  ExpectErrorContaining(
+      [&] {
+        group.Run([&](int i) {
+          group.solver(i).Step(3);
+          if (i == 1) ThrowError("replica one broke");
+          group.solver(i).Step(5);
+        });
+      },
+      {"replica one broke"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 120);
+  EXPECT_FALSE(group.left_threads_running());
+}
+
 // The reference engine, as the CPU replica tests: 1 x 64 and 2 x 32 sum in
 // other orders, which other engines' rounding would turn into max-pool tie
 // flips (see above).
@@ -395,6 +419,46 @@ TEST(GpuNcclTest, AQueuedAllReduceNoPeerJoinsTimesOut) {
   DeviceFree(device[0]);
   SetCurrentDevice(1);
   DeviceFree(device[1]);
+}
+
+// Another thread aborts a member whose all-reduce waits for a peer that
+// never comes: the wait throws at once, naming the reason, not at the
+// timeout; later calls name it too.
+TEST(GpuNcclTest, AnAbortedMemberStopsWaitingForItsPeer) {
+  if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
+  auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(600));
+  std::vector<float*> device(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {  // connect the members (NCCL's first collective)
+    threads.emplace_back([&, r] {
+      SetCurrentDevice(r);
+      device[r] = static_cast<float*>(DeviceMalloc(1024 * sizeof(float)));
+      DeviceMemset(device[r], 0, 1024 * sizeof(float));
+      clique[r]->AllReduceSum(device[r], 1024);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread waiter([&] {
+    SetCurrentDevice(0);
+    ExpectErrorContaining([&] { clique[0]->AllReduceSum(device[0], 1024); },
+                          {"GPU 0 (rank 0 of 2) stopped: replica 1 failed: its data broke"});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let it wait
+  SetCurrentDevice(1);
+  clique[0]->Abort("replica 1 failed: its data broke");
+  clique[1]->Abort("replica 1 failed: its data broke");
+  int current = -1;  // the caller's device is left alone
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 1);
+  waiter.join();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 60);
+  float loss = 1;
+  ExpectErrorContaining([&] { clique[1]->AllReduceSum(&loss, 1); }, {"its data broke"});
+  DeviceFree(device[1]);
+  SetCurrentDevice(0);
+  SynchronizeDevice();
+  DeviceFree(device[0]);
 }
 #endif
 

@@ -56,6 +56,12 @@ class Communicator {
   /// watcher), or throws CommError on a failure or past the timeout, which
   /// breaks the member.
   virtual void WaitQueued();
+  /// Breaks this member from any thread, for `reason` (another replica of
+  /// this process failed): its blocked and later calls throw CommError
+  /// instead of waiting for that replica until the timeout. A no-op for
+  /// backends whose members another way wakes (threads: ThreadGroup::Abort)
+  /// or cannot (Gloo: the process exits, which its peers see).
+  virtual void Abort(const std::string& reason) {}
 };
 
 /// A collective that could not complete: a peer died, never joined, or the

@@ -66,6 +66,9 @@ class NcclCommunicator : public Communicator {
   void QueueAllReduceSum(float* data, size_t count) override;
   void JoinQueued() override;
   void WaitQueued() override;
+  /// Aborts comm_ under the mutex: the member's waits, its watcher's
+  /// included, throw CommError naming `reason` at their next look.
+  void Abort(const std::string& reason) override;
 
  private:
   NcclCommunicator(ncclComm_t comm, int device, int rank, int size,

@@ -85,9 +85,11 @@ class Replicas {
   /// Runs fn(i) for every replica i of this process at once, each on its own
   /// thread. A replica that throws aborts the others' collectives; the first
   /// error is rethrown once all threads ended (or, if one is stuck in a
-  /// collective with another process, after a grace period: then the caller
-  /// should end the process).
+  /// collective with another process, after a grace period: see below).
   void Run(const std::function<void(int replica)>& fn);
+  /// True once Run gave up on a stuck replica thread, which still uses this
+  /// object: the caller must end the process without destroying it.
+  bool left_threads_running() const { return left_threads_running_; }
   /// One line: the share of step time spent waiting for all-reduces.
   std::string WaitSummary() const;
 
@@ -112,6 +114,7 @@ class Replicas {
   std::vector<std::unique_ptr<ReplicaSync>> syncs_;
   int blas_threads_before_ = 0;  ///< restored at the end (CPU replicas change it)
   int replica_threads_ = 0;      ///< OpenMP threads of each CPU replica (0: unchanged)
+  bool left_threads_running_ = false;
 };
 
 }  // namespace demi

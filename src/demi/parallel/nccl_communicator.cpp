@@ -193,6 +193,24 @@ void NcclCommunicator::Fail(const char* operation, ncclResult_t state) {
   throw CommError(failure_);
 }
 
+void NcclCommunicator::Abort(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!broken_) {
+    failure_ =
+        StrCat("nccl: GPU ", device_, " (rank ", rank_, " of ", size_, ") stopped: ", reason);
+    broken_ = true;
+  }
+  if (comm_ == nullptr) return;
+  // Called from another replica's thread, failing already: abort on this
+  // member's device, leave the caller's device as it was, throw nothing.
+  int caller_device = 0;
+  const bool known = cudaGetDevice(&caller_device) == cudaSuccess;
+  cudaSetDevice(device_);
+  ncclCommAbort(comm_);
+  comm_ = nullptr;
+  if (known) cudaSetDevice(caller_device);
+}
+
 template <typename Call>
 void NcclCommunicator::Enqueue(const char* operation, Call collective) {
   ncclResult_t result = ncclSuccess;

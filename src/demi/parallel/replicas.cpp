@@ -214,7 +214,6 @@ void Replicas::Run(const std::function<void(int replica)>& fn) {
   for (int i = 0; i < size(); ++i) {
     threads.push_back(StartThread(
         [this, i, &fn, shared] {
-          std::exception_ptr error;
           try {
             const Context& context = solvers_[i]->context();
             if (context.device == Device::kGPU) SetCurrentDevice(context.device_id);
@@ -222,12 +221,19 @@ void Replicas::Run(const std::function<void(int replica)>& fn) {
             // This thread's stream dies with it: its queued work must be done.
             if (context.device == Device::kGPU) SynchronizeDevice();
           } catch (const std::exception& e) {
-            error = std::current_exception();
-            group_->Abort(
-                StrCat("replica ", solvers_[i]->context().replica, " failed: ", e.what()));
+            {
+              // The first failure is the one to report: record it before
+              // the others wake with errors of their own.
+              std::lock_guard<std::mutex> lock(shared->mutex);
+              if (!shared->error) shared->error = std::current_exception();
+            }
+            const std::string reason =
+                StrCat("replica ", solvers_[i]->context().replica, " failed: ", e.what());
+            group_->Abort(reason);
+            // GPU replicas wait in NCCL, which the group cannot wake.
+            for (auto& comm : comms_) comm->Abort(reason);
           }
           std::lock_guard<std::mutex> lock(shared->mutex);
-          if (error && !shared->error) shared->error = error;
           ++shared->finished;
           shared->changed.notify_all();
         },
@@ -248,6 +254,7 @@ void Replicas::Run(const std::function<void(int replica)>& fn) {
       thread.detach();  // stuck in another process's collective; the caller exits
     }
   }
+  left_threads_running_ = !all_finished;
   if (!all_finished) {
     LOG(ERROR) << "a replica is still blocked in a collective " << kFailureGrace.count()
                << " s after another failed";

@@ -238,13 +238,16 @@ int TrainReplicated(const SolverParameter& param, const std::vector<int>& gpus,
   DEMI_CHECK(FLAGS_allreduce_bucket_mb >= 0, "--allreduce_bucket_mb must not be negative, got ",
              FLAGS_allreduce_bucket_mb);
   options.bucket_bytes = static_cast<size_t>(FLAGS_allreduce_bucket_mb * 1024 * 1024);
+  // Outside the try: unwinding to the handler must not destroy what a
+  // replica thread stuck in a collective still uses.
+  std::unique_ptr<Replicas> replicas;
   try {
-    Replicas replicas(param, options);
-    if (!FLAGS_weights.empty()) replicas.CopyWeights(FLAGS_weights);
+    replicas = std::make_unique<Replicas>(param, options);
+    if (!FLAGS_weights.empty()) replicas->CopyWeights(FLAGS_weights);
     LOG(INFO) << "Starting Optimization";
-    replicas.Solve(FLAGS_snapshot, signals.GetActionFunction());
+    replicas->Solve(FLAGS_snapshot, signals.GetActionFunction());
   } catch (...) {
-    if (FLAGS_world_size == 1) throw;
+    if (FLAGS_world_size == 1 && !(replicas && replicas->left_threads_running())) throw;
     // A replica thread may still be blocked in a collective with another
     // process: end the process now, which also tells the peers.
     LOG(ERROR) << "rank " << FLAGS_rank << " of " << FLAGS_world_size << ": "
