@@ -326,8 +326,9 @@ TEST(GpuByteBatchesTest, DeviceNormalisationEqualsTheHosts) {
   }
 }
 
-// The bytes through the planner's scratch buffer, in a net: the same tops
-// as the host's, step after step.
+// The bytes through each batch's own device buffer, uploaded by the
+// prefetch thread, in a net: the same tops as the host's, step after step,
+// each buffer reused several times (11 steps, 2 prefetched batches).
 TEST(GpuByteBatchesTest, APlannedNetOnTheDeviceGetsTheHostsBatches) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   TempDir dir;
@@ -337,14 +338,14 @@ TEST(GpuByteBatchesTest, APlannedNetOnTheDeviceGetsTheHostsBatches) {
       StrCat("name: 'n' layer { name: 'd' type: 'Data' top: 'data' top: 'label' transform_param { "
              "crop_size: 8 mirror: true mean_value: 3 scale: 0.1 } data_param { source: '",
              source,
-             "' backend: LMDB batch_size: 4 } } "
+             "' backend: LMDB batch_size: 4 prefetch: 2 } } "
              "layer { name: 'r' type: 'ReLU' bottom: 'data' top: 'r' }"));
   param.mutable_state()->set_phase(TRAIN);
   Net cpu(param, Context());
   Context gpu_context;
   gpu_context.device = Device::kGPU;
   Net gpu(param, gpu_context);
-  for (int step = 0; step < 4; ++step) {
+  for (int step = 0; step < 11; ++step) {
     cpu.Forward();
     gpu.Forward();
     EXPECT_EQ(DataOf(*gpu.blob_by_name("r")), DataOf(*cpu.blob_by_name("r"))) << "step " << step;

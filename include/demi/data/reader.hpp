@@ -73,7 +73,7 @@ class DBReader {
 /// replicas can shard it.
 struct Batch {
   Batch() = default;
-  /// Waits for copies out of the batch still in flight (`copied`).
+  /// Waits for the copies of the batch still in flight (see below).
   ~Batch();
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
@@ -98,6 +98,20 @@ struct Batch {
   /// Records `copied` after the work queued on this thread's stream so far
   /// (a GPU Forward's copies), before the batch goes back to the prefetcher.
   void MarkCopied();
+
+  /// GPU byte batches: `bytes` in device memory, of `device_capacity`
+  /// bytes. The prefetch thread copies them there on its own stream as soon
+  /// as the batch is filled (UploadBytes; `uploaded` marks the copy's end),
+  /// so the copy overlaps the steps before the one that takes the batch,
+  /// whose stream waits for it on the device (StreamMarker::MakeStreamWait).
+  void* device_bytes = nullptr;
+  size_t device_capacity = 0;
+  std::unique_ptr<StreamMarker> uploaded;
+  /// Queues that copy on the calling thread's stream and marks its end.
+  void UploadBytes();
+  /// Returns once the batch's copies in flight (`uploaded`, `copied`) are
+  /// done: before it is refilled (the destructor waits too).
+  void WaitForCopies() const;
 };
 
 /// @brief Runs a function over [0, n) cut into blocks of consecutive items,

@@ -28,7 +28,9 @@ namespace demi {
 /// (Transformer::DefersNormalization: no colour jitter, no mean_file), the
 /// decode threads write bytes, a quarter of the floats, and Forward applies
 /// the mean and scale on the compute device as it moves the batch into the
-/// top: one pass on the CPU, a kernel after a copy of the bytes on a GPU.
+/// top: one pass on the CPU; on a GPU a kernel, after the prefetch thread's
+/// copy of the bytes to the device (on its own stream, overlapping the
+/// steps before; one device buffer per prefetched batch).
 /// The top's values are those of the float path, bit for bit. A record whose
 /// pixels are floats (float_data) takes a float row of its own.
 ///
@@ -141,7 +143,8 @@ class BaseDataLayer : public Layer {
                     const std::vector<Blob*>&) override {}
 #ifndef CPU_ONLY
   /// Copies the next batch into the tops' device memory, normalising byte
-  /// batches there (byte_pixels.hpp's kernel): no wait for the device.
+  /// batches there (byte_pixels.hpp's kernel) once their upload is done:
+  /// the host waits for nothing.
   void Forward_gpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
   void Backward_gpu(const std::vector<Blob*>&, const std::vector<bool>&,
                     const std::vector<Blob*>&) override {}
@@ -173,9 +176,8 @@ class BaseDataLayer : public Layer {
   int64_t example_size_ = 0;
   bool byte_batches_ = false;
   PixelNormalization normalization_;  ///< a byte batch's last step
-  /// GPU: a byte batch on the device (a planned scratch buffer of
-  /// ceil(bytes / 4) floats), and the channels' means.
-  Blob device_bytes_;
+  /// GPU: the channels' means (a byte batch reaches the device in its
+  /// Batch, which the prefetch thread uploads).
   Blob device_mean_;
   /// Set by data_param.threads or set_decode_threads: a pool of the layer's
   /// own. 0: the process's shared pool of DefaultDecodeThreads.

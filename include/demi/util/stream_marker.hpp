@@ -18,6 +18,9 @@ class StreamMarker {
   void Record();
   /// Returns once the work queued before the latest Record has run.
   void Wait() const;
+  /// Makes the calling thread's stream wait, on the device, for the work
+  /// queued before the latest Record: the host waits for nothing.
+  void MakeStreamWait() const;
   /// Wait for a destructor: where CUDA has already shut down (at process
   /// exit, after its runtime unloaded) there is nothing left to wait for,
   /// and this returns instead of aborting.

@@ -87,7 +87,31 @@ std::shared_ptr<WorkerPool> SharedWorkerPool(int num_threads) {
 }
 
 Batch::~Batch() {
+  if (uploaded) uploaded->WaitUnlessShutDown();
   if (copied) copied->WaitUnlessShutDown();
+  if (device_bytes == nullptr) return;
+  try {
+    DeviceFree(device_bytes);
+  } catch (const std::exception&) {
+    // CUDA already shut down (process exit): the memory went with it.
+  }
+}
+
+void Batch::WaitForCopies() const {
+  if (uploaded) uploaded->Wait();
+  if (copied) copied->Wait();
+}
+
+void Batch::UploadBytes() {
+  if (bytes.size() > device_capacity) {
+    DeviceFree(device_bytes);  // its copies are done (WaitForCopies before a refill)
+    device_bytes = nullptr;
+    device_bytes = DeviceMalloc(bytes.size());
+    device_capacity = bytes.size();
+  }
+  CopyHostToDevice(device_bytes, bytes.data(), bytes.size());
+  if (!uploaded) uploaded = std::make_unique<StreamMarker>();
+  uploaded->Record();
 }
 
 void Batch::MarkCopied() {
@@ -228,7 +252,7 @@ void Prefetcher::Loop() {
       free_.pop_front();
     }
     try {
-      if (batch->copied) batch->copied->Wait();
+      batch->WaitForCopies();
       fill_(batch, stop_);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -55,7 +55,6 @@ void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
     device_mean_.Reshape({example_shape_[0]});
     std::copy(normalization_.mean.begin(), normalization_.mean.end(),
               device_mean_.mutable_cpu_data());
-    RegisterBuffer("byte_batch", &device_bytes_, BufferLifetime::kScratch);
   }
   if (phase_ == TRAIN && context().num_replicas > 1) {
     shard_ = context().replica;
@@ -90,10 +89,6 @@ void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
 void BaseDataLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   top[0]->Reshape({batch_size_, example_shape_[0], example_shape_[1], example_shape_[2]});
   if (top.size() > 1) top[1]->Reshape({batch_size_});
-  // Bytes reach a GPU through this buffer; the CPU reads them from the batch.
-  const bool on_gpu = byte_batches_ && context().device == Device::kGPU;
-  const int64_t bytes = batch_size_ * example_size_;
-  device_bytes_.Reshape({on_gpu ? (bytes + 3) / 4 : 0});
 }
 
 void BaseDataLayer::StopPrefetch() {
@@ -189,6 +184,9 @@ void BaseDataLayer::FillBatch(Batch* batch, const std::atomic<bool>& stop) {
     }
   }
   batch->next = StreamPosition();
+  // To the GPU now, on this thread's stream: the copy overlaps the steps
+  // before the one that takes the batch.
+  if (byte_batches_ && context().device == Device::kGPU) batch->UploadBytes();
 }
 
 void BaseDataLayer::LoadRow(Batch* batch, int64_t row, bool as_bytes) {
@@ -261,8 +259,9 @@ void BaseDataLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vec
   float* data = top[0]->mutable_gpu_data();
   const auto row_bytes = static_cast<size_t>(example_size_) * sizeof(float);
   if (byte_batches_) {
-    auto* bytes = reinterpret_cast<uint8_t*>(device_bytes_.mutable_gpu_data());
-    CopyHostToDevice(bytes, batch->bytes.data(), static_cast<size_t>(batch_size_ * example_size_));
+    // Its bytes are on the device, or on their way (FillBatch).
+    batch->uploaded->MakeStreamWait();
+    const auto* bytes = static_cast<const uint8_t*>(batch->device_bytes);
     NormalizeBytesGpu(device_mean_.gpu_data(), normalization_.scale, batch_size_, example_shape_[0],
                       example_size_ / example_shape_[0], bytes, data);
     for (int64_t row = 0; row < batch_size_; ++row) {

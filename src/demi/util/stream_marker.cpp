@@ -16,6 +16,7 @@ StreamMarker::StreamMarker() {
 StreamMarker::~StreamMarker() = default;
 void StreamMarker::Record() {}
 void StreamMarker::Wait() const {}
+void StreamMarker::MakeStreamWait() const {}
 void StreamMarker::WaitUnlessShutDown() const noexcept {}
 
 #else
@@ -34,6 +35,10 @@ void StreamMarker::Record() {
 
 void StreamMarker::Wait() const {
   DEMI_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+}
+
+void StreamMarker::MakeStreamWait() const {
+  DEMI_CUDA_CHECK(cudaStreamWaitEvent(CudaStream(), static_cast<cudaEvent_t>(event_), 0));
 }
 
 void StreamMarker::WaitUnlessShutDown() const noexcept {
