@@ -216,10 +216,14 @@ class Transformer:
 
     def set_mean(self, in_, mean):
         """The mean to subtract: one value per channel (K,) or a whole image
-        (K x H x W, or H x W for one channel)."""
+        (K x H x W, or H x W for one channel). An image larger than the input
+        gives its centre, as Caffe's data layer crops a mean_file for its
+        centre crop: the 256 x 256 ImageNet mean (ilsvrc_2012_mean.npy) for a
+        227 x 227 input, which BVLC's classify.py passes and BVLC's own
+        Transformer refuses."""
         self._check_input(in_)
         mean = np.asarray(mean, dtype=np.float32)
-        channels, size = self.inputs[in_][1], self.inputs[in_][2:]
+        channels, size = self.inputs[in_][1], tuple(self.inputs[in_][2:])
         if mean.ndim == 1:
             if mean.shape[0] != channels:
                 raise ValueError(f"mean has {mean.shape[0]} values but input '{in_}' has "
@@ -228,6 +232,10 @@ class Transformer:
         else:
             if mean.ndim == 2:
                 mean = mean[np.newaxis, :, :]
+            if (mean.ndim == 3 and len(size) == 2 and mean.shape[0] == channels
+                    and all(m >= s for m, s in zip(mean.shape[1:], size))):
+                top, left = ((m - s) // 2 for m, s in zip(mean.shape[1:], size))
+                mean = mean[:, top:top + size[0], left:left + size[1]]
             if mean.shape != (channels,) + size:
                 raise ValueError(f"mean of shape {mean.shape} does not match input '{in_}' "
                                  f"of shape {(channels,) + size} (C x H x W)")

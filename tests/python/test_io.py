@@ -121,6 +121,15 @@ def test_transformer_resizes_and_checks_its_settings():
         transformer.set_mean("data", np.zeros(2))
     with pytest.raises(ValueError, match="does not match"):
         transformer.set_mean("data", np.zeros((3, 4, 4)))
+    with pytest.raises(ValueError, match="does not match"):
+        transformer.set_mean("data", np.zeros((2, 12, 12)))
+    # A larger mean image gives its centre (BVLC's classify.py: a 256 x 256
+    # mean for a 227 x 227 input).
+    large_mean = np.arange(3 * 11 * 12, dtype=np.float32).reshape(3, 11, 12)
+    transformer.set_mean("data", large_mean)
+    np.testing.assert_allclose(
+        transformer.preprocess("data", np.zeros((8, 8, 3), dtype=np.float32)),
+        -large_mean[:, 1:9, 2:10])
     with pytest.raises(ValueError, match="not an input"):
         transformer.preprocess("label", np.zeros((8, 8, 3)))
 
