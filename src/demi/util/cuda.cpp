@@ -41,6 +41,16 @@ class ThreadHandles {
     DeviceHandles& handles = by_device_[device];
     if (handles.stream == nullptr) {
       DEMI_CUDA_CHECK(cudaStreamCreateWithFlags(&handles.stream, cudaStreamNonBlocking));
+    }
+    return handles;
+  }
+
+  /// Current()'s, with its cuBLAS handle made on first use: threads that
+  /// only copy and record events (data prefetch) never make one, whose
+  /// destruction at thread exit would wait for the whole device.
+  DeviceHandles& CurrentWithCublas() {
+    DeviceHandles& handles = Current();
+    if (handles.cublas == nullptr) {
       DEMI_CUBLAS_CHECK(cublasCreate(&handles.cublas));
       DEMI_CUBLAS_CHECK(cublasSetStream(handles.cublas, handles.stream));
     }
@@ -88,7 +98,7 @@ void CudaCallFailed(const char* call, const char* message) {
 
 cudaStream_t CudaStream() { return Handles().Current().stream; }
 
-cublasHandle_t CublasHandle() { return Handles().Current().cublas; }
+cublasHandle_t CublasHandle() { return Handles().CurrentWithCublas().cublas; }
 
 void* CudaScratch(size_t bytes) {
   DeviceHandles& handles = Handles().Current();
