@@ -384,6 +384,27 @@ TEST(TimeToolTest, TimesLayersAndPassesOnTheHostClock) {
   EXPECT_LE(forward_sum, forward_pass[0] * 1.001 + 1e-3) << run.output;
   EXPECT_LE(backward_sum, backward_pass[0] * 1.001 + 1e-3) << run.output;
   EXPECT_LE(forward_pass[0] + backward_pass[0], both[0] * 1.001 + 1e-3) << run.output;
+  // The per-type lines add up the per-layer ones: LeNet's two convolutions
+  // under one line, and every type's share of the pass.
+  ASSERT_TRUE(Contains(run.output, "Average time per layer type")) << run.output;
+  const std::vector<double> type_forward =
+      Numbers(run.output, R"(\tforward: ([\d.e-]+) ms\tbackward: )");
+  const std::vector<double> conv_backward =
+      Numbers(run.output, R"(\sConvolution\tforward: [\d.e-]+ ms\tbackward: ([\d.e-]+) ms)");
+  const std::vector<double> shares = Numbers(run.output, R"(ms\t([\d.]+) %)");
+  ASSERT_EQ(conv_backward.size(), 1u) << run.output;
+  double type_sum = 0;
+  for (double ms : type_forward) type_sum += ms;
+  EXPECT_NEAR(type_sum, forward_sum, 1e-3 * forward_sum + 1e-3) << run.output;
+  const std::vector<double> conv1 = Numbers(run.output, R"(conv1\tbackward: ([\d.e-]+) ms\.)");
+  const std::vector<double> conv2 = Numbers(run.output, R"(conv2\tbackward: ([\d.e-]+) ms\.)");
+  ASSERT_EQ(conv1.size(), 1u);
+  ASSERT_EQ(conv2.size(), 1u);
+  EXPECT_NEAR(conv_backward[0], conv1[0] + conv2[0], 1e-3 * conv_backward[0] + 1e-3);
+  double share_sum = 0;
+  for (double share : shares) share_sum += share;
+  EXPECT_LE(share_sum, 100.5) << run.output;
+  EXPECT_GT(share_sum, 0) << run.output;
 }
 
 TEST(MemoryToolTest, ReportsEveryStrategyForBothPhases) {

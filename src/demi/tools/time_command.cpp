@@ -1,10 +1,13 @@
 // `time` (and `caffe time`): times a net's forward and backward passes, per
 // layer, in Caffe's log style:
 //   time --model=models/lenet/lenet_dummy.prototxt --iterations=50
+#include <algorithm>
 #include <chrono>
 #include <iomanip>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "demi/engine_decision.hpp"
@@ -134,6 +137,35 @@ std::string HostBeside(const RunClocks& clocks, int slot, double iterations) {
   return host ? StrCat(" (host ", host->total_ms(slot) / iterations, " ms)") : std::string();
 }
 
+/// Beyond Caffe's lines: the layers' times summed by type, most first, with
+/// their share of the iteration, which says where a net's time goes
+/// (layers another absorbed show next to nothing: the absorber's time holds
+/// theirs).
+void ReportTypeAverages(const Net& net, bool backward, const TimeSlots& slots,
+                        const IntervalTimer& timer, int iterations) {
+  std::map<std::string, std::pair<double, double>> by_type;  // forward, backward ms
+  for (int i = 0; i < slots.layers; ++i) {
+    auto& [forward, back] = by_type[net.layers()[i]->type()];
+    forward += timer.total_ms(slots.Forward(i)) / iterations;
+    if (backward) back += timer.total_ms(slots.Backward(i)) / iterations;
+  }
+  std::vector<std::pair<std::string, std::pair<double, double>>> types(by_type.begin(),
+                                                                       by_type.end());
+  std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) {
+    return a.second.first + a.second.second > b.second.first + b.second.second;
+  });
+  const double pass =
+      timer.total_ms(backward ? slots.Iteration() : slots.ForwardPass()) / iterations;
+  LOG(INFO) << "Average time per layer type (forward, backward, share of the "
+            << (backward ? "forward-backward" : "forward") << " pass):";
+  for (const auto& [type, ms] : types) {
+    const double share = pass > 0 ? 100 * (ms.first + ms.second) / pass : 0;
+    LOG(INFO) << std::setfill(' ') << std::setw(20) << type << "\tforward: " << ms.first
+              << " ms\tbackward: " << ms.second << " ms\t" << std::fixed << std::setprecision(1)
+              << share << std::defaultfloat << " %";
+  }
+}
+
 /// Caffe's summary lines, averages over `iterations`; a GPU run's are device
 /// times, marked so, with the host's beside them.
 void ReportAverages(const Net& net, bool backward, const TimeSlots& slots, const RunClocks& clocks,
@@ -160,6 +192,7 @@ void ReportAverages(const Net& net, bool backward, const TimeSlots& slots, const
     LOG(INFO) << "Average Backward pass: " << average(slots.BackwardPass());
     LOG(INFO) << "Average Forward-Backward: " << average(slots.Iteration());
   }
+  ReportTypeAverages(net, backward, slots, main, iterations);
 }
 
 int TimeNet() {
