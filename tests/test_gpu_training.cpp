@@ -386,14 +386,10 @@ TEST(GpuNcclTest, QueuedAllReducesSumOnTheDevice) {
   }
 }
 
-// A queued all-reduce that a peer never joins: the watcher's wait times out,
-// aborts the member, and every later call names that first failure; the
-// member's stream and the device are free again.
-TEST(GpuNcclTest, AQueuedAllReduceNoPeerJoinsTimesOut) {
-  if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
-  auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(60));
-  // Both members sum once, so NCCL has connected them (it connects at a
-  // comm's first collective); then a short timeout, and member 1 is gone.
+/// Both members of a 2-GPU clique sum 1024 zeros once, so NCCL has
+/// connected them (it connects at a comm's first collective); returns the
+/// buffers, member r's on GPU r.
+std::vector<float*> ConnectMembers(const std::vector<std::unique_ptr<NcclCommunicator>>& clique) {
   std::vector<float*> device(2);
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r) {
@@ -405,6 +401,17 @@ TEST(GpuNcclTest, AQueuedAllReduceNoPeerJoinsTimesOut) {
     });
   }
   for (auto& thread : threads) thread.join();
+  return device;
+}
+
+// A queued all-reduce that a peer never joins: the watcher's wait times out,
+// aborts the member, and every later call names that first failure; the
+// member's stream and the device are free again.
+TEST(GpuNcclTest, AQueuedAllReduceNoPeerJoinsTimesOut) {
+  if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
+  auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(60));
+  // Then a short timeout, and member 1 is gone.
+  const std::vector<float*> device = ConnectMembers(clique);
   clique[0]->set_timeout(std::chrono::seconds(3));
   SetCurrentDevice(0);
   clique[0]->QueueAllReduceSum(device[0], 1024);
@@ -427,17 +434,7 @@ TEST(GpuNcclTest, AQueuedAllReduceNoPeerJoinsTimesOut) {
 TEST(GpuNcclTest, AnAbortedMemberStopsWaitingForItsPeer) {
   if (DeviceCount() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
   auto clique = NcclCommunicator::CreateClique({0, 1}, 0, 1, nullptr, std::chrono::seconds(600));
-  std::vector<float*> device(2);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r) {  // connect the members (NCCL's first collective)
-    threads.emplace_back([&, r] {
-      SetCurrentDevice(r);
-      device[r] = static_cast<float*>(DeviceMalloc(1024 * sizeof(float)));
-      DeviceMemset(device[r], 0, 1024 * sizeof(float));
-      clique[r]->AllReduceSum(device[r], 1024);
-    });
-  }
-  for (auto& thread : threads) thread.join();
+  const std::vector<float*> device = ConnectMembers(clique);
   const auto start = std::chrono::steady_clock::now();
   std::thread waiter([&] {
     SetCurrentDevice(0);
