@@ -188,26 +188,26 @@ using ChannelSumOutputs = std::array<double*, K>;
 template <int K, typename Terms>
 void ChannelSumsOf(const ChannelBlocks& t, const ChannelSumOutputs<K>& sums, const Terms& terms) {
   const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
-  ParallelForVectorized(blocks, GrainFor(K * outer * t.row_size()),
-                        [&](int64_t begin, int64_t end) {
-                          double acc[K][kMaxChannelBlock];
-                          for (int64_t b = begin; b < end; ++b) {
-                            const int64_t first = b * block;
-                            for (auto& lanes : acc) std::fill_n(lanes, block, 0.0);
-                            for (int64_t o = 0; o < outer; ++o) {
-                              const int64_t row = (o * blocks + b) * inner * block;
-                              for (int64_t i = 0; i < inner; ++i) {
-                                const int64_t at = row + i * block;
+  const int64_t grain = GrainFor(K * outer * t.row_size());
+  ParallelForVectorized(blocks, grain, [&](int64_t begin, int64_t end) {
+    double acc[K][kMaxChannelBlock];
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t first = b * block;
+      for (auto& lanes : acc) std::fill_n(lanes, block, 0.0);
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t row = (o * blocks + b) * inner * block;
+        for (int64_t i = 0; i < inner; ++i) {
+          const int64_t at = row + i * block;
 #pragma omp simd
-                                for (int64_t l = 0; l < block; ++l) {
-                                  const std::array<float, K> term = terms(at + l, first + l);
-                                  for (int j = 0; j < K; ++j) acc[j][l] += term[j];
-                                }
-                              }
-                            }
-                            for (int j = 0; j < K; ++j) std::copy_n(acc[j], block, sums[j] + first);
-                          }
-                        });
+          for (int64_t l = 0; l < block; ++l) {
+            const std::array<float, K> term = terms(at + l, first + l);
+            for (int j = 0; j < K; ++j) acc[j][l] += term[j];
+          }
+        }
+      }
+      for (int j = 0; j < K; ++j) std::copy_n(acc[j], block, sums[j] + first);
+    }
+  });
 }
 
 /// ChannelSumsOf for terms read from 16-bit types: each row's sums in float
@@ -219,41 +219,41 @@ template <int K, typename Terms>
 void ChannelSumsByRowOf(const ChannelBlocks& t, const ChannelSumOutputs<K>& sums,
                         const Terms& terms) {
   const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
-  ParallelForVectorized(blocks, GrainFor(K * outer * t.row_size()),
-                        [&](int64_t begin, int64_t end) {
-                          double acc[K][kMaxChannelBlock];
-                          float row_acc[K][kMaxChannelBlock];
-                          for (int64_t b = begin; b < end; ++b) {
-                            const int64_t first = b * block;
-                            for (auto& lanes : acc) std::fill_n(lanes, block, 0.0);
-                            for (int64_t o = 0; o < outer; ++o) {
-                              const int64_t row = (o * blocks + b) * inner * block;
-                              if (block == 1) {  // Caffe's layout: a row is one channel
-                                float sum[K] = {};
+  const int64_t grain = GrainFor(K * outer * t.row_size());
+  ParallelForVectorized(blocks, grain, [&](int64_t begin, int64_t end) {
+    double acc[K][kMaxChannelBlock];
+    float row_acc[K][kMaxChannelBlock];
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t first = b * block;
+      for (auto& lanes : acc) std::fill_n(lanes, block, 0.0);
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t row = (o * blocks + b) * inner * block;
+        if (block == 1) {  // Caffe's layout: a row is one channel
+          float sum[K] = {};
 #pragma omp simd reduction(+ : sum[:K])
-                                for (int64_t i = 0; i < inner; ++i) {
-                                  const std::array<float, K> term = terms(row + i, first);
-                                  for (int j = 0; j < K; ++j) sum[j] += term[j];
-                                }
-                                for (int j = 0; j < K; ++j) acc[j][0] += sum[j];
-                                continue;
-                              }
-                              for (auto& lanes : row_acc) std::fill_n(lanes, block, 0.0f);
-                              for (int64_t i = 0; i < inner; ++i) {
-                                const int64_t at = row + i * block;
+          for (int64_t i = 0; i < inner; ++i) {
+            const std::array<float, K> term = terms(row + i, first);
+            for (int j = 0; j < K; ++j) sum[j] += term[j];
+          }
+          for (int j = 0; j < K; ++j) acc[j][0] += sum[j];
+          continue;
+        }
+        for (auto& lanes : row_acc) std::fill_n(lanes, block, 0.0f);
+        for (int64_t i = 0; i < inner; ++i) {
+          const int64_t at = row + i * block;
 #pragma omp simd
-                                for (int64_t l = 0; l < block; ++l) {
-                                  const std::array<float, K> term = terms(at + l, first + l);
-                                  for (int j = 0; j < K; ++j) row_acc[j][l] += term[j];
-                                }
-                              }
-                              for (int j = 0; j < K; ++j) {
-                                for (int64_t l = 0; l < block; ++l) acc[j][l] += row_acc[j][l];
-                              }
-                            }
-                            for (int j = 0; j < K; ++j) std::copy_n(acc[j], block, sums[j] + first);
-                          }
-                        });
+          for (int64_t l = 0; l < block; ++l) {
+            const std::array<float, K> term = terms(at + l, first + l);
+            for (int j = 0; j < K; ++j) row_acc[j][l] += term[j];
+          }
+        }
+        for (int j = 0; j < K; ++j) {
+          for (int64_t l = 0; l < block; ++l) acc[j][l] += row_acc[j][l];
+        }
+      }
+      for (int j = 0; j < K; ++j) std::copy_n(acc[j], block, sums[j] + first);
+    }
+  });
 }
 
 /// ChannelSumsOf for terms read from blobs stored as float,

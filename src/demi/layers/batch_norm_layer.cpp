@@ -59,48 +59,46 @@ void BlockedLayoutMoments(const ChannelBlocks& t, const T* x, float* mean, float
   using RowSum = std::conditional_t<kFloat, double, float>;
   const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
   const double m = static_cast<double>(outer * inner);
-  ParallelForVectorized(blocks, GrainFor(2 * outer * t.row_size()),
-                        [=](int64_t begin, int64_t end) {
-                          double acc[kMaxChannelBlock];
-                          RowSum row_acc[kMaxChannelBlock];
-                          float mu[kMaxChannelBlock];
-                          for (int64_t b = begin; b < end; ++b) {
-                            const int64_t first = b * block;
-                            // acc[l] = the sum of term(value, l) over lane l of the block, in
-                            // order.
-                            const auto sum = [&](auto term) {
-                              std::fill_n(acc, block, 0.0);
-                              std::fill_n(row_acc, block, RowSum{0});
-                              for (int64_t o = 0; o < outer; ++o) {
-                                const T* row = x + (o * blocks + b) * inner * block;
-                                for (int64_t i = 0; i < inner; ++i) {
-                                  const T* v = row + i * block;
+  const int64_t grain = GrainFor(2 * outer * t.row_size());
+  ParallelForVectorized(blocks, grain, [=](int64_t begin, int64_t end) {
+    double acc[kMaxChannelBlock];
+    RowSum row_acc[kMaxChannelBlock];
+    float mu[kMaxChannelBlock];
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t first = b * block;
+      // acc[l] = the sum of term(value, l) over lane l of the block, in order.
+      const auto sum = [&](auto term) {
+        std::fill_n(acc, block, 0.0);
+        std::fill_n(row_acc, block, RowSum{0});
+        for (int64_t o = 0; o < outer; ++o) {
+          const T* row = x + (o * blocks + b) * inner * block;
+          for (int64_t i = 0; i < inner; ++i) {
+            const T* v = row + i * block;
 #pragma omp simd
-                                  for (int64_t l = 0; l < block; ++l)
-                                    row_acc[l] += term(static_cast<float>(v[l]), l);
-                                }
-                                if constexpr (!kFloat) {
-                                  for (int64_t l = 0; l < block; ++l) {
-                                    acc[l] += row_acc[l];
-                                    row_acc[l] = 0;
-                                  }
-                                }
-                              }
-                              if constexpr (kFloat) std::copy_n(row_acc, block, acc);
-                            };
-                            sum([](float v, int64_t) { return v; });
-                            for (int64_t l = 0; l < block; ++l) {
-                              mu[l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
-                              mean[first + l] = mu[l];
-                            }
-                            sum([&mu](float v, int64_t l) {
-                              const float d = v - mu[l];
-                              return d * d;
-                            });
-                            for (int64_t l = 0; l < block; ++l)
-                              var[first + l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
-                          }
-                        });
+            for (int64_t l = 0; l < block; ++l) row_acc[l] += term(static_cast<float>(v[l]), l);
+          }
+          if constexpr (!kFloat) {
+            for (int64_t l = 0; l < block; ++l) {
+              acc[l] += row_acc[l];
+              row_acc[l] = 0;
+            }
+          }
+        }
+        if constexpr (kFloat) std::copy_n(row_acc, block, acc);
+      };
+      sum([](float v, int64_t) { return v; });
+      for (int64_t l = 0; l < block; ++l) {
+        mu[l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
+        mean[first + l] = mu[l];
+      }
+      sum([&mu](float v, int64_t l) {
+        const float d = v - mu[l];
+        return d * d;
+      });
+      for (int64_t l = 0; l < block; ++l)
+        var[first + l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
+    }
+  });
 }
 
 /// sum_dy[c] and sum_dy_y[c] over Caffe's layout (num x channels x
@@ -135,53 +133,53 @@ void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y,
   constexpr bool kFloat = std::is_same_v<T, float>;
   using RowSum = std::conditional_t<kFloat, double, float>;
   const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
-  ParallelForVectorized(
-      blocks, GrainFor(2 * outer * t.row_size()), [=](int64_t begin, int64_t end) {
-        double acc_g[kMaxChannelBlock], acc_g_y[kMaxChannelBlock];
-        RowSum row_g[kMaxChannelBlock], row_g_y[kMaxChannelBlock];
-        float gamma[kMaxChannelBlock] = {}, beta[kMaxChannelBlock] = {};
-        const ReLUBackward relu{affine.act.slope};
-        for (int64_t b = begin; b < end; ++b) {
-          const int64_t first = b * block;
-          std::fill_n(acc_g, block, 0.0);
-          std::fill_n(acc_g_y, block, 0.0);
-          std::fill_n(row_g, block, RowSum{0});
-          std::fill_n(row_g_y, block, RowSum{0});
-          if constexpr (kGated) {
-            std::copy_n(affine.gamma + first, block, gamma);
-            std::copy_n(affine.beta + first, block, beta);
-          }
-          for (int64_t o = 0; o < outer; ++o) {
-            const int64_t row = (o * blocks + b) * inner * block;
-            for (int64_t i = 0; i < inner; ++i) {
-              const T* d = dy + row + i * block;
-              const T* x = y + row + i * block;
+  const int64_t grain = GrainFor(2 * outer * t.row_size());
+  ParallelForVectorized(blocks, grain, [=](int64_t begin, int64_t end) {
+    double acc_g[kMaxChannelBlock], acc_g_y[kMaxChannelBlock];
+    RowSum row_g[kMaxChannelBlock], row_g_y[kMaxChannelBlock];
+    float gamma[kMaxChannelBlock] = {}, beta[kMaxChannelBlock] = {};
+    const ReLUBackward relu{affine.act.slope};
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t first = b * block;
+      std::fill_n(acc_g, block, 0.0);
+      std::fill_n(acc_g_y, block, 0.0);
+      std::fill_n(row_g, block, RowSum{0});
+      std::fill_n(row_g_y, block, RowSum{0});
+      if constexpr (kGated) {
+        std::copy_n(affine.gamma + first, block, gamma);
+        std::copy_n(affine.beta + first, block, beta);
+      }
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t row = (o * blocks + b) * inner * block;
+        for (int64_t i = 0; i < inner; ++i) {
+          const T* d = dy + row + i * block;
+          const T* x = y + row + i * block;
 #pragma omp simd
-              for (int64_t l = 0; l < block; ++l) {
-                const float x_hat = static_cast<float>(x[l]);
-                const float dl = static_cast<float>(d[l]);
-                const float g = kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
-                row_g[l] += g;
-                row_g_y[l] += g * x_hat;
-              }
-            }
-            if constexpr (!kFloat) {
-              for (int64_t l = 0; l < block; ++l) {
-                acc_g[l] += row_g[l];
-                acc_g_y[l] += row_g_y[l];
-                row_g[l] = row_g_y[l] = 0;
-              }
-            }
-          }
-          if constexpr (kFloat) {
-            std::copy_n(row_g, block, sum_g + first);
-            std::copy_n(row_g_y, block, sum_g_y + first);
-          } else {
-            std::copy_n(acc_g, block, sum_g + first);
-            std::copy_n(acc_g_y, block, sum_g_y + first);
+          for (int64_t l = 0; l < block; ++l) {
+            const float x_hat = static_cast<float>(x[l]);
+            const float dl = static_cast<float>(d[l]);
+            const float g = kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
+            row_g[l] += g;
+            row_g_y[l] += g * x_hat;
           }
         }
-      });
+        if constexpr (!kFloat) {
+          for (int64_t l = 0; l < block; ++l) {
+            acc_g[l] += row_g[l];
+            acc_g_y[l] += row_g_y[l];
+            row_g[l] = row_g_y[l] = 0;
+          }
+        }
+      }
+      if constexpr (kFloat) {
+        std::copy_n(row_g, block, sum_g + first);
+        std::copy_n(row_g_y, block, sum_g_y + first);
+      } else {
+        std::copy_n(acc_g, block, sum_g + first);
+        std::copy_n(acc_g_y, block, sum_g_y + first);
+      }
+    }
+  });
 }
 
 /// Calls body(std::true_type) where a pass takes a ReLU,
