@@ -1,6 +1,7 @@
 #ifndef DEMI_GPU_ACCESS_LOG_HPP_
 #define DEMI_GPU_ACCESS_LOG_HPP_
 
+#include <cstddef>
 #include <vector>
 
 namespace demi {

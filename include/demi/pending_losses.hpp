@@ -36,7 +36,7 @@ class PendingLosses {
   std::vector<Loss> Take();
 
  private:
-  Device device_;
+  [[maybe_unused]] Device device_;  ///< read in CUDA builds only
   int capacity_;
   SyncedMemory values_;
   std::vector<int> iterations_;
