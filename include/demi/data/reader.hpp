@@ -16,6 +16,7 @@
 
 #include "demi/data/db.hpp"
 #include "demi/proto/demi.pb.h"
+#include "demi/syncedmem.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/stream_marker.hpp"
 
@@ -99,13 +100,12 @@ struct Batch {
   /// (a GPU Forward's copies), before the batch goes back to the prefetcher.
   void MarkCopied();
 
-  /// GPU byte batches: `bytes` in device memory, of `device_capacity`
-  /// bytes. The prefetch thread copies them there on its own stream as soon
-  /// as the batch is filled (UploadBytes; `uploaded` marks the copy's end),
-  /// so the copy overlaps the steps before the one that takes the batch,
-  /// whose stream waits for it on the device (StreamMarker::MakeStreamWait).
-  void* device_bytes = nullptr;
-  size_t device_capacity = 0;
+  /// GPU byte batches: `bytes` in device memory. The prefetch thread copies
+  /// them there on its own stream as soon as the batch is filled
+  /// (UploadBytes; `uploaded` marks the copy's end), so the copy overlaps the
+  /// steps before the one that takes the batch, whose stream waits for it on
+  /// the device (StreamMarker::MakeStreamWait).
+  SyncedMemory device_bytes;
   std::unique_ptr<StreamMarker> uploaded;
   /// Queues that copy on the calling thread's stream and marks its end.
   void UploadBytes();

@@ -89,7 +89,6 @@ std::shared_ptr<WorkerPool> SharedWorkerPool(int num_threads) {
 Batch::~Batch() {
   if (uploaded) uploaded->WaitUnlessShutDown();
   if (copied) copied->WaitUnlessShutDown();
-  DeviceFree(device_bytes);  // as `bytes`, freed while CUDA runs (the layer's life)
 }
 
 void Batch::WaitForCopies() const {
@@ -98,13 +97,10 @@ void Batch::WaitForCopies() const {
 }
 
 void Batch::UploadBytes() {
-  if (bytes.size() > device_capacity) {
-    DeviceFree(device_bytes);  // its copies are done (WaitForCopies before a refill)
-    device_bytes = nullptr;
-    device_bytes = DeviceMalloc(bytes.size());
-    device_capacity = bytes.size();
-  }
-  CopyHostToDevice(device_bytes, bytes.data(), bytes.size());
+  // Capacity-aware: a refill of the same size keeps the device bytes, whose
+  // last reader is done (WaitForCopies before a refill).
+  device_bytes.Resize(bytes.size());
+  CopyHostToDevice(device_bytes.mutable_gpu_data(), bytes.data(), bytes.size());
   if (!uploaded) uploaded = std::make_unique<StreamMarker>();
   uploaded->Record();
 }

@@ -261,7 +261,7 @@ void BaseDataLayer::Forward_gpu(const std::vector<Blob*>& bottom, const std::vec
   if (byte_batches_) {
     // Its bytes are on the device, or on their way (FillBatch).
     batch->uploaded->MakeStreamWait();
-    const auto* bytes = static_cast<const uint8_t*>(batch->device_bytes);
+    const auto* bytes = static_cast<const uint8_t*>(batch->device_bytes.gpu_data());
     NormalizeBytesGpu(device_mean_.gpu_data(), normalization_.scale, batch_size_, example_shape_[0],
                       example_size_ / example_shape_[0], bytes, data);
     for (int64_t row = 0; row < batch_size_; ++row) {

@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "demi/engine_decision.hpp"
@@ -143,26 +142,33 @@ std::string HostBeside(const RunClocks& clocks, int slot, double iterations) {
 /// theirs).
 void ReportTypeAverages(const Net& net, bool backward, const TimeSlots& slots,
                         const IntervalTimer& timer, int iterations) {
-  std::map<std::string, std::pair<double, double>> by_type;  // forward, backward ms
+  struct TypeTimes {
+    std::string type;
+    double forward_ms = 0, backward_ms = 0;
+    double total_ms() const { return forward_ms + backward_ms; }
+  };
+  std::map<std::string, TypeTimes> by_type;
   for (int i = 0; i < slots.layers; ++i) {
-    auto& [forward, back] = by_type[net.layers()[i]->type()];
-    forward += timer.total_ms(slots.Forward(i)) / iterations;
-    if (backward) back += timer.total_ms(slots.Backward(i)) / iterations;
+    const std::string& type = net.layers()[i]->type();
+    TypeTimes& times = by_type.try_emplace(type, TypeTimes{type}).first->second;
+    times.forward_ms += timer.total_ms(slots.Forward(i)) / iterations;
+    if (backward) times.backward_ms += timer.total_ms(slots.Backward(i)) / iterations;
   }
-  std::vector<std::pair<std::string, std::pair<double, double>>> types(by_type.begin(),
-                                                                       by_type.end());
-  std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) {
-    return a.second.first + a.second.second > b.second.first + b.second.second;
+  std::vector<TypeTimes> types;
+  for (const auto& entry : by_type) types.push_back(entry.second);
+  std::stable_sort(types.begin(), types.end(), [](const TypeTimes& a, const TypeTimes& b) {
+    return a.total_ms() > b.total_ms();
   });
   const double pass =
       timer.total_ms(backward ? slots.Iteration() : slots.ForwardPass()) / iterations;
   LOG(INFO) << "Average time per layer type (forward, backward, share of the "
             << (backward ? "forward-backward" : "forward") << " pass):";
-  for (const auto& [type, ms] : types) {
-    const double share = pass > 0 ? 100 * (ms.first + ms.second) / pass : 0;
-    LOG(INFO) << std::setfill(' ') << std::setw(20) << type << "\tforward: " << ms.first
-              << " ms\tbackward: " << ms.second << " ms\t" << std::fixed << std::setprecision(1)
-              << share << std::defaultfloat << " %";
+  for (const TypeTimes& times : types) {
+    const double share = pass > 0 ? 100 * times.total_ms() / pass : 0;
+    LOG(INFO) << std::setfill(' ') << std::setw(20) << times.type
+              << "\tforward: " << times.forward_ms << " ms\tbackward: " << times.backward_ms
+              << " ms\t" << std::fixed << std::setprecision(1) << share << std::defaultfloat
+              << " %";
   }
 }
 
