@@ -19,6 +19,10 @@
 namespace demi {
 namespace {
 
+/// LayerCase::candidate_block for channels last (NHWC): each 4-D blob's
+/// block is all its channels.
+constexpr int kAllChannels = -1;
+
 /// One layer configuration to compare: the layer's prototxt and its bottom
 /// shapes. `fill` sets bottom i (default: Gaussian, seed 1000 + i);
 /// `propagate_down` defaults to true for every bottom.
@@ -33,7 +37,8 @@ struct LayerCase {
   /// |candidate - reference| <= tolerance * (1 + |reference|) for every value.
   float tolerance = 1e-4f;
   /// > 1: the candidate's 4-D bottoms and tops whose channels divide into
-  /// blocks of this size hold the channel-blocked layout (Blob::channel_block()).
+  /// blocks of this size hold the channel-blocked layout (Blob::channel_block());
+  /// kAllChannels: its 4-D bottoms and tops are channels last.
   int candidate_block = 1;
 };
 
@@ -65,7 +70,13 @@ inline void SetChannelBlock(Blob* blob, int block) {
 
 /// Whether a layer case's candidate holds `blob` channel-blocked.
 inline bool TakesBlock(const Blob& blob, int block) {
+  if (block == kAllChannels) return blob.num_axes() == 4 && blob.shape(1) > 1;
   return block > 1 && blob.num_axes() == 4 && blob.shape(1) % block == 0;
+}
+
+/// The channel block a layer case's candidate gives `blob` (TakesBlock).
+inline int BlockOf(const Blob& blob, int block) {
+  return block == kAllChannels ? static_cast<int>(blob.shape(1)) : block;
 }
 
 /// `blob` in Caffe's layout (a copy when it is blocked).
@@ -155,13 +166,13 @@ inline void ExpectLayersAgree(const LayerCase& c, const LayerMaker& make_referen
   ref_layer->SetUp(ref_bottom, ref_top);
   const int block = c.candidate_block;
   for (Blob* blob : cand_bottom) {
-    if (TakesBlock(*blob, block)) SetChannelBlock(blob, block);
+    if (TakesBlock(*blob, block)) SetChannelBlock(blob, BlockOf(*blob, block));
   }
   cand_layer->SetUp(cand_bottom, cand_top);
   // The tops' shapes are known now: block them and reshape the layer for it.
   bool blocked_top = false;
   for (Blob* blob : cand_top) {
-    if (TakesBlock(*blob, block)) blob->set_channel_block(block);
+    if (TakesBlock(*blob, block)) blob->set_channel_block(BlockOf(*blob, block));
     blocked_top = blocked_top || blob->channel_block() > 1;
   }
   if (blocked_top) cand_layer->Reshape(cand_bottom, cand_top);

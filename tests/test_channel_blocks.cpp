@@ -1,6 +1,7 @@
 // util/channel_blocks.hpp's StoreChannelElementChain: z = first(k, c) and y =
-// then(z as stored, c) in one pass, in Caffe's layout and channel-blocked,
-// over rows longer than one rounding chunk, in float and both 16-bit types.
+// then(z as stored, c) in one pass, in Caffe's layout, channel-blocked and
+// channels last, over rows longer than one rounding chunk and pixels that
+// straddle chunks, in float and both 16-bit types.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,8 +23,11 @@ int64_t ChannelOf(const ChannelBlocks& t, int64_t k) {
 template <typename T>
 void ExpectChainReadsTheStoredValue() {
   // 2 x 32 x 40: 40 * 16 = 640 elements a blocked row, 1280 per row of
-  // block 1 with inner 1280 (more than a 1024-element chunk).
-  for (const ChannelBlocks& t : {ChannelBlocks{2, 32, 40, 16}, ChannelBlocks{2, 3, 1280, 1}}) {
+  // block 1 with inner 1280 (more than a 1024-element chunk); channels last,
+  // pixels of 192 channels (a chunk ends inside one) and of 1040 (more than
+  // a chunk).
+  for (const ChannelBlocks& t : {ChannelBlocks{2, 32, 40, 16}, ChannelBlocks{2, 3, 1280, 1},
+                                 ChannelBlocks{2, 192, 7, 192}, ChannelBlocks{2, 1040, 3, 1040}}) {
     SCOPED_TRACE(testing::Message() << "block " << t.block);
     const int64_t n = t.outer * t.channels * t.inner;
     std::vector<T> z(n), y(n);

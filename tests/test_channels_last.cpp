@@ -7,7 +7,7 @@
 // anyone, a choice that never settles falling back to Caffe's layout, and
 // NetParameter.channels_last turning it off. Stand-in layers
 // declare what they take, so this runs on any CPU; the GPU layers' kernels
-// are test_gpu_channels_last.cpp's.
+// are test_gpu_channels_last.cpp's, the CPU's test_cpu_channels_last.cpp's.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -16,6 +16,8 @@
 #include "demi/layer_registry.hpp"
 #include "demi/layers/neuron_layer.hpp"
 #include "demi/net.hpp"
+#include "demi/util/dnnl.hpp"
+#include "layer_compare_util.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -162,14 +164,18 @@ TEST(ChannelsLastNetTest, ALayoutThatNeverSettlesFallsBackToCaffesLayout) {
   }
 }
 
-TEST(ChannelsLastNetTest, TheLayersOfThisBuildOfferItOnlyOnAGpu) {
-  // On a CPU the real layers read oneDNN's blocks (blocked_layouts()), never
-  // channels last.
-  for (const char* text :
-       {"type: 'Convolution' convolution_param { num_output: 4 kernel_size: 1 }",
-        "type: 'Pooling' pooling_param { kernel_size: 2 }", "type: 'BatchNorm'", "type: 'Scale'",
-        "type: 'ReLU'", "type: 'Eltwise'", "type: 'Split'", "type: 'Concat'"}) {
-    EXPECT_EQ(MakeLayer(text)->channels_last_layouts(), BlobFormats::kNone) << text;
+TEST(ChannelsLastNetTest, OnACpuOnlySixteenBitLayersOfAPreferringOneDnnStartIt) {
+  // A net goes channels last where a layer reads it per blob (kPerBlob); on
+  // a CPU, the convolution and pooling do only for 16-bit blobs where oneDNN
+  // prefers it (test_cpu_channels_last.cpp), never in FLOAT. The others
+  // follow.
+  const ScopedDnnlChannelsLast amx(true);
+  for (const char* text : {"type: 'Convolution' convolution_param { num_output: 4 kernel_size: 1 }",
+                           "type: 'Pooling' pooling_param { kernel_size: 2 }"}) {
+    EXPECT_EQ(MakeDnnlLayer(text)->channels_last_layouts(), BlobFormats::kNone) << text;
+  }
+  for (const char* text : {"type: 'ReLU'", "type: 'Eltwise'", "type: 'Split'", "type: 'Concat'"}) {
+    EXPECT_EQ(MakeDnnlLayer(text)->channels_last_layouts(), BlobFormats::kUniform) << text;
   }
 }
 

@@ -279,9 +279,13 @@ class Net {
       const std::function<bool(const Blob&)>& indifferent = nullptr) const;
   /// The channel block (1: Caffe's layout) and storage type of each blob.
   std::vector<int> ChooseChannelBlocks() const;
-  /// ChooseChannelBlocks where a layer offers channels last (on a GPU):
-  /// block = channels for each blob taking it.
+  /// ChooseChannelBlocks where WantsChannelsLast: block = channels for each
+  /// blob taking it.
   std::vector<int> ChooseChannelsLast() const;
+  /// Whether the blobs go channels last: NetParameter.channels_last, and a
+  /// layer that reads it per blob (a convolution on a GPU, or on a CPU where
+  /// DnnlPrefersChannelsLast).
+  bool WantsChannelsLast() const;
   std::vector<Type> ChooseStorageTypes() const;
   /// Gives each blob its block and type; true when one changed.
   bool ApplyFormats(const std::vector<int>& blocks, const std::vector<Type>& types);

@@ -1,6 +1,7 @@
 // Which blobs of a net hold a channel-blocked layout (Blob::channel_block():
-// oneDNN's nChw16c on a CPU, channels last on a GPU) and which are stored in
-// BFLOAT16 or FLOAT16 (Blob::storage_type()).
+// oneDNN's nChw16c on a CPU, channels last on a GPU and where oneDNN's 16-bit
+// convolutions read it, with Intel AMX) and which are stored in BFLOAT16 or
+// FLOAT16 (Blob::storage_type()).
 #include <algorithm>
 #include <mutex>
 #include <set>
@@ -56,12 +57,14 @@ std::vector<bool> Net::BlobsTakingFormat(
   return taking;
 }
 
+bool Net::WantsChannelsLast() const {
+  return channels_last_ && std::any_of(layers_.begin(), layers_.end(), [](const auto& layer) {
+           return layer->channels_last_layouts() == BlobFormats::kPerBlob;
+         });
+}
+
 std::vector<int> Net::ChooseChannelBlocks() const {
-  const bool channels_last =
-      channels_last_ && std::any_of(layers_.begin(), layers_.end(), [](const auto& layer) {
-        return layer->channels_last_layouts() == BlobFormats::kPerBlob;
-      });
-  if (channels_last) return ChooseChannelsLast();
+  if (WantsChannelsLast()) return ChooseChannelsLast();
   std::vector<int> blocks(blobs_.size(), 1);
   const bool any_primitive = std::any_of(layers_.begin(), layers_.end(), [](const auto& layer) {
     return layer->blocked_layouts() == BlobFormats::kPerBlob;
@@ -148,8 +151,9 @@ void Net::LogNarrowTypes(const NetParameter& param) const {
   }
   const int64_t narrow = std::count_if(
       blobs_.begin(), blobs_.end(), [](const auto& blob) { return blob->storage_type() != FLOAT; });
-  const int64_t last = std::count_if(blobs_.begin(), blobs_.end(), [this](const auto& blob) {
-    return context_.device == Device::kGPU && blob->channels_last();
+  const bool channels_last = WantsChannelsLast();
+  const int64_t last = std::count_if(blobs_.begin(), blobs_.end(), [&](const auto& blob) {
+    return channels_last && blob->channels_last();
   });
   if (narrow > 0) {
     LOG(INFO) << "Net '" << name_ << "': " << narrow << " of " << blobs_.size()

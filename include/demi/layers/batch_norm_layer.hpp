@@ -151,9 +151,10 @@ class BatchNormLayer : public Layer {
     return NarrowBlobsWhen(WantsBlockedLayouts() || context_.device == Device::kGPU,
                            BlobFormats::kUniform);
   }
-  /// The CUDA kernels read channels last too (cuDNN's calls then run not).
+  /// The CUDA kernels read channels last too (cuDNN's calls then run not),
+  /// as do the CPU loops.
   BlobFormats channels_last_layouts() const override {
-    return context_.device == Device::kGPU ? BlobFormats::kUniform : BlobFormats::kNone;
+    return context_.device == Device::kGPU ? BlobFormats::kUniform : blocked_layouts();
   }
 
  protected:

@@ -30,11 +30,10 @@ class ConcatLayer : public OneBodyLayer<Layer> {
   /// The parts and the whole may all be 16-bit, on either device: the
   /// copies move elements.
   BlobFormats narrow_blobs() const override { return NarrowBlobsWhen(true, BlobFormats::kUniform); }
-  /// On a GPU along channels, channels last too: each pixel's row holds the
-  /// parts' channels side by side.
+  /// Along channels, channels last too: each pixel's row holds the parts'
+  /// channels side by side.
   BlobFormats channels_last_layouts() const override {
-    return context_.device == Device::kGPU && axis_ == 1 ? BlobFormats::kUniform
-                                                         : BlobFormats::kNone;
+    return axis_ == 1 ? BlobFormats::kUniform : BlobFormats::kNone;
   }
   int MinBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }

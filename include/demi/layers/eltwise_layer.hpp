@@ -35,10 +35,8 @@ class EltwiseLayer : public Layer {
   bool CanReplay() const override { return true; }
   /// Element-wise: any layout, the same for every bottom and the top.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// Element-wise on a GPU too: any layout the blobs share.
-  BlobFormats channels_last_layouts() const override {
-    return context_.device == Device::kGPU ? BlobFormats::kUniform : BlobFormats::kNone;
-  }
+  /// Channels last too, on either device: any layout the blobs share.
+  BlobFormats channels_last_layouts() const override { return BlobFormats::kUniform; }
   /// SUM keeps 16-bit blobs through oneDNN's sum (and a FLOAT backward),
   /// and on a GPU through its CUDA kernels (in FLOAT).
   BlobFormats narrow_blobs() const override {

@@ -54,10 +54,8 @@ class ReLULayer : public OneBodyLayer<NeuronLayer> {
   EngineKind running_engine() const override { return RunningWithDnnl(DnnlReady()); }
   /// Element-wise: any layout, the same for bottom and top.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// Element-wise on a GPU too: any layout the blobs share.
-  BlobFormats channels_last_layouts() const override {
-    return context_.device == Device::kGPU ? BlobFormats::kUniform : BlobFormats::kNone;
-  }
+  /// Channels last too, on either device: any layout the blobs share.
+  BlobFormats channels_last_layouts() const override { return BlobFormats::kUniform; }
   /// 16-bit blobs through oneDNN's eltwise primitives (BFLOAT16), cuDNN's
   /// activation on a GPU, or the CAFFE engine's map on either device (both
   /// types: elementwise.hpp's MapStored).

@@ -62,10 +62,13 @@ class ScaleLayer : public Layer {
         per_channel() || (context_.device == Device::kGPU && layer_param_.bottom_size() == 1),
         BlobFormats::kUniform);
   }
-  /// Per channel, the CUDA kernels read channels last too.
+  /// Per channel, the CUDA kernels read channels last too, as do the CPU
+  /// loops.
   BlobFormats channels_last_layouts() const override {
-    return channel_scale_ && context_.device == Device::kGPU ? BlobFormats::kUniform
-                                                             : BlobFormats::kNone;
+    if (context_.device == Device::kGPU) {
+      return channel_scale_ ? BlobFormats::kUniform : BlobFormats::kNone;
+    }
+    return blocked_layouts();
   }
 
  protected:

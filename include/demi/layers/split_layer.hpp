@@ -16,10 +16,8 @@ class SplitLayer : public OneBodyLayer<Layer> {
   bool CanReplay() const override { return true; }
   /// The tops share the bottom's data; their diffs add element-wise.
   BlobFormats blocked_layouts() const override { return BlobFormats::kUniform; }
-  /// Element-wise on a GPU too: any layout the blobs share.
-  BlobFormats channels_last_layouts() const override {
-    return context_.device == Device::kGPU ? BlobFormats::kUniform : BlobFormats::kNone;
-  }
+  /// Channels last too, on either device: any layout the blobs share.
+  BlobFormats channels_last_layouts() const override { return BlobFormats::kUniform; }
   /// 16-bit blobs too, on both devices: the gradients add in FLOAT.
   BlobFormats narrow_blobs() const override { return NarrowBlobsWhen(true, BlobFormats::kUniform); }
   int ExactNumBottomBlobs() const override { return 1; }

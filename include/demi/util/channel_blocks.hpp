@@ -7,13 +7,15 @@
 #include <type_traits>
 
 #include "demi/blob.hpp"
+#include "demi/util/channels_last_sums.hpp"
 #include "demi/util/rounded_chunks.hpp"
 #include "demi/util/threads.hpp"
 #include "demi/util/vector_clones.hpp"
 
 namespace demi {
 
-/// The widest channel block the loops below take (oneDNN's nChw16c).
+/// The most channels a sum below takes at once: a block of oneDNN's
+/// nChw16c, or 16 of a pixel's channels where they are stored last.
 constexpr int kMaxChannelBlock = 16;
 
 /// Whether `blob` holds the same bytes channels last (NHWC, the GPU's block
@@ -26,7 +28,8 @@ inline bool SameBytesChannelsLast(const Blob& blob) {
 /// A tensor of outer x channels x inner floats whose channels are stored in
 /// blocks of `block` innermost (Blob::channel_block()): element (o, c, i)
 /// lies at ((o * channels / block + c / block) * inner + i) * block + c % block.
-/// A row is one (o, channel block): inner x block floats.
+/// A row is one (o, channel block): inner x block floats. A block of all the
+/// channels is channels last (NHWC).
 struct ChannelBlocks {
   int64_t outer = 0, channels = 0, inner = 0, block = 1;
 
@@ -36,7 +39,33 @@ struct ChannelBlocks {
   }
   int64_t blocks() const { return channels / block; }
   int64_t row_size() const { return inner * block; }
+  /// The channels a sum takes at once (a group): a block, or of a block
+  /// wider than kMaxChannelBlock (channels last), that many; the last group
+  /// may have fewer.
+  int64_t lanes() const { return std::min<int64_t>(block, kMaxChannelBlock); }
+  int64_t groups() const { return (channels + lanes() - 1) / lanes(); }
+  /// Where the group from channel `first` starts in row o: its lane l of
+  /// pixel i lies at group_start + i * block + l.
+  int64_t group_start(int64_t o, int64_t first) const {
+    return (o * blocks() + first / block) * inner * block + first % block;
+  }
+  /// Channels last with more channels than one group: 16-bit sums go
+  /// through ChannelsLastSumsByImage (channels_last_sums.hpp).
+  bool wide_channels_last() const { return block == channels && channels > kMaxChannelBlock; }
 };
+
+/// Calls piece(i, m, lane) for the runs of chunk [0, n) that lie in one
+/// pixel of a block, where the chunk starts `offset` elements into a row:
+/// the chunk's elements i .. i + m - 1 are that pixel's lanes lane .. lane + m - 1.
+template <typename Piece>
+void ForEachPixelRun(int64_t offset, int64_t n, int64_t block, const Piece& piece) {
+  int64_t lane = offset % block;
+  for (int64_t i = 0; i < n; lane = 0) {
+    const int64_t m = std::min(block - lane, n - i);
+    piece(i, m, lane);
+    i += m;
+  }
+}
 
 /// Calls body(at, first_channel) for each row, where `at` is the row's first
 /// element; threads take rows. Within a row, element at + i * block + l
@@ -77,7 +106,7 @@ void StoreChannelElements(const ChannelBlocks& t, float* y, const Value& value) 
 }
 
 /// The same into bfloat16 or float16, a chunk of a row at a time
-/// (rounded_chunks.hpp; a chunk holds whole channel blocks).
+/// (rounded_chunks.hpp).
 template <typename Half, typename Value>
 void StoreChannelElements(const ChannelBlocks& t, Half* y, const Value& value) {
   const int64_t block = t.block, row_size = t.row_size();
@@ -88,10 +117,10 @@ void StoreChannelElements(const ChannelBlocks& t, Half* y, const Value& value) {
         for (int64_t j = 0; j < n; ++j) chunk[j] = value(start + j, first);
         return;
       }
-      for (int64_t i = 0; i < n; i += block) {
+      ForEachPixelRun(start - at, n, block, [&](int64_t i, int64_t m, int64_t lane) {
 #pragma omp simd
-        for (int64_t l = 0; l < block; ++l) chunk[i + l] = value(start + i + l, first + l);
-      }
+        for (int64_t l = 0; l < m; ++l) chunk[i + l] = value(start + i + l, first + lane + l);
+      });
     });
   });
 }
@@ -122,10 +151,10 @@ void StoreChannelElementPairs(const ChannelBlocks& t, T* y, T* z, const Values& 
 #pragma omp simd
           for (int64_t i = 0; i < n; ++i) one(i, first);
         } else {
-          for (int64_t i = 0; i < n; i += block) {
+          ForEachPixelRun(start - at, n, block, [&](int64_t i, int64_t m, int64_t lane) {
 #pragma omp simd
-            for (int64_t l = 0; l < block; ++l) one(i + l, first + l);
-          }
+            for (int64_t l = 0; l < m; ++l) one(i + l, first + lane + l);
+          });
         }
         StoreRounded(n, for_y, y + start);
         StoreRounded(n, for_z, z + start);
@@ -149,26 +178,29 @@ void StoreChannelElementChain(const ChannelBlocks& t, T* z, T* y, const First& f
     });
   } else {
     const int64_t block = t.block, row_size = t.row_size();
-    // Fills chunk[i] = value(i, channel of element start + i).
-    const auto fill = [block](int64_t n, int64_t first_channel, float* chunk, const auto& value) {
+    // Fills chunk[i] = value(i, channel of element start + i), the chunk
+    // starting `offset` elements into its row.
+    const auto fill = [block](int64_t offset, int64_t n, int64_t first_channel, float* chunk,
+                              const auto& value) {
       if (block == 1) {  // Caffe's layout: a row is one channel
 #pragma omp simd
         for (int64_t i = 0; i < n; ++i) chunk[i] = value(i, first_channel);
         return;
       }
-      for (int64_t i = 0; i < n; i += block) {  // a chunk holds whole channel blocks
+      ForEachPixelRun(offset, n, block, [&](int64_t i, int64_t m, int64_t lane) {
 #pragma omp simd
-        for (int64_t l = 0; l < block; ++l) chunk[i + l] = value(i + l, first_channel + l);
-      }
+        for (int64_t l = 0; l < m; ++l) chunk[i + l] = value(i + l, first_channel + lane + l);
+      });
     };
     ForEachChannelRow(t, [&](int64_t at, int64_t first_channel) {
       float chunk[kRoundedChunk];
       for (int64_t start = at; start < at + row_size; start += kRoundedChunk) {
         const int64_t n = std::min(kRoundedChunk, at + row_size - start);
-        fill(n, first_channel, chunk, [&](int64_t i, int64_t c) { return first(start + i, c); });
+        fill(start - at, n, first_channel, chunk,
+             [&](int64_t i, int64_t c) { return first(start + i, c); });
         StoreRounded(n, chunk, z + start);
         const T* stored = z + start;
-        fill(n, first_channel, chunk,
+        fill(start - at, n, first_channel, chunk,
              [&](int64_t i, int64_t c) { return then(static_cast<float>(stored[i]), c); });
         StoreRounded(n, chunk, y + start);
       }
@@ -183,29 +215,30 @@ template <int K>
 using ChannelSumOutputs = std::array<double*, K>;
 
 /// sums[j][c] = the sum over channel c's elements k of terms(k, c)[j], added
-/// in double in a fixed order (so runs repeat bit for bit); threads take
-/// channel blocks.
+/// in double in a fixed order, (o, i) (so runs repeat bit for bit, and a
+/// channel-blocked or channels-last layout gives the same sums); threads
+/// take groups of channels (ChannelBlocks::lanes()).
 template <int K, typename Terms>
 void ChannelSumsOf(const ChannelBlocks& t, const ChannelSumOutputs<K>& sums, const Terms& terms) {
-  const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
-  const int64_t grain = GrainFor(K * outer * t.row_size());
-  ParallelForVectorized(blocks, grain, [&](int64_t begin, int64_t end) {
+  const int64_t lanes = t.lanes(), block = t.block, inner = t.inner, outer = t.outer;
+  const int64_t grain = GrainFor(K * outer * inner * lanes);
+  ParallelForVectorized(t.groups(), grain, [&](int64_t begin, int64_t end) {
     double acc[K][kMaxChannelBlock];
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t first = b * block;
-      for (auto& lanes : acc) std::fill_n(lanes, block, 0.0);
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t first = g * lanes, n = std::min(lanes, t.channels - first);
+      for (auto& lane : acc) std::fill_n(lane, n, 0.0);
       for (int64_t o = 0; o < outer; ++o) {
-        const int64_t row = (o * blocks + b) * inner * block;
+        const int64_t row = t.group_start(o, first);
         for (int64_t i = 0; i < inner; ++i) {
           const int64_t at = row + i * block;
 #pragma omp simd
-          for (int64_t l = 0; l < block; ++l) {
+          for (int64_t l = 0; l < n; ++l) {
             const std::array<float, K> term = terms(at + l, first + l);
             for (int j = 0; j < K; ++j) acc[j][l] += term[j];
           }
         }
       }
-      for (int j = 0; j < K; ++j) std::copy_n(acc[j], block, sums[j] + first);
+      for (int j = 0; j < K; ++j) std::copy_n(acc[j], n, sums[j] + first);
     }
   });
 }
@@ -218,16 +251,27 @@ void ChannelSumsOf(const ChannelBlocks& t, const ChannelSumOutputs<K>& sums, con
 template <int K, typename Terms>
 void ChannelSumsByRowOf(const ChannelBlocks& t, const ChannelSumOutputs<K>& sums,
                         const Terms& terms) {
-  const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
-  const int64_t grain = GrainFor(K * outer * t.row_size());
-  ParallelForVectorized(blocks, grain, [&](int64_t begin, int64_t end) {
+  if (t.wide_channels_last()) {
+    ChannelsLastSumsByImage<K>(t.outer, t.channels, t.inner, sums,
+                               [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
+#pragma omp simd
+                                 for (int64_t l = 0; l < n; ++l) {
+                                   const std::array<float, K> term = terms(at + l, first + l);
+                                   for (int j = 0; j < K; ++j) rows[j][l] += term[j];
+                                 }
+                               });
+    return;
+  }
+  const int64_t lanes = t.lanes(), block = t.block, inner = t.inner, outer = t.outer;
+  const int64_t grain = GrainFor(K * outer * inner * lanes);
+  ParallelForVectorized(t.groups(), grain, [&](int64_t begin, int64_t end) {
     double acc[K][kMaxChannelBlock];
     float row_acc[K][kMaxChannelBlock];
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t first = b * block;
-      for (auto& lanes : acc) std::fill_n(lanes, block, 0.0);
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t first = g * lanes, n = std::min(lanes, t.channels - first);
+      for (auto& lane : acc) std::fill_n(lane, n, 0.0);
       for (int64_t o = 0; o < outer; ++o) {
-        const int64_t row = (o * blocks + b) * inner * block;
+        const int64_t row = t.group_start(o, first);
         if (block == 1) {  // Caffe's layout: a row is one channel
           float sum[K] = {};
 #pragma omp simd reduction(+ : sum[:K])
@@ -238,20 +282,20 @@ void ChannelSumsByRowOf(const ChannelBlocks& t, const ChannelSumOutputs<K>& sums
           for (int j = 0; j < K; ++j) acc[j][0] += sum[j];
           continue;
         }
-        for (auto& lanes : row_acc) std::fill_n(lanes, block, 0.0f);
+        for (auto& lane : row_acc) std::fill_n(lane, n, 0.0f);
         for (int64_t i = 0; i < inner; ++i) {
           const int64_t at = row + i * block;
 #pragma omp simd
-          for (int64_t l = 0; l < block; ++l) {
+          for (int64_t l = 0; l < n; ++l) {
             const std::array<float, K> term = terms(at + l, first + l);
             for (int j = 0; j < K; ++j) row_acc[j][l] += term[j];
           }
         }
         for (int j = 0; j < K; ++j) {
-          for (int64_t l = 0; l < block; ++l) acc[j][l] += row_acc[j][l];
+          for (int64_t l = 0; l < n; ++l) acc[j][l] += row_acc[j][l];
         }
       }
-      for (int j = 0; j < K; ++j) std::copy_n(acc[j], block, sums[j] + first);
+      for (int j = 0; j < K; ++j) std::copy_n(acc[j], n, sums[j] + first);
     }
   });
 }

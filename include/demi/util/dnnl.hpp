@@ -45,6 +45,25 @@ bool DnnlWidens(Type storage);
 /// (16 with AVX-512, 8 with AVX2: nChw16c, nChw8c), 1 if it prefers none.
 int DnnlChannelBlock();
 
+/// Whether oneDNN's convolutions of blobs stored in `storage` read and write
+/// channels last (NHWC) on this CPU: BFLOAT16 where Intel AMX computes it.
+/// Nets then store their blobs channels last (Net::ChooseChannelsLast), as
+/// on a GPU, instead of reordering around every convolution.
+bool DnnlPrefersChannelsLast(Type storage);
+
+/// Tests: DnnlPrefersChannelsLast answers `prefers` for every 16-bit type
+/// (false for FLOAT) while this lives, on any CPU.
+class ScopedDnnlChannelsLast {
+ public:
+  explicit ScopedDnnlChannelsLast(bool prefers);
+  ~ScopedDnnlChannelsLast();
+  ScopedDnnlChannelsLast(const ScopedDnnlChannelsLast&) = delete;
+  ScopedDnnlChannelsLast& operator=(const ScopedDnnlChannelsLast&) = delete;
+
+ private:
+  int previous_;
+};
+
 /// The oneDNN type of `blob`'s elements (Blob::storage_type()).
 dnnl::memory::data_type DnnlStorageType(const Blob& blob);
 

@@ -3,6 +3,7 @@
 #include "demi/filler.hpp"
 #include "demi/layers/layer_checks.hpp"
 #include "demi/util/device_math.hpp"
+#include "demi/util/dnnl.hpp"
 #include "demi/util/math.hpp"
 
 namespace demi {
@@ -220,6 +221,11 @@ BlobFormats BaseConvolutionLayer::channels_last_layouts() const {
     return BlobFormats::kPerBlob;
   }
 #endif
+  // On a CPU whose oneDNN convolutions of this storage type read NHWC.
+  if (context_.device == Device::kCPU && blocked_layouts() == BlobFormats::kPerBlob &&
+      DnnlPrefersChannelsLast(engine_.types.forward_storage)) {
+    return BlobFormats::kPerBlob;
+  }
   return BlobFormats::kNone;
 }
 

@@ -48,46 +48,70 @@ void ChannelMoments(const ChannelBlocks& t, const T* x, double* sums, float* mea
   for (int64_t c = 0; c < t.channels; ++c) var[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
 }
 
-/// ChannelMoments over blobs in blocks of channels (block > 1), stored as T,
-/// in its order lane by lane (floats: each term added in double; 16-bit
-/// types: a row's terms in float, the rows' sums in double), in loops GCC
-/// vectorizes: each channel block's two passes while its rows are fresh;
-/// threads take channel blocks.
+/// ChannelMoments over blobs in blocks of channels (block > 1, channels
+/// last too), stored as T, in its order lane by lane (floats: each term added
+/// in double; 16-bit types: a row's terms in float, the rows' sums in
+/// double), in loops GCC vectorizes: each group of channels' two passes while
+/// its rows are fresh; threads take groups (ChannelBlocks::lanes()).
 template <typename T>
-void BlockedLayoutMoments(const ChannelBlocks& t, const T* x, float* mean, float* var) {
+void BlockedLayoutMoments(const ChannelBlocks& t, const T* x, double* sums, float* mean,
+                          float* var) {
   constexpr bool kFloat = std::is_same_v<T, float>;
   using RowSum = std::conditional_t<kFloat, double, float>;
-  const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
+  const int64_t lanes = t.lanes(), block = t.block, inner = t.inner, outer = t.outer;
   const double m = static_cast<double>(outer * inner);
-  const int64_t grain = GrainFor(2 * outer * t.row_size());
-  ParallelForVectorized(blocks, grain, [=](int64_t begin, int64_t end) {
+  if (!kFloat && t.wide_channels_last()) {  // the same sums, image by image
+    // out[c] = the mean of term(value, c) over channel c.
+    const auto mean_of = [&](float* out, const auto& term) {
+      ChannelsLastSumsByImage<1>(outer, t.channels, inner, {sums},
+                                 [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
+                                   float* const sum = rows[0];
+                                   const T* v = x + at;
+#pragma omp simd
+                                   for (int64_t l = 0; l < n; ++l) {
+                                     sum[l] += term(static_cast<float>(v[l]), first + l);
+                                   }
+                                 });
+      for (int64_t c = 0; c < t.channels; ++c) {
+        out[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
+      }
+    };
+    mean_of(mean, [](float v, int64_t) { return v; });
+    mean_of(var, [mean](float v, int64_t c) {
+      const float d = v - mean[c];
+      return d * d;
+    });
+    return;
+  }
+  const int64_t grain = GrainFor(2 * outer * inner * lanes);
+  ParallelForVectorized(t.groups(), grain, [=](int64_t begin, int64_t end) {
     double acc[kMaxChannelBlock];
     RowSum row_acc[kMaxChannelBlock];
     float mu[kMaxChannelBlock];
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t first = b * block;
-      // acc[l] = the sum of term(value, l) over lane l of the block, in order.
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t first = g * lanes, n = std::min(lanes, t.channels - first);
+      // acc[l] = the sum of term(value, l) over lane l of the group, in order.
       const auto sum = [&](auto term) {
-        std::fill_n(acc, block, 0.0);
-        std::fill_n(row_acc, block, RowSum{0});
+        std::fill_n(acc, n, 0.0);
+        std::fill_n(row_acc, n, RowSum{0});
         for (int64_t o = 0; o < outer; ++o) {
-          const T* row = x + (o * blocks + b) * inner * block;
+          const T* row = x + t.group_start(o, first);
           for (int64_t i = 0; i < inner; ++i) {
             const T* v = row + i * block;
 #pragma omp simd
-            for (int64_t l = 0; l < block; ++l) row_acc[l] += term(static_cast<float>(v[l]), l);
+            for (int64_t l = 0; l < n; ++l) row_acc[l] += term(static_cast<float>(v[l]), l);
           }
           if constexpr (!kFloat) {
-            for (int64_t l = 0; l < block; ++l) {
+            for (int64_t l = 0; l < n; ++l) {
               acc[l] += row_acc[l];
               row_acc[l] = 0;
             }
           }
         }
-        if constexpr (kFloat) std::copy_n(row_acc, block, acc);
+        if constexpr (kFloat) std::copy_n(row_acc, n, acc);
       };
       sum([](float v, int64_t) { return v; });
-      for (int64_t l = 0; l < block; ++l) {
+      for (int64_t l = 0; l < n; ++l) {
         mu[l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
         mean[first + l] = mu[l];
       }
@@ -95,8 +119,7 @@ void BlockedLayoutMoments(const ChannelBlocks& t, const T* x, float* mean, float
         const float d = v - mu[l];
         return d * d;
       });
-      for (int64_t l = 0; l < block; ++l)
-        var[first + l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
+      for (int64_t l = 0; l < n; ++l) var[first + l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
     }
   });
 }
@@ -119,7 +142,8 @@ void CaffeLayoutSums(int64_t num, int64_t channels, int64_t spatial, const float
   });
 }
 
-/// sum_g[c] and sum_g_y[c] over blobs in blocks of channels (block > 1), g
+/// sum_g[c] and sum_g_y[c] over blobs in blocks of channels (block > 1,
+/// channels last too; threads take groups of ChannelBlocks::lanes()), g
 /// = dy, or dy through the absorbed ReLU of `affine` (its gamma and beta
 /// given) where kGated; stored as T. The order of
 /// ChannelSumsOf for floats (each term added in double) and of
@@ -132,30 +156,54 @@ void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y,
   // Floats add every term in double: one running sum a lane over all rows.
   constexpr bool kFloat = std::is_same_v<T, float>;
   using RowSum = std::conditional_t<kFloat, double, float>;
-  const int64_t blocks = t.blocks(), block = t.block, inner = t.inner, outer = t.outer;
-  const int64_t grain = GrainFor(2 * outer * t.row_size());
-  ParallelForVectorized(blocks, grain, [=](int64_t begin, int64_t end) {
+  const int64_t lanes = t.lanes(), block = t.block, inner = t.inner, outer = t.outer;
+  if (!kFloat && t.wide_channels_last()) {  // the same sums, image by image
+    ChannelsLastSumsByImage<2>(outer, t.channels, inner, {sum_g, sum_g_y},
+                               [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
+                                 // Locals, not the closure's or the struct's members, which the
+                                 // sums' float stores might alias: GCC vectorizes the loop then.
+                                 const ReLUBackward relu{affine.act.slope};
+                                 const float* gamma = affine.gamma + first;
+                                 const float* beta = affine.beta + first;
+                                 float* const g_sums = rows[0];
+                                 float* const g_y_sums = rows[1];
+                                 const T* d = dy + at;
+                                 const T* x = y + at;
+#pragma omp simd
+                                 for (int64_t l = 0; l < n; ++l) {
+                                   const float x_hat = static_cast<float>(x[l]);
+                                   const float dl = static_cast<float>(d[l]);
+                                   const float g =
+                                       kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
+                                   g_sums[l] += g;
+                                   g_y_sums[l] += g * x_hat;
+                                 }
+                               });
+    return;
+  }
+  const int64_t grain = GrainFor(2 * outer * inner * lanes);
+  ParallelForVectorized(t.groups(), grain, [=](int64_t begin, int64_t end) {
     double acc_g[kMaxChannelBlock], acc_g_y[kMaxChannelBlock];
     RowSum row_g[kMaxChannelBlock], row_g_y[kMaxChannelBlock];
     float gamma[kMaxChannelBlock] = {}, beta[kMaxChannelBlock] = {};
     const ReLUBackward relu{affine.act.slope};
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t first = b * block;
-      std::fill_n(acc_g, block, 0.0);
-      std::fill_n(acc_g_y, block, 0.0);
-      std::fill_n(row_g, block, RowSum{0});
-      std::fill_n(row_g_y, block, RowSum{0});
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t first = g * lanes, n = std::min(lanes, t.channels - first);
+      std::fill_n(acc_g, n, 0.0);
+      std::fill_n(acc_g_y, n, 0.0);
+      std::fill_n(row_g, n, RowSum{0});
+      std::fill_n(row_g_y, n, RowSum{0});
       if constexpr (kGated) {
-        std::copy_n(affine.gamma + first, block, gamma);
-        std::copy_n(affine.beta + first, block, beta);
+        std::copy_n(affine.gamma + first, n, gamma);
+        std::copy_n(affine.beta + first, n, beta);
       }
       for (int64_t o = 0; o < outer; ++o) {
-        const int64_t row = (o * blocks + b) * inner * block;
+        const int64_t row = t.group_start(o, first);
         for (int64_t i = 0; i < inner; ++i) {
           const T* d = dy + row + i * block;
           const T* x = y + row + i * block;
 #pragma omp simd
-          for (int64_t l = 0; l < block; ++l) {
+          for (int64_t l = 0; l < n; ++l) {
             const float x_hat = static_cast<float>(x[l]);
             const float dl = static_cast<float>(d[l]);
             const float g = kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
@@ -164,7 +212,7 @@ void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y,
           }
         }
         if constexpr (!kFloat) {
-          for (int64_t l = 0; l < block; ++l) {
+          for (int64_t l = 0; l < n; ++l) {
             acc_g[l] += row_g[l];
             acc_g_y[l] += row_g_y[l];
             row_g[l] = row_g_y[l] = 0;
@@ -172,11 +220,11 @@ void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y,
         }
       }
       if constexpr (kFloat) {
-        std::copy_n(row_g, block, sum_g + first);
-        std::copy_n(row_g_y, block, sum_g_y + first);
+        std::copy_n(row_g, n, sum_g + first);
+        std::copy_n(row_g_y, n, sum_g_y + first);
       } else {
-        std::copy_n(acc_g, block, sum_g + first);
-        std::copy_n(acc_g_y, block, sum_g_y + first);
+        std::copy_n(acc_g, n, sum_g + first);
+        std::copy_n(acc_g_y, n, sum_g_y + first);
       }
     }
   });
@@ -335,7 +383,7 @@ template <typename T>
 void BatchNormLayer::BatchMoments(const Blob& bottom, float* mean, float* var) {
   const T* x = bottom.cpu_data_as<T>();
   if (bottom.channel_block() > 1) {
-    BlockedLayoutMoments(ChannelBlocks::Of(bottom), x, mean, var);
+    BlockedLayoutMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
     return;
   }
   if constexpr (std::is_same_v<T, float>) {

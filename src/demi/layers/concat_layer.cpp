@@ -60,10 +60,12 @@ void ConcatLayer::BackwardOnDevice(const std::vector<Blob*>& top,
 bool ConcatLayer::ChannelsLast(const std::vector<Blob*>& bottom,
                                const std::vector<Blob*>& top) const {
   // A part of one channel (or every blob of one pixel) keeps Caffe's layout,
-  // the same bytes: the others say.
+  // the same bytes: the others say. On a CPU the whole says: a blob of 16
+  // channels in blocks of 16 (a blocked net's part) is channels last too.
   const auto last = [](const Blob* blob) { return blob->channels_last(); };
-  return context_.device == Device::kGPU && axis_ == 1 &&
-         (last(top[0]) || std::any_of(bottom.begin(), bottom.end(), last));
+  if (axis_ != 1) return false;
+  if (context_.device == Device::kCPU) return last(top[0]);
+  return last(top[0]) || std::any_of(bottom.begin(), bottom.end(), last);
 }
 
 DEMI_REGISTER_LAYER(Concat);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "demi/layer_registry.hpp"
+#include "demi/util/dnnl.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
 
@@ -159,6 +160,11 @@ BlobFormats PoolingLayer::channels_last_layouts() const {
     return BlobFormats::kPerBlob;
   }
 #endif
+  // oneDNN pools any layout; channels last where its convolutions want it.
+  if (context_.device == Device::kCPU && DnnlReady() &&
+      DnnlPrefersChannelsLast(engine_.types.forward_storage)) {
+    return BlobFormats::kPerBlob;
+  }
   return BlobFormats::kNone;
 }
 

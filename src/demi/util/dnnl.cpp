@@ -63,6 +63,35 @@ bool DnnlWidens(Type storage) {
   return storage == FLOAT16 || (storage == BFLOAT16 && !DnnlComputesBfloat16());
 }
 
+namespace {
+
+/// Set by ScopedDnnlChannelsLast (tests): overrides the probe below.
+int channels_last_override = -1;  // -1: none; 0 or 1: the answer
+
+}  // namespace
+
+bool DnnlPrefersChannelsLast(Type storage) {
+  if (channels_last_override >= 0) return channels_last_override == 1 && storage != FLOAT;
+  if (storage != BFLOAT16 || !DnnlComputesBfloat16()) return false;
+  // Intel AMX's bfloat16 convolutions in oneDNN read and write NHWC
+  // activations (acdb); AVX-512's read nChw16c.
+  static const bool prefers = [] {
+    try {
+      const dnnl::memory::desc src = ProbeConvolution(dnnl::memory::data_type::bf16).src_desc();
+      return src == dnnl::memory::desc(src.dims(), src.data_type(), dnnl::memory::format_tag::nhwc);
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return prefers;
+}
+
+ScopedDnnlChannelsLast::ScopedDnnlChannelsLast(bool prefers) : previous_(channels_last_override) {
+  channels_last_override = prefers ? 1 : 0;
+}
+
+ScopedDnnlChannelsLast::~ScopedDnnlChannelsLast() { channels_last_override = previous_; }
+
 int DnnlChannelBlock() {
   // The source layout oneDNN picks for a FLOAT convolution.
   static const int block = [] {
@@ -99,9 +128,15 @@ dnnl::memory::desc WithDataType(const dnnl::memory::desc& desc, dnnl::memory::da
 dnnl::memory::desc BlobDesc(const Blob& blob) {
   const int block = blob.channel_block();
   if (block == 1) return DenseDesc(blob.shape(), DnnlStorageType(blob));
+  const dnnl::memory::dims dims(blob.shape().begin(), blob.shape().end());
+  // Channels last (Net::ChooseChannelsLast); of 8 or 16 channels, the same
+  // bytes as the blocked layout below, which is what a blocked net's
+  // primitives were made for.
+  if (blob.channels_last() && block != 8 && block != 16) {
+    return dnnl::memory::desc(dims, DnnlStorageType(blob), dnnl::memory::format_tag::nhwc);
+  }
   DEMI_CHECK(blob.num_axes() == 4 && blob.shape(1) % block == 0 && (block == 8 || block == 16),
              "a blob of shape ", blob.shape_string(), " cannot hold channels in blocks of ", block);
-  const dnnl::memory::dims dims(blob.shape().begin(), blob.shape().end());
   return dnnl::memory::desc(
       dims, DnnlStorageType(blob),
       block == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c);

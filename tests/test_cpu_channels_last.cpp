@@ -1,0 +1,222 @@
+// Channels last (NHWC: Blob::channel_block() == channels) on a CPU, which
+// nets take for 16-bit blobs where oneDNN's convolutions read it (Intel AMX:
+// DnnlPrefersChannelsLast) instead of reordering around each of them: every
+// layer that reads it agrees with itself on Caffe's layout and passes its
+// gradient check, channel counts that fill no group of 16 lanes included;
+// the per-channel sums give the bits they give in 16-channel blocks; and a
+// BFLOAT16 net given the preference on any CPU (ScopedDnnlChannelsLast)
+// stores exactly the blobs its readers allow so, trains as it does in
+// Caffe's layout, and trains bit-identically planned and unplanned.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "demi/util/bfloat16.hpp"
+#include "demi/util/channel_blocks.hpp"
+#include "demi/util/dnnl.hpp"
+#include "layer_compare_util.hpp"
+#include "net_test_util.hpp"
+
+namespace demi {
+namespace {
+
+/// The DNNL layer of `text` on channels-last blobs against itself on Caffe's
+/// layout, then its gradient against finite differences.
+void ExpectChannelsLastMatchesPlain(const std::string& text,
+                                    std::vector<std::vector<int64_t>> bottoms,
+                                    bool check_gradient = true) {
+  LayerCase c;
+  c.layer = text;
+  c.bottoms = std::move(bottoms);
+  c.candidate_block = kAllChannels;
+  c.check_gradient = check_gradient;
+  c.tolerance = 2e-4f;  // sums in another order
+  ExpectLayersAgree(
+      c, [&] { return MakeDnnlLayer(text); }, [&] { return MakeDnnlLayer(text); });
+}
+
+constexpr char kFillers[] =
+    " weight_filler { type: 'gaussian' std: 0.2 } bias_filler { type: 'gaussian' std: 0.2 }";
+
+// 40 channels: two groups of 16 lanes and one of 8; 24: one and a half.
+TEST(CpuChannelsLastLayerTest, BatchNormWithBatchStatistics) {
+  ExpectChannelsLastMatchesPlain("type: 'BatchNorm'", {{3, 40, 3, 5}});
+}
+
+TEST(CpuChannelsLastLayerTest, BatchNormWithGlobalStatistics) {
+  ExpectChannelsLastMatchesPlain("type: 'BatchNorm' batch_norm_param { use_global_stats: true }",
+                                 {{2, 24, 4, 3}}, /*check_gradient=*/false);
+}
+
+TEST(CpuChannelsLastLayerTest, ScaleWithBias) {
+  ExpectChannelsLastMatchesPlain(
+      "type: 'Scale' scale_param { bias_term: true filler { type: 'gaussian' } "
+      "bias_filler { type: 'gaussian' } }",
+      {{2, 40, 3, 3}});
+}
+
+TEST(CpuChannelsLastLayerTest, ScaleWithoutBias) {
+  ExpectChannelsLastMatchesPlain("type: 'Scale' scale_param { filler { type: 'gaussian' } }",
+                                 {{3, 24, 2, 5}});
+}
+
+TEST(CpuChannelsLastLayerTest, LeakyReLU) {
+  ExpectChannelsLastMatchesPlain("type: 'ReLU' relu_param { negative_slope: 0.1 }", {{2, 24, 3, 4}},
+                                 /*check_gradient=*/false);
+}
+
+TEST(CpuChannelsLastLayerTest, EltwiseSumProductMax) {
+  for (const char* operation :
+       {"operation: SUM coeff: 0.5 coeff: -2", "operation: PROD", "operation: MAX"}) {
+    SCOPED_TRACE(operation);
+    ExpectChannelsLastMatchesPlain(StrCat("type: 'Eltwise' eltwise_param { ", operation, " }"),
+                                   {{2, 24, 3, 3}, {2, 24, 3, 3}}, /*check_gradient=*/false);
+  }
+}
+
+TEST(CpuChannelsLastLayerTest, ConcatAlongChannels) {
+  ExpectChannelsLastMatchesPlain("type: 'Concat'", {{2, 8, 3, 3}, {2, 24, 3, 3}});
+}
+
+TEST(CpuChannelsLastLayerTest, ConvolutionBetweenChannelsLastBlobs) {
+  // The bias's gradient sums 40 channels in groups of lanes too.
+  ExpectChannelsLastMatchesPlain(
+      StrCat("type: 'Convolution' convolution_param { num_output: 40 kernel_size: 3 pad: 1 ",
+             kFillers, " }"),
+      {{2, 24, 6, 5}});
+}
+
+TEST(CpuChannelsLastLayerTest, ConvolutionOfThreeChannels) {
+  ExpectChannelsLastMatchesPlain(
+      StrCat("type: 'Convolution' convolution_param { num_output: 24 kernel_size: 3 stride: 2 ",
+             kFillers, " }"),
+      {{2, 3, 7, 7}});
+}
+
+TEST(CpuChannelsLastLayerTest, MaxAndAveragePooling) {
+  for (const char* pool : {"MAX", "AVE"}) {
+    SCOPED_TRACE(pool);
+    ExpectChannelsLastMatchesPlain(
+        StrCat("type: 'Pooling' pooling_param { pool: ", pool, " kernel_size: 3 stride: 2 }"),
+        {{2, 24, 7, 7}}, /*check_gradient=*/false);
+  }
+}
+
+/// Per-channel sums of `values` (N x C x HW in Caffe's layout) stored as T
+/// in layout `block` (1, 16, or C: channels last), by SumChannelsOf.
+template <typename T>
+std::vector<double> SumsIn(const std::vector<float>& values, int64_t num, int64_t channels,
+                           int64_t inner, int64_t block) {
+  Blob shape({num, channels, 1, inner});
+  std::vector<float> moved(values.size());
+  CopyChannels(shape, values.data(), 1, moved.data(), static_cast<int>(block));
+  const std::vector<T> stored(moved.begin(), moved.end());
+  std::vector<double> sum(channels), square(channels);
+  SumChannelsOf<T, 2>(ChannelBlocks{num, channels, inner, block}, {sum.data(), square.data()},
+                      [&](int64_t k, int64_t) {
+                        const float v = static_cast<float>(stored[k]);
+                        return std::array<float, 2>{v, v * v};
+                      });
+  sum.insert(sum.end(), square.begin(), square.end());
+  return sum;
+}
+
+template <typename T>
+void ExpectChannelsLastSumsAsInBlocks() {
+  constexpr int64_t kNum = 3, kChannels = 48, kInner = 37;
+  std::vector<float> values(kNum * kChannels * kInner);
+  for (size_t k = 0; k < values.size(); ++k) values[k] = static_cast<float>(k % 101) / 7.0f - 5;
+  EXPECT_EQ(SumsIn<T>(values, kNum, kChannels, kInner, kChannels),
+            SumsIn<T>(values, kNum, kChannels, kInner, 16));
+}
+
+TEST(CpuChannelsLastSumsTest, AddInTheOrderOfSixteenChannelBlocks) {
+  ExpectChannelsLastSumsAsInBlocks<float>();
+  ExpectChannelsLastSumsAsInBlocks<bfloat16>();
+}
+
+/// test_blocked_layouts.cpp's residual net in BFLOAT16: convolutions,
+/// BatchNorm, Scale, ReLU, a residual sum, a concatenation, pooling, an LRN,
+/// and a fully connected layer.
+constexpr char kResidualNet[] = R"(
+  name: "residual" precision: BFLOAT16
+  layer { name: "data" type: "DummyData" top: "data" top: "label"
+    dummy_data_param { shape { dim: 4 dim: 3 dim: 10 dim: 10 } shape { dim: 4 }
+                       data_filler { type: "gaussian" } data_filler { type: "constant" value: 1 } } }
+  layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+    convolution_param { num_output: 40 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
+  layer { name: "bn1" type: "BatchNorm" bottom: "conv1" top: "conv1" }
+  layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1" scale_param { bias_term: true } }
+  layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
+  layer { name: "conv2" type: "Convolution" bottom: "conv1" top: "conv2"
+    convolution_param { num_output: 40 kernel_size: 1 weight_filler { type: "xavier" } } }
+  layer { name: "bn2" type: "BatchNorm" bottom: "conv2" top: "bn2" }
+  layer { name: "sum" type: "Eltwise" bottom: "bn2" bottom: "conv1" top: "sum" }
+  layer { name: "relu2" type: "ReLU" bottom: "sum" top: "sum" }
+  layer { name: "conv3" type: "Convolution" bottom: "sum" top: "conv3"
+    convolution_param { num_output: 24 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
+  layer { name: "concat" type: "Concat" bottom: "sum" bottom: "conv3" top: "concat" }
+  layer { name: "pool" type: "Pooling" bottom: "concat" top: "pool"
+    pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+  layer { name: "norm" type: "LRN" bottom: "pool" top: "norm" lrn_param { local_size: 3 } }
+  layer { name: "conv4" type: "Convolution" bottom: "norm" top: "conv4"
+    convolution_param { num_output: 20 kernel_size: 3 weight_filler { type: "xavier" } } }
+  layer { name: "ip" type: "InnerProduct" bottom: "conv4" top: "ip"
+    inner_product_param { num_output: 5 weight_filler { type: "xavier" } } }
+  layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+)";
+
+std::unique_ptr<Net> ResidualNet(const std::string& text = kResidualNet) {
+  NetParameter param = ParseText<NetParameter>(text);
+  param.mutable_state()->set_phase(TRAIN);
+  return std::make_unique<Net>(param, Context());
+}
+
+TEST(CpuChannelsLastNetTest, StoresTheBlobsOnlyItsReadersTouchChannelsLast) {
+  const ScopedDnnlChannelsLast amx(true);
+  std::unique_ptr<Net> net = ResidualNet();
+  // The LRN and the fully connected layer read Caffe's layout: the pooling's
+  // top and conv4's stay in it, as do the data and the outputs.
+  for (const char* name : {"conv1", "conv2", "bn2", "sum", "conv3", "concat"}) {
+    const Blob& blob = *net->blob_by_name(name);
+    EXPECT_TRUE(blob.channels_last()) << name;
+    EXPECT_EQ(blob.storage_type(), BFLOAT16) << name;
+  }
+  for (const char* name : {"data", "pool", "conv4", "ip", "loss"}) {
+    EXPECT_EQ(net->blob_by_name(name)->channel_block(), 1) << name;
+  }
+}
+
+TEST(CpuChannelsLastNetTest, NotInFloatNorWhereTheNetSaysNo) {
+  const ScopedDnnlChannelsLast amx(true);
+  std::string in_float = kResidualNet;
+  in_float.replace(in_float.find("BFLOAT16"), 8, "FLOAT");
+  std::unique_ptr<Net> net = ResidualNet(in_float);
+  EXPECT_FALSE(net->blob_by_name("conv1")->channels_last());
+  std::unique_ptr<Net> refused = ResidualNet(StrCat(kResidualNet, " channels_last: false"));
+  EXPECT_FALSE(refused->blob_by_name("conv1")->channels_last());
+}
+
+TEST(CpuChannelsLastNetTest, TrainsAsInCaffesLayout) {
+  std::vector<float> last, plain;
+  {
+    const ScopedDnnlChannelsLast amx(true);
+    last = TrainAndRecord(kResidualNet, ARENA);
+  }
+  {
+    // 40 and 24 channels fill no blocks of 16 (or 8): Caffe's layout.
+    const ScopedDnnlChannelsLast avx512(false);
+    plain = TrainAndRecord(kResidualNet, ARENA);
+  }
+  // The same bfloat16 values; the sums in another order.
+  ExpectNear(last, plain, 1e-3f);
+}
+
+TEST(CpuChannelsLastNetTest, PlannedTrainsBitIdenticallyToUnplanned) {
+  const ScopedDnnlChannelsLast amx(true);
+  ExpectPlannedTrainingMatchesUnplanned(kResidualNet);
+}
+
+}  // namespace
+}  // namespace demi
