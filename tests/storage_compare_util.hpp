@@ -179,6 +179,15 @@ inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block,
   auto narrow = make(c.layer + wiring + StorageFields(type));
   reference->SetUp(ref_bottom, ref_top);
   narrow->SetUp(narrow_bottom, narrow_top);
+  if (block == kChannelsLast) {
+    // The tops' shapes are known now: their layout, and the layer reshaped
+    // for it (a oneDNN primitive is made for the blobs' layouts).
+    for (Blob* top : narrow_top) {
+      top->set_channel_block(
+          CaseBlock(block, top->storage_type(), c.caffe_layout_tops, top->shape()));
+    }
+    narrow->Reshape(narrow_bottom, narrow_top);
+  }
   // oneDNN may run neither layer here (no AVX-512: its convolutions then
   // refuse Caffe's layout) or only the FLOAT one.
   if (narrow->running_engine() != EngineKind::kDnnl &&
@@ -187,12 +196,6 @@ inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block,
   }
   ASSERT_NE(narrow->narrow_blobs(), BlobFormats::kNone) << c.layer;
   if (block == kChannelsLast) {
-    // The tops' shapes are known now: their layout, and the layer reshaped for it.
-    for (Blob* top : narrow_top) {
-      top->set_channel_block(
-          CaseBlock(block, top->storage_type(), c.caffe_layout_tops, top->shape()));
-    }
-    narrow->Reshape(narrow_bottom, narrow_top);
     ASSERT_NE(narrow->channels_last_layouts(), BlobFormats::kNone)
         << c.layer << ": runs not channels last";
   }

@@ -31,13 +31,25 @@ void ExpectChainReadsTheStoredValue() {
     SCOPED_TRACE(testing::Message() << "block " << t.block);
     const int64_t n = t.outer * t.channels * t.inner;
     std::vector<T> z(n), y(n);
-    // first: a value that 16-bit types round (a third of k) plus the channel.
-    const auto first = [](int64_t k, int64_t c) { return static_cast<float>(k) / 3.0f + 1000 * c; };
-    const auto then = [](float stored, int64_t c) { return stored * 2.0f - static_cast<float>(c); };
+    // The channel first was given for each element: a lane off by one shows.
+    std::vector<int64_t> first_channel(n, -1);
+    // first: a value that 16-bit types round (a third of k), small enough
+    // for float16, plus a term of the channel; then: of both.
+    const auto value = [](int64_t k, int64_t c) {
+      return static_cast<float>(k % 97) / 3.0f + static_cast<float>(c % 5);
+    };
+    const auto first = [&](int64_t k, int64_t c) {
+      first_channel[k] = c;
+      return value(k, c);
+    };
+    const auto then = [](float stored, int64_t c) {
+      return stored * 2.0f - static_cast<float>(c % 7);
+    };
     StoreChannelElementChain(t, z.data(), y.data(), first, then);
     for (int64_t k = 0; k < n; ++k) {
       const int64_t c = ChannelOf(t, k);
-      const float stored = static_cast<float>(static_cast<T>(first(k, c)));
+      ASSERT_EQ(first_channel[k], c) << k;
+      const float stored = static_cast<float>(static_cast<T>(value(k, c)));
       ASSERT_EQ(static_cast<float>(z[k]), stored) << k;
       ASSERT_EQ(static_cast<float>(y[k]), static_cast<float>(static_cast<T>(then(stored, c)))) << k;
     }

@@ -16,8 +16,6 @@
 #include "demi/layer_registry.hpp"
 #include "demi/layers/neuron_layer.hpp"
 #include "demi/net.hpp"
-#include "demi/util/dnnl.hpp"
-#include "layer_compare_util.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -161,21 +159,6 @@ TEST(ChannelsLastNetTest, ALayoutThatNeverSettlesFallsBackToCaffesLayout) {
   )");
   for (size_t b = 0; b < net->blobs().size(); ++b) {
     EXPECT_EQ(net->blobs()[b]->channel_block(), 1) << net->blob_names()[b];
-  }
-}
-
-TEST(ChannelsLastNetTest, OnACpuOnlySixteenBitLayersOfAPreferringOneDnnStartIt) {
-  // A net goes channels last where a layer reads it per blob (kPerBlob); on
-  // a CPU, the convolution and pooling do only for 16-bit blobs where oneDNN
-  // prefers it (test_cpu_channels_last.cpp), never in FLOAT. The others
-  // follow.
-  const ScopedDnnlChannelsLast amx(true);
-  for (const char* text : {"type: 'Convolution' convolution_param { num_output: 4 kernel_size: 1 }",
-                           "type: 'Pooling' pooling_param { kernel_size: 2 }"}) {
-    EXPECT_EQ(MakeDnnlLayer(text)->channels_last_layouts(), BlobFormats::kNone) << text;
-  }
-  for (const char* text : {"type: 'ReLU'", "type: 'Eltwise'", "type: 'Split'", "type: 'Concat'"}) {
-    EXPECT_EQ(MakeDnnlLayer(text)->channels_last_layouts(), BlobFormats::kUniform) << text;
   }
 }
 

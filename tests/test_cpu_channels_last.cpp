@@ -17,6 +17,7 @@
 #include "demi/util/dnnl.hpp"
 #include "layer_compare_util.hpp"
 #include "net_test_util.hpp"
+#include "storage_compare_util.hpp"
 
 namespace demi {
 namespace {
@@ -80,7 +81,6 @@ TEST(CpuChannelsLastLayerTest, ConcatAlongChannels) {
 }
 
 TEST(CpuChannelsLastLayerTest, ConvolutionBetweenChannelsLastBlobs) {
-  // The bias's gradient sums 40 channels in groups of lanes too.
   ExpectChannelsLastMatchesPlain(
       StrCat("type: 'Convolution' convolution_param { num_output: 40 kernel_size: 3 pad: 1 ",
              kFillers, " }"),
@@ -101,6 +101,65 @@ TEST(CpuChannelsLastLayerTest, MaxAndAveragePooling) {
         StrCat("type: 'Pooling' pooling_param { pool: ", pool, " kernel_size: 3 stride: 2 }"),
         {{2, 24, 7, 7}}, /*check_gradient=*/false);
   }
+}
+
+/// The cases of `layer_type` stored in BFLOAT16 channels last, of
+/// `channels` channels, against the FLOAT layer in Caffe's layout
+/// (storage_compare_util.hpp's tolerance), the convolution and pooling told
+/// that oneDNN prefers it.
+void ExpectBfloat16ChannelsLastLikeFloat(const std::string& layer_type, int64_t channels) {
+  const ScopedDnnlChannelsLast amx(true);
+  for (StorageCase c : StorageCasesOf(layer_type)) {
+    SCOPED_TRACE(c.layer);
+    c.shape[1] = channels;
+    ExpectStoresLikeFloat(c, BFLOAT16, kChannelsLast);
+  }
+}
+
+// In bfloat16 the sums over more than 16 channels run image by image
+// (channels_last_sums.hpp): 40 channels fill part of one group of 64 lanes,
+// 80 one and a part of another.
+TEST(CpuChannelsLastLayerTest, Bfloat16BatchNorm) {
+  ExpectBfloat16ChannelsLastLikeFloat("BatchNorm", 40);
+  ExpectBfloat16ChannelsLastLikeFloat("BatchNorm", 80);
+}
+
+TEST(CpuChannelsLastLayerTest, Bfloat16Scale) {
+  ExpectBfloat16ChannelsLastLikeFloat("Scale", 40);
+  ExpectBfloat16ChannelsLastLikeFloat("Scale", 80);
+}
+
+TEST(CpuChannelsLastLayerTest, Bfloat16Eltwise) {
+  ExpectBfloat16ChannelsLastLikeFloat("Eltwise", 24);
+}
+
+TEST(CpuChannelsLastLayerTest, Bfloat16Split) { ExpectBfloat16ChannelsLastLikeFloat("Split", 24); }
+
+TEST(CpuChannelsLastLayerTest, Bfloat16Pooling) {
+  ExpectBfloat16ChannelsLastLikeFloat("Pooling", 40);
+}
+
+TEST(CpuChannelsLastLayerTest, Bfloat16ReLU) {
+  const ScopedDnnlChannelsLast amx(true);
+  ExpectStoresLikeFloat({"type: 'ReLU'", 1, 1, {2, 24, 5, 3}}, BFLOAT16, kChannelsLast);
+}
+
+TEST(CpuChannelsLastLayerTest, Bfloat16Concat) {
+  const ScopedDnnlChannelsLast amx(true);
+  StorageCase concat = StorageCasesOf("Concat")[0];
+  concat.bottom_channels = {8, 24, 40};
+  ExpectStoresLikeFloat(concat, BFLOAT16, kChannelsLast);
+}
+
+TEST(CpuChannelsLastLayerTest, Bfloat16Convolution) {
+  const ScopedDnnlChannelsLast amx(true);
+  ExpectStoresLikeFloat({StrCat("type: 'Convolution' convolution_param { num_output: 40 "
+                                "kernel_size: 3 pad: 1",
+                                kStorageFillers, " }"),
+                         1,
+                         1,
+                         {2, 24, 5, 3}},
+                        BFLOAT16, kChannelsLast);
 }
 
 /// Per-channel sums of `values` (N x C x HW in Caffe's layout) stored as T
@@ -211,6 +270,49 @@ TEST(CpuChannelsLastNetTest, TrainsAsInCaffesLayout) {
   }
   // The same bfloat16 values; the sums in another order.
   ExpectNear(last, plain, 1e-3f);
+}
+
+/// A ResNet-like BFLOAT16 net whose channels fill blocks of 16: BatchNorm
+/// with Scale and ReLU absorbed (the gated sums, over 32 and 80 channels), a
+/// branch and a sum, and MAX pooling into a FLOAT loss.
+constexpr char kBlockedChannelsNet[] = R"(
+  name: "blocks" precision: BFLOAT16
+  layer { name: "data" type: "DummyData" top: "data" top: "target"
+    dummy_data_param { shape { dim: 4 dim: 3 dim: 10 dim: 10 } shape { dim: 4 dim: 32 dim: 5 dim: 5 }
+                       data_filler { type: "gaussian" } data_filler { type: "gaussian" } } }
+  layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+    convolution_param { num_output: 32 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
+  layer { name: "bn1" type: "BatchNorm" bottom: "conv1" top: "conv1" }
+  layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1" scale_param { bias_term: true } }
+  layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
+  layer { name: "conv2" type: "Convolution" bottom: "conv1" top: "conv2"
+    convolution_param { num_output: 80 kernel_size: 1 weight_filler { type: "xavier" } } }
+  layer { name: "bn2" type: "BatchNorm" bottom: "conv2" top: "conv2" }
+  layer { name: "scale2" type: "Scale" bottom: "conv2" top: "conv2" scale_param { bias_term: true } }
+  layer { name: "relu2" type: "ReLU" bottom: "conv2" top: "conv2" }
+  layer { name: "conv3" type: "Convolution" bottom: "conv2" top: "conv3"
+    convolution_param { num_output: 32 kernel_size: 1 weight_filler { type: "xavier" } } }
+  layer { name: "sum" type: "Eltwise" bottom: "conv3" bottom: "conv1" top: "sum" }
+  layer { name: "relu3" type: "ReLU" bottom: "sum" top: "sum" }
+  layer { name: "pool" type: "Pooling" bottom: "sum" top: "pool"
+    pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+  layer { name: "loss" type: "EuclideanLoss" bottom: "pool" bottom: "target" top: "loss" }
+)";
+
+TEST(CpuChannelsLastNetTest, TrainsBitIdenticallyToChannelBlocks) {
+  // The same kernels on the same numbers (reorders move them exactly), the
+  // per-channel sums in the same order: the same bits.
+  std::vector<float> last, blocked;
+  {
+    const ScopedDnnlChannelsLast amx(true);
+    ASSERT_TRUE(ResidualNet(kBlockedChannelsNet)->blob_by_name("conv2")->channels_last());
+    last = TrainAndRecord(kBlockedChannelsNet, ARENA);
+  }
+  {
+    const ScopedDnnlChannelsLast avx512(false);
+    blocked = TrainAndRecord(kBlockedChannelsNet, ARENA);
+  }
+  EXPECT_EQ(last, blocked);
 }
 
 TEST(CpuChannelsLastNetTest, PlannedTrainsBitIdenticallyToUnplanned) {

@@ -63,15 +63,13 @@ void BlockedLayoutMoments(const ChannelBlocks& t, const T* x, double* sums, floa
   if (!kFloat && t.wide_channels_last()) {  // the same sums, image by image
     // out[c] = the mean of term(value, c) over channel c.
     const auto mean_of = [&](float* out, const auto& term) {
-      ChannelsLastSumsByImage<1>(outer, t.channels, inner, {sums},
-                                 [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
-                                   float* const sum = rows[0];
-                                   const T* v = x + at;
+      const auto pixel = [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
+        float* const sum = rows[0];
+        const T* v = x + at;
 #pragma omp simd
-                                   for (int64_t l = 0; l < n; ++l) {
-                                     sum[l] += term(static_cast<float>(v[l]), first + l);
-                                   }
-                                 });
+        for (int64_t l = 0; l < n; ++l) sum[l] += term(static_cast<float>(v[l]), first + l);
+      };
+      ChannelsLastSumsByImage<1>(outer, t.channels, inner, {sums}, pixel);
       for (int64_t c = 0; c < t.channels; ++c) {
         out[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
       }
@@ -158,27 +156,27 @@ void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y,
   using RowSum = std::conditional_t<kFloat, double, float>;
   const int64_t lanes = t.lanes(), block = t.block, inner = t.inner, outer = t.outer;
   if (!kFloat && t.wide_channels_last()) {  // the same sums, image by image
-    ChannelsLastSumsByImage<2>(outer, t.channels, inner, {sum_g, sum_g_y},
-                               [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
-                                 // Locals, not the closure's or the struct's members, which the
-                                 // sums' float stores might alias: GCC vectorizes the loop then.
-                                 const ReLUBackward relu{affine.act.slope};
-                                 const float* gamma = affine.gamma + first;
-                                 const float* beta = affine.beta + first;
-                                 float* const g_sums = rows[0];
-                                 float* const g_y_sums = rows[1];
-                                 const T* d = dy + at;
-                                 const T* x = y + at;
+    const auto pixel = [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
+      // Locals, not the closure's or the struct's members, which the sums'
+      // float stores might alias: GCC vectorizes the loop then. (gamma is
+      // null without an affine part: offset only where read.)
+      const ReLUBackward relu{affine.act.slope};
+      const float* gamma = kGated ? affine.gamma + first : nullptr;
+      const float* beta = kGated ? affine.beta + first : nullptr;
+      float* const g_sums = rows[0];
+      float* const g_y_sums = rows[1];
+      const T* d = dy + at;
+      const T* x = y + at;
 #pragma omp simd
-                                 for (int64_t l = 0; l < n; ++l) {
-                                   const float x_hat = static_cast<float>(x[l]);
-                                   const float dl = static_cast<float>(d[l]);
-                                   const float g =
-                                       kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
-                                   g_sums[l] += g;
-                                   g_y_sums[l] += g * x_hat;
-                                 }
-                               });
+      for (int64_t l = 0; l < n; ++l) {
+        const float x_hat = static_cast<float>(x[l]);
+        const float dl = static_cast<float>(d[l]);
+        const float g = kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
+        g_sums[l] += g;
+        g_y_sums[l] += g * x_hat;
+      }
+    };
+    ChannelsLastSumsByImage<2>(outer, t.channels, inner, {sum_g, sum_g_y}, pixel);
     return;
   }
   const int64_t grain = GrainFor(2 * outer * inner * lanes);
