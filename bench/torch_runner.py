@@ -8,8 +8,8 @@ by a Scale on the same blob becomes one affine BatchNorm2d, as a PyTorch user wo
 
 Usage (Debian's python3 with python3-torch: scripts/install_deps.sh --bench):
   /usr/bin/python3 bench/torch_runner.py MODEL.prototxt [--stage dummy] [--batch N]
-      [--threads T] [--iters 3] [--warmup 1] [--autocast bf16|fp16]
-      [--device cuda [--math fp32|tf32] [--channels_last]]
+      [--threads T] [--iters 3] [--warmup 1] [--autocast bf16|fp16] [--channels_last]
+      [--device cuda [--math fp32|tf32]]
 On a GPU (`--device cuda`, the peer of bench/gpu.sh) each step is timed between two
 torch.cuda.synchronize() calls, `--math` picks strict FP32 or TF32 for FLOAT (PyTorch's
 allow_tf32 switches; cuDNN's benchmark mode chooses the algorithms), `--autocast` runs the
@@ -275,7 +275,8 @@ def main():
     parser.add_argument("--math", choices=["fp32", "tf32"], default="fp32",
                         help="FLOAT math on a GPU: strict FP32 or TF32 tensor cores")
     parser.add_argument("--channels_last", action="store_true",
-                        help="NHWC tensors on a GPU, as NVIDIA's examples train")
+                        help="NHWC tensors, as NVIDIA's examples train on a GPU and as oneDNN's "
+                             "AMX kernels read them on a CPU")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(1701)
@@ -288,11 +289,11 @@ def main():
     net = parse_prototxt(args.model)
     layers = [l for l in net.get("layer", []) if layer_included(l, "TRAIN", set(args.stage))]
     graph = Graph(layers, args.batch)
-    if gpu:
+    if gpu or args.channels_last:
         memory_format = torch.channels_last if args.channels_last else torch.contiguous_format
-        graph.to("cuda", memory_format=memory_format)
-        graph.inputs = {name: (t.to("cuda", memory_format=memory_format) if t.dim() == 4
-                               else t.to("cuda")) for name, t in graph.inputs.items()}
+        graph.to(args.device, memory_format=memory_format)
+        graph.inputs = {name: (t.to(args.device, memory_format=memory_format) if t.dim() == 4
+                               else t.to(args.device)) for name, t in graph.inputs.items()}
     params = sum(p.numel() for p in graph.parameters())
     gflop = 3 * graph.flops / 1e9
     print(f"PARAMS {params}")

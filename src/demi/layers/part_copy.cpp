@@ -1,8 +1,10 @@
 #include "demi/layers/part_copy.hpp"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
 
 namespace demi {
 
@@ -49,13 +51,20 @@ void CopyPart(Device device, int64_t rows, int64_t part_row, int64_t whole_row, 
                        to);
   }
 #endif
-  for (int64_t n = 0; n < rows; ++n) {
-    if (into_whole) {
-      Copy(part_row, from + n * part_row, to + n * whole_row + offset);
-    } else {
-      Copy(part_row, from + n * whole_row + offset, to + n * part_row);
-    }
+  const auto row_from = [&](int64_t n) {
+    return into_whole ? from + n * part_row : from + n * whole_row + offset;
+  };
+  const auto row_to = [&](int64_t n) {
+    return into_whole ? to + n * whole_row + offset : to + n * part_row;
+  };
+  if (part_row >= kMinParallelWork) {  // a few long rows: threads share each
+    for (int64_t n = 0; n < rows; ++n) Copy(part_row, row_from(n), row_to(n));
+    return;
   }
+  // Many short rows (channels last: a pixel's channels): threads take rows.
+  ParallelFor(rows, GrainFor(part_row), [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) std::copy_n(row_from(n), part_row, row_to(n));
+  });
 }
 
 /// The whole's rows and the elements per index of `axis` in one: in Caffe's
