@@ -55,7 +55,8 @@ struct ChannelBlocks {
 };
 
 /// Calls piece(i, m, lane) for the runs of chunk [0, n) that lie in one
-/// pixel of a block, where the chunk starts `offset` elements into a row:
+/// pixel of a block, where the chunk starts `offset` elements into a run of
+/// ForEachChannelRow (which starts at a pixel):
 /// the chunk's elements i .. i + m - 1 are that pixel's lanes lane .. lane + m - 1.
 template <typename Piece>
 void ForEachPixelRun(int64_t offset, int64_t n, int64_t block, const Piece& piece) {
@@ -67,31 +68,39 @@ void ForEachPixelRun(int64_t offset, int64_t n, int64_t block, const Piece& piec
   }
 }
 
-/// Calls body(at, first_channel) for each row, where `at` is the row's first
-/// element; threads take rows. Within a row, element at + i * block + l
-/// belongs to channel first_channel + l. The loops here and below run in
-/// the CPU's widest vectors (ParallelForVectorized).
+/// Calls body(at, size, first_channel) for runs of `size` elements from `at`
+/// that each lie in one row; threads take runs. Within a run, element at +
+/// i * block + l belongs to channel first_channel + l. A run is a row, or
+/// channels last (wide_channels_last) whole pixels, so that threads share
+/// an image (a batch of one). The loops here and below run in the CPU's
+/// widest vectors (ParallelForVectorized).
 template <typename Body>
 void ForEachChannelRow(const ChannelBlocks& t, const Body& body) {
   const int64_t blocks = t.blocks(), row_size = t.row_size(), block = t.block;
+  if (t.wide_channels_last()) {
+    ParallelForVectorized(t.outer * t.inner, GrainFor(block), [&](int64_t begin, int64_t end) {
+      body(begin * block, (end - begin) * block, 0);
+    });
+    return;
+  }
   ParallelForVectorized(t.outer * blocks, GrainFor(row_size), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) body(r * row_size, r % blocks * block);
+    for (int64_t r = begin; r < end; ++r) body(r * row_size, row_size, r % blocks * block);
   });
 }
 
 /// Calls op(k, c) for every element k, c its channel; threads take rows.
 template <typename Op>
 void ForEachChannelElement(const ChannelBlocks& t, const Op& op) {
-  const int64_t block = t.block, row_size = t.row_size();
+  const int64_t block = t.block;
   if (block == 1) {  // Caffe's layout: a row is one channel
-    ForEachChannelRow(t, [&](int64_t at, int64_t c) {
+    ForEachChannelRow(t, [&](int64_t at, int64_t size, int64_t c) {
 #pragma omp simd
-      for (int64_t k = at; k < at + row_size; ++k) op(k, c);
+      for (int64_t k = at; k < at + size; ++k) op(k, c);
     });
     return;
   }
-  ForEachChannelRow(t, [&](int64_t at, int64_t first) {
-    for (int64_t i = at; i < at + row_size; i += block) {
+  ForEachChannelRow(t, [&](int64_t at, int64_t size, int64_t first) {
+    for (int64_t i = at; i < at + size; i += block) {
 #pragma omp simd
       for (int64_t l = 0; l < block; ++l) op(i + l, first + l);
     }
@@ -109,9 +118,9 @@ void StoreChannelElements(const ChannelBlocks& t, float* y, const Value& value) 
 /// (rounded_chunks.hpp).
 template <typename Half, typename Value>
 void StoreChannelElements(const ChannelBlocks& t, Half* y, const Value& value) {
-  const int64_t block = t.block, row_size = t.row_size();
-  ForEachChannelRow(t, [&](int64_t at, int64_t first) {
-    StoreRoundedChunks(at, at + row_size, y, [&](int64_t start, int64_t n, float* chunk) {
+  const int64_t block = t.block;
+  ForEachChannelRow(t, [&](int64_t at, int64_t size, int64_t first) {
+    StoreRoundedChunks(at, at + size, y, [&](int64_t start, int64_t n, float* chunk) {
       if (block == 1) {  // Caffe's layout: a row is one channel
 #pragma omp simd
         for (int64_t j = 0; j < n; ++j) chunk[j] = value(start + j, first);
@@ -137,11 +146,11 @@ void StoreChannelElementPairs(const ChannelBlocks& t, T* y, T* z, const Values& 
       z[k] = v[1];
     });
   } else {
-    const int64_t block = t.block, row_size = t.row_size();
-    ForEachChannelRow(t, [&](int64_t at, int64_t first) {
+    const int64_t block = t.block;
+    ForEachChannelRow(t, [&](int64_t at, int64_t size, int64_t first) {
       float for_y[kRoundedChunk], for_z[kRoundedChunk];
-      for (int64_t start = at; start < at + row_size; start += kRoundedChunk) {
-        const int64_t n = std::min(kRoundedChunk, at + row_size - start);
+      for (int64_t start = at; start < at + size; start += kRoundedChunk) {
+        const int64_t n = std::min(kRoundedChunk, at + size - start);
         const auto one = [&](int64_t i, int64_t c) {
           const std::array<float, 2> v = values(start + i, c);
           for_y[i] = v[0];
@@ -177,9 +186,9 @@ void StoreChannelElementChain(const ChannelBlocks& t, T* z, T* y, const First& f
       y[k] = then(v, c);
     });
   } else {
-    const int64_t block = t.block, row_size = t.row_size();
+    const int64_t block = t.block;
     // Fills chunk[i] = value(i, channel of element start + i), the chunk
-    // starting `offset` elements into its row.
+    // starting `offset` elements into its run.
     const auto fill = [block](int64_t offset, int64_t n, int64_t first_channel, float* chunk,
                               const auto& value) {
       if (block == 1) {  // Caffe's layout: a row is one channel
@@ -192,10 +201,10 @@ void StoreChannelElementChain(const ChannelBlocks& t, T* z, T* y, const First& f
         for (int64_t l = 0; l < m; ++l) chunk[i + l] = value(i + l, first_channel + lane + l);
       });
     };
-    ForEachChannelRow(t, [&](int64_t at, int64_t first_channel) {
+    ForEachChannelRow(t, [&](int64_t at, int64_t size, int64_t first_channel) {
       float chunk[kRoundedChunk];
-      for (int64_t start = at; start < at + row_size; start += kRoundedChunk) {
-        const int64_t n = std::min(kRoundedChunk, at + row_size - start);
+      for (int64_t start = at; start < at + size; start += kRoundedChunk) {
+        const int64_t n = std::min(kRoundedChunk, at + size - start);
         fill(start - at, n, first_channel, chunk,
              [&](int64_t i, int64_t c) { return first(start + i, c); });
         StoreRounded(n, chunk, z + start);
