@@ -153,13 +153,44 @@ TEST(CpuChannelsLastLayerTest, Bfloat16Concat) {
 
 TEST(CpuChannelsLastLayerTest, Bfloat16Convolution) {
   const ScopedDnnlChannelsLast amx(true);
-  ExpectStoresLikeFloat({StrCat("type: 'Convolution' convolution_param { num_output: 40 "
-                                "kernel_size: 3 pad: 1",
-                                kStorageFillers, " }"),
-                         1,
-                         1,
-                         {2, 24, 5, 3}},
-                        BFLOAT16, kChannelsLast);
+  // 3x3; and 1x1 without a bias, whose weight gradient is a matmul where
+  // oneDNN computes bfloat16.
+  for (const char* geometry :
+       {"num_output: 40 kernel_size: 3 pad: 1", "num_output: 40 kernel_size: 1 bias_term: false"}) {
+    SCOPED_TRACE(geometry);
+    ExpectStoresLikeFloat(
+        {StrCat("type: 'Convolution' convolution_param { ", geometry, kStorageFillers, " }"),
+         1,
+         1,
+         {2, 24, 5, 3}},
+        BFLOAT16, kChannelsLast);
+  }
+}
+
+TEST(CpuChannelsLastLayerTest, Bfloat16OneByOneWeightGradientAccumulates) {
+  // Caffe adds each backward's weight gradient to the param's diff.
+  const ScopedDnnlChannelsLast amx(true);
+  auto layer = MakeDnnlLayer(StrCat(
+      "type: 'Convolution' convolution_param { num_output: 40 kernel_size: 1 bias_term: false",
+      kStorageFillers, " }", StorageFields(BFLOAT16)));
+  Blob x, y;
+  for (Blob* blob : {&x, &y}) blob->set_storage_type(BFLOAT16);
+  x.set_channel_block(24);
+  x.Reshape({2, 24, 5, 3});
+  layer->SetUp({&x}, {&y});
+  y.set_channel_block(40);
+  layer->Reshape({&x}, {&y});
+  StoreValues(&x, RoundedGaussian(x.count(), 5, BFLOAT16), false);
+  layer->Forward({&x}, {&y});
+  StoreValues(&y, RoundedGaussian(y.count(), 6, BFLOAT16), true);
+  Blob& weights = *layer->blobs()[0];
+  Set(weights.count(), 0.0f, weights.mutable_cpu_diff());
+  layer->Backward({&y}, {false}, {&x});
+  const std::vector<float> once = DiffOf(weights);
+  layer->Backward({&y}, {false}, {&x});
+  const std::vector<float> twice = DiffOf(weights);
+  ASSERT_NE(once, std::vector<float>(once.size(), 0.0f));
+  for (size_t i = 0; i < once.size(); ++i) ASSERT_EQ(twice[i], 2 * once[i]) << i;
 }
 
 /// Per-channel sums of `values` (N x C x HW in Caffe's layout) stored as T
@@ -274,7 +305,9 @@ TEST(CpuChannelsLastNetTest, TrainsAsInCaffesLayout) {
 
 /// A ResNet-like BFLOAT16 net whose channels fill blocks of 16: BatchNorm
 /// with Scale and ReLU absorbed (the gated sums, over 32 and 80 channels), a
-/// branch and a sum, and MAX pooling into a FLOAT loss.
+/// branch and a sum, and MAX pooling into a FLOAT loss. No 1x1 convolution:
+/// channels last, its weight gradient is a matmul, which sums in another
+/// order.
 constexpr char kBlockedChannelsNet[] = R"(
   name: "blocks" precision: BFLOAT16
   layer { name: "data" type: "DummyData" top: "data" top: "target"
@@ -286,12 +319,12 @@ constexpr char kBlockedChannelsNet[] = R"(
   layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1" scale_param { bias_term: true } }
   layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
   layer { name: "conv2" type: "Convolution" bottom: "conv1" top: "conv2"
-    convolution_param { num_output: 80 kernel_size: 1 weight_filler { type: "xavier" } } }
+    convolution_param { num_output: 80 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
   layer { name: "bn2" type: "BatchNorm" bottom: "conv2" top: "conv2" }
   layer { name: "scale2" type: "Scale" bottom: "conv2" top: "conv2" scale_param { bias_term: true } }
   layer { name: "relu2" type: "ReLU" bottom: "conv2" top: "conv2" }
   layer { name: "conv3" type: "Convolution" bottom: "conv2" top: "conv3"
-    convolution_param { num_output: 32 kernel_size: 1 weight_filler { type: "xavier" } } }
+    convolution_param { num_output: 32 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
   layer { name: "sum" type: "Eltwise" bottom: "conv3" bottom: "conv1" top: "sum" }
   layer { name: "relu3" type: "ReLU" bottom: "sum" top: "sum" }
   layer { name: "pool" type: "Pooling" bottom: "sum" top: "pool"
