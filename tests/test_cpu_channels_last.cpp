@@ -226,9 +226,10 @@ TEST(CpuChannelsLastSumsTest, AddInTheOrderOfSixteenChannelBlocks) {
   ExpectChannelsLastSumsAsInBlocks<bfloat16>();
 }
 
-/// test_blocked_layouts.cpp's residual net in BFLOAT16: convolutions,
-/// BatchNorm, Scale, ReLU, a residual sum, a concatenation, pooling, an LRN,
-/// and a fully connected layer.
+/// test_blocked_layouts.cpp's residual net in BFLOAT16: convolutions (conv2
+/// a 1x1 without a bias: channels last, its weight gradient a matmul where
+/// oneDNN computes bfloat16), BatchNorm, Scale, ReLU, a residual sum, a
+/// concatenation, pooling, an LRN, and a fully connected layer.
 constexpr char kResidualNet[] = R"(
   name: "residual" precision: BFLOAT16
   layer { name: "data" type: "DummyData" top: "data" top: "label"
@@ -240,7 +241,8 @@ constexpr char kResidualNet[] = R"(
   layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1" scale_param { bias_term: true } }
   layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
   layer { name: "conv2" type: "Convolution" bottom: "conv1" top: "conv2"
-    convolution_param { num_output: 40 kernel_size: 1 weight_filler { type: "xavier" } } }
+    convolution_param { num_output: 40 kernel_size: 1 bias_term: false
+                        weight_filler { type: "xavier" } } }
   layer { name: "bn2" type: "BatchNorm" bottom: "conv2" top: "bn2" }
   layer { name: "sum" type: "Eltwise" bottom: "bn2" bottom: "conv1" top: "sum" }
   layer { name: "relu2" type: "ReLU" bottom: "sum" top: "sum" }
@@ -305,9 +307,9 @@ TEST(CpuChannelsLastNetTest, TrainsAsInCaffesLayout) {
 
 /// A ResNet-like BFLOAT16 net whose channels fill blocks of 16: BatchNorm
 /// with Scale and ReLU absorbed (the gated sums, over 32 and 80 channels), a
-/// branch and a sum, and MAX pooling into a FLOAT loss. No 1x1 convolution:
-/// channels last, its weight gradient is a matmul, which sums in another
-/// order.
+/// branch and a sum, and MAX pooling into a FLOAT loss. Its 1x1
+/// convolutions have a bias: channels last, one without takes its weight
+/// gradient from a matmul, which sums in another order (kResidualNet's conv2).
 constexpr char kBlockedChannelsNet[] = R"(
   name: "blocks" precision: BFLOAT16
   layer { name: "data" type: "DummyData" top: "data" top: "target"
@@ -319,12 +321,12 @@ constexpr char kBlockedChannelsNet[] = R"(
   layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1" scale_param { bias_term: true } }
   layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
   layer { name: "conv2" type: "Convolution" bottom: "conv1" top: "conv2"
-    convolution_param { num_output: 80 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
+    convolution_param { num_output: 80 kernel_size: 1 weight_filler { type: "xavier" } } }
   layer { name: "bn2" type: "BatchNorm" bottom: "conv2" top: "conv2" }
   layer { name: "scale2" type: "Scale" bottom: "conv2" top: "conv2" scale_param { bias_term: true } }
   layer { name: "relu2" type: "ReLU" bottom: "conv2" top: "conv2" }
   layer { name: "conv3" type: "Convolution" bottom: "conv2" top: "conv3"
-    convolution_param { num_output: 32 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
+    convolution_param { num_output: 32 kernel_size: 1 weight_filler { type: "xavier" } } }
   layer { name: "sum" type: "Eltwise" bottom: "conv3" bottom: "conv1" top: "sum" }
   layer { name: "relu3" type: "ReLU" bottom: "sum" top: "sum" }
   layer { name: "pool" type: "Pooling" bottom: "sum" top: "pool"

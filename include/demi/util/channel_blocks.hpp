@@ -68,11 +68,11 @@ void ForEachPixelRun(int64_t offset, int64_t n, int64_t block, const Piece& piec
   }
 }
 
-/// Calls body(at, size, first_channel) for runs of `size` elements from `at`
-/// that each lie in one row; threads take runs. Within a run, element at +
-/// i * block + l belongs to channel first_channel + l. A run is a row, or
-/// channels last (wide_channels_last) whole pixels, so that threads share
-/// an image (a batch of one). The loops here and below run in the CPU's
+/// Calls body(at, size, first_channel) for runs of `size` elements from `at`;
+/// threads take runs. Within a run, element at + i * block + l belongs to
+/// channel first_channel + l. A run is a row, or channels last
+/// (wide_channels_last) whole pixels, of one image or more, so that threads
+/// share an image (a batch of one). The loops here and below run in the CPU's
 /// widest vectors (ParallelForVectorized).
 template <typename Body>
 void ForEachChannelRow(const ChannelBlocks& t, const Body& body) {
@@ -88,7 +88,7 @@ void ForEachChannelRow(const ChannelBlocks& t, const Body& body) {
   });
 }
 
-/// Calls op(k, c) for every element k, c its channel; threads take rows.
+/// Calls op(k, c) for every element k, c its channel; threads take runs.
 template <typename Op>
 void ForEachChannelElement(const ChannelBlocks& t, const Op& op) {
   const int64_t block = t.block;

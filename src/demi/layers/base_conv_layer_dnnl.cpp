@@ -143,14 +143,15 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   // The weight gradient as a matmul (DnnlState::matmul_weight_gradient):
   // bfloat16 blobs channels last on both sides, as oneDNN's AMX kernels
   // have them, and a 1x1 geometry whose pixels map one to one.
-  const memory::format_tag nhwc = memory::format_tag::nhwc;
   const bool gemm_geometry = !reverse_dimensions() && group_ == 1 && !bias_term_ &&
                              g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 &&
                              g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 && g.dilation_h == 1 &&
                              g.dilation_w == 1;
+  // (Of 8 or 16 channels, a blocked description: the same bytes.)
   const bool gemm_layouts = backward_type == memory::data_type::bf16 &&
-                            image_user == memory::desc(image_dims, memory::data_type::bf16, nhwc) &&
-                            output_user == memory::desc(output_dims, memory::data_type::bf16, nhwc);
+                            image_blob.channels_last() && output_blob.channels_last() &&
+                            image_blob.storage_type() == BFLOAT16 &&
+                            output_blob.storage_type() == BFLOAT16;
   s.matmul_weight_gradient = false;
   dnnl::matmul::primitive_desc weight_gradient_matmul;
   if (gemm_geometry && gemm_layouts) {
@@ -185,44 +186,47 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
             algorithm, image_md(image_type), AnyLayout(weight_dims, adjoint_type),
             output_md(adjoint_type), strides, dilates, pad_l, pad_r),
         attr, engine, adjoint_type == convolve_type ? forward : convolve(adjoint_type));
-    // The weight gradient reads image and output gradient in backward_type
-    // and sums into f32 weights (and bias).
-    const auto weight_gradient_desc =
-        s.fused_bias ? dnnl::convolution_backward_weights::desc(
-                           algorithm, image_md(backward_type), AnyLayout(weight_dims, f32),
-                           bias_user, output_md(backward_type), strides, dilates, pad_l, pad_r)
-                     : dnnl::convolution_backward_weights::desc(
-                           algorithm, image_md(backward_type), AnyLayout(weight_dims, f32),
-                           output_md(backward_type), strides, dilates, pad_l, pad_r);
-    const dnnl::convolution_backward_weights::primitive_desc weight_gradient(
-        weight_gradient_desc, attr, engine,
-        backward_type == convolve_type ? forward : convolve(backward_type));
     s.forward = dnnl::convolution_forward(forward);
     s.adjoint = dnnl::convolution_backward_data(adjoint);
-    s.weight_gradient = dnnl::convolution_backward_weights(weight_gradient);
     s.fwd_image.Reshape(forward.src_desc(), image_user, &s.image_buffer);
     s.fwd_weights.Reshape(forward.weights_desc(), weights_user, &s.weights_buffer);
     s.fwd_output.Reshape(forward.dst_desc(), output_user, &s.output_buffer);
     s.adj_output.Reshape(adjoint.diff_dst_desc(), output_user, &s.output_buffer);
     s.adj_weights.Reshape(adjoint.weights_desc(), weights_user, &s.weights_buffer);
     s.adj_image.Reshape(adjoint.diff_src_desc(), image_user, &s.image_buffer);
-    s.wg_image.Reshape(weight_gradient.src_desc(), image_user, &s.image_buffer);
-    s.wg_output.Reshape(weight_gradient.diff_dst_desc(), output_user, &s.output_buffer);
-    s.wg_weights.Reshape(weight_gradient.diff_weights_desc(), weights_user, &s.weights_buffer,
-                         /*own_buffer=*/true);
+    memory::desc weight_gradient_scratchpad;
     if (s.matmul_weight_gradient) {
       s.weight_gradient_matmul = dnnl::matmul(weight_gradient_matmul);
       s.matmul_dy = UnboundMemory(weight_gradient_matmul.src_desc());
       s.matmul_x = UnboundMemory(weight_gradient_matmul.weights_desc());
       s.matmul_dw = UnboundMemory(weight_gradient_matmul.dst_desc());
+      weight_gradient_scratchpad = weight_gradient_matmul.scratchpad_desc();
+    } else {
+      // The weight gradient reads image and output gradient in
+      // backward_type and sums into f32 weights (and bias).
+      const auto weight_gradient_desc =
+          s.fused_bias ? dnnl::convolution_backward_weights::desc(
+                             algorithm, image_md(backward_type), AnyLayout(weight_dims, f32),
+                             bias_user, output_md(backward_type), strides, dilates, pad_l, pad_r)
+                       : dnnl::convolution_backward_weights::desc(
+                             algorithm, image_md(backward_type), AnyLayout(weight_dims, f32),
+                             output_md(backward_type), strides, dilates, pad_l, pad_r);
+      const dnnl::convolution_backward_weights::primitive_desc weight_gradient(
+          weight_gradient_desc, attr, engine,
+          backward_type == convolve_type ? forward : convolve(backward_type));
+      s.weight_gradient = dnnl::convolution_backward_weights(weight_gradient);
+      s.wg_image.Reshape(weight_gradient.src_desc(), image_user, &s.image_buffer);
+      s.wg_output.Reshape(weight_gradient.diff_dst_desc(), output_user, &s.output_buffer);
+      s.wg_weights.Reshape(weight_gradient.diff_weights_desc(), weights_user, &s.weights_buffer,
+                           /*own_buffer=*/true);
+      weight_gradient_scratchpad = weight_gradient.scratchpad_desc();
     }
     s.bias = UnboundMemory(bias_user);
     s.bias_grad = UnboundMemory(bias_user);
     s.bias_grad_values.assign(s.fused_bias ? conv_out_channels_ : 0, 0.0f);
     s.channel_sums.assign(bias_term_ && !s.fused_bias ? num_output_ : 0, 0.0);
-    s.scratchpad.Reshape({forward.scratchpad_desc(), adjoint.scratchpad_desc(),
-                          s.matmul_weight_gradient ? weight_gradient_matmul.scratchpad_desc()
-                                                   : weight_gradient.scratchpad_desc()});
+    s.scratchpad.Reshape(
+        {forward.scratchpad_desc(), adjoint.scratchpad_desc(), weight_gradient_scratchpad});
   });
   if (!s.ready) return;
   columns_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's scratch is not needed
