@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "demi/layer_registry.hpp"
@@ -235,6 +236,22 @@ inline void ExpectLayersAgree(const LayerCase& c, const LayerMaker& make_referen
       checker.CheckGradient(checked.get(), cand_bottom, cand_top, static_cast<int>(i));
     }
   }
+}
+
+/// The DNNL layer of `text` with its candidate's 4-D blobs in channel blocks
+/// of `block` (or channels last: kAllChannels) against itself in Caffe's
+/// layout, then the candidate's gradient against finite differences.
+inline void ExpectDnnlLayoutMatchesPlain(int block, const std::string& text,
+                                         std::vector<std::vector<int64_t>> bottoms,
+                                         bool check_gradient = true) {
+  LayerCase c;
+  c.layer = text;
+  c.bottoms = std::move(bottoms);
+  c.candidate_block = block;
+  c.check_gradient = check_gradient;
+  c.tolerance = 2e-4f;  // sums in another order
+  ExpectLayersAgree(
+      c, [&] { return MakeDnnlLayer(text); }, [&] { return MakeDnnlLayer(text); });
 }
 
 }  // namespace

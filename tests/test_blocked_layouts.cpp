@@ -20,14 +20,7 @@ void ExpectBlockedMatchesPlain(const std::string& text, std::vector<std::vector<
                                bool check_gradient = true) {
   const int block = DnnlChannelBlock();
   if (block == 1) GTEST_SKIP() << "oneDNN prefers no blocked layout on this CPU";
-  LayerCase c;
-  c.layer = text;
-  c.bottoms = std::move(bottoms);
-  c.candidate_block = block;
-  c.check_gradient = check_gradient;
-  c.tolerance = 2e-4f;  // sums in another order
-  ExpectLayersAgree(
-      c, [&] { return MakeDnnlLayer(text); }, [&] { return MakeDnnlLayer(text); });
+  ExpectDnnlLayoutMatchesPlain(block, text, std::move(bottoms), check_gradient);
 }
 
 constexpr char kFillers[] =

@@ -27,14 +27,7 @@ namespace {
 void ExpectChannelsLastMatchesPlain(const std::string& text,
                                     std::vector<std::vector<int64_t>> bottoms,
                                     bool check_gradient = true) {
-  LayerCase c;
-  c.layer = text;
-  c.bottoms = std::move(bottoms);
-  c.candidate_block = kAllChannels;
-  c.check_gradient = check_gradient;
-  c.tolerance = 2e-4f;  // sums in another order
-  ExpectLayersAgree(
-      c, [&] { return MakeDnnlLayer(text); }, [&] { return MakeDnnlLayer(text); });
+  ExpectDnnlLayoutMatchesPlain(kAllChannels, text, std::move(bottoms), check_gradient);
 }
 
 constexpr char kFillers[] =
