@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 
 #include "demi/util/rounded_chunks.hpp"
 
@@ -65,13 +66,15 @@ bool DnnlWidens(Type storage) {
 
 namespace {
 
-/// Set by ScopedDnnlChannelsLast (tests): overrides the probe below.
-int channels_last_override = -1;  // -1: none; 0 or 1: the answer
+/// Set by ScopedDnnlChannelsLast (tests): overrides the probe below. Atomic:
+/// replicas' threads build nets and read it.
+std::atomic<int> channels_last_override{-1};  // -1: none; 0 or 1: the answer
 
 }  // namespace
 
 bool DnnlPrefersChannelsLast(Type storage) {
-  if (channels_last_override >= 0) return channels_last_override == 1 && storage != FLOAT;
+  const int override_answer = channels_last_override.load();
+  if (override_answer >= 0) return override_answer == 1 && storage != FLOAT;
   if (storage != BFLOAT16 || !DnnlComputesBfloat16()) return false;
   // Intel AMX's bfloat16 convolutions in oneDNN read and write NHWC
   // activations (acdb); AVX-512's read nChw16c.
