@@ -22,10 +22,10 @@ namespace demi {
 /// The channels of a pixel a thread sums at once: 128 bytes of bfloat16.
 constexpr int64_t kLastLanes = 64;
 
-/// sums[j][c], j < K, over outer x inner pixels of `channels` each: for each pixel,
-/// pixel(at, first, n, rows) adds the K terms of channels first .. first +
-/// n - 1, whose elements are at .. at + n - 1, into rows[j][0 .. n) (floats:
-/// that image's sums so far).
+/// sums[j][c], j < K, over outer images of inner pixels of `channels`
+/// each: for each pixel, pixel(at, first, n, rows) adds the K terms of
+/// channels first .. first + n - 1, whose elements are at .. at + n - 1, into
+/// rows[j][0 .. n) (floats: that image's sums so far).
 template <int K, typename Pixel>
 void ChannelsLastSumsByImage(int64_t outer, int64_t channels, int64_t inner,
                              const std::array<double*, K>& sums, const Pixel& pixel) {
