@@ -46,8 +46,8 @@ class ConcatLayer : public OneBodyLayer<Layer> {
                         const std::vector<Blob*>& bottom) override;
 
  private:
-  /// Whether the copies run channels last (on a GPU, some blob is).
-  bool ChannelsLast(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) const;
+  /// Whether the copies run channels last: the whole (top) is.
+  bool ChannelsLast(const Blob& whole) const;
 
   int axis_ = 1;
 };

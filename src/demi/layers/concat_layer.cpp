@@ -1,7 +1,5 @@
 #include "demi/layers/concat_layer.hpp"
 
-#include <algorithm>
-
 #include "demi/layer_registry.hpp"
 #include "demi/layers/layer_checks.hpp"
 #include "demi/layers/part_copy.hpp"
@@ -46,7 +44,7 @@ void ConcatLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Bl
 
 void ConcatLayer::ForwardOnDevice(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   if (bottom.size() == 1) return;  // the top is a view of the bottom
-  GatherParts(context_.device, axis_, BlobField::kData, bottom, top[0], ChannelsLast(bottom, top));
+  GatherParts(context_.device, axis_, BlobField::kData, bottom, top[0], ChannelsLast(*top[0]));
 }
 
 void ConcatLayer::BackwardOnDevice(const std::vector<Blob*>& top,
@@ -54,18 +52,16 @@ void ConcatLayer::BackwardOnDevice(const std::vector<Blob*>& top,
                                    const std::vector<Blob*>& bottom) {
   if (bottom.size() == 1) return;  // the bottom's diff is the top's
   ScatterParts(context_.device, axis_, BlobField::kDiff, *top[0], bottom, propagate_down,
-               ChannelsLast(bottom, top));
+               ChannelsLast(*top[0]));
 }
 
-bool ConcatLayer::ChannelsLast(const std::vector<Blob*>& bottom,
-                               const std::vector<Blob*>& top) const {
-  // A part of one channel (or every blob of one pixel) keeps Caffe's layout,
-  // the same bytes: the others say. On a CPU the whole says: a blob of 16
-  // channels in blocks of 16 (a blocked net's part) is channels last too.
-  const auto last = [](const Blob* blob) { return blob->channels_last(); };
-  if (axis_ != 1) return false;
-  if (context_.device == Device::kCPU) return last(top[0]);
-  return last(top[0]) || std::any_of(bottom.begin(), bottom.end(), last);
+bool ConcatLayer::ChannelsLast(const Blob& whole) const {
+  // The whole says. Its parts share its layout (kUniform), but for a part
+  // of one channel or one pixel, which keeps Caffe's, the same bytes; and a
+  // whole of one pixel or channel has parts of the same bytes either way.
+  // (A part of 16 channels in a net blocked by 16 reads as channels last
+  // too: its own layout cannot say.)
+  return axis_ == 1 && whole.channels_last();
 }
 
 DEMI_REGISTER_LAYER(Concat);

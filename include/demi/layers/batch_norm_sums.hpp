@@ -1,0 +1,217 @@
+#ifndef DEMI_LAYERS_BATCH_NORM_SUMS_HPP_
+#define DEMI_LAYERS_BATCH_NORM_SUMS_HPP_
+
+// BatchNorm's per-channel sums on the CPU, in each layout its blobs take:
+// the batch's mean and variance in Forward, and the sums of dy and dy x_hat
+// in Backward, in Caffe's layout, channel blocks and channels last, over
+// FLOAT and 16-bit blobs. Each adds in a fixed order, so runs repeat bit for
+// bit; blocks and channels last give the same bits.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "demi/layers/batch_norm_layer.hpp"
+#include "demi/layers/relu_layer.hpp"
+#include "demi/util/channel_blocks.hpp"
+#include "demi/util/math.hpp"
+#include "demi/util/threads.hpp"
+
+namespace demi {
+
+/// mean[c] and var[c] (biased) of the batch in x, in any layout; `sums`
+/// holds C doubles.
+template <typename T>
+void ChannelMoments(const ChannelBlocks& t, const T* x, double* sums, float* mean, float* var) {
+  const double m = static_cast<double>(t.outer * t.inner);
+  SumChannels<T>(t, sums, [x](int64_t k, int64_t) { return static_cast<float>(x[k]); });
+  for (int64_t c = 0; c < t.channels; ++c) mean[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
+  SumChannels<T>(t, sums, [x, mean](int64_t k, int64_t c) {
+    const float d = x[k] - mean[c];
+    return d * d;
+  });
+  for (int64_t c = 0; c < t.channels; ++c) var[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
+}
+
+/// ChannelMoments over blobs in blocks of channels (block > 1, channels
+/// last too), stored as T, in its order lane by lane (floats: each term added
+/// in double; 16-bit types: a row's terms in float, the rows' sums in
+/// double), in loops GCC vectorizes: each group of channels' two passes while
+/// its rows are fresh; threads take groups (ChannelBlocks::lanes()).
+template <typename T>
+void BlockedLayoutMoments(const ChannelBlocks& t, const T* x, double* sums, float* mean,
+                          float* var) {
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  using RowSum = std::conditional_t<kFloat, double, float>;
+  const int64_t lanes = t.lanes(), block = t.block, inner = t.inner, outer = t.outer;
+  const double m = static_cast<double>(outer * inner);
+  if (!kFloat && t.wide_channels_last()) {  // the same sums, image by image
+    // out[c] = the mean of term(value, c) over channel c.
+    const auto mean_of = [&](float* out, const auto& term) {
+      const auto pixel = [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
+        float* const sum = rows[0];
+        const T* v = x + at;
+#pragma omp simd
+        for (int64_t l = 0; l < n; ++l) sum[l] += term(static_cast<float>(v[l]), first + l);
+      };
+      ChannelsLastSumsByImage<1>(outer, t.channels, inner, {sums}, pixel);
+      for (int64_t c = 0; c < t.channels; ++c) {
+        out[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
+      }
+    };
+    mean_of(mean, [](float v, int64_t) { return v; });
+    mean_of(var, [mean](float v, int64_t c) {
+      const float d = v - mean[c];
+      return d * d;
+    });
+    return;
+  }
+  const int64_t grain = GrainFor(2 * outer * inner * lanes);
+  ParallelForVectorized(t.groups(), grain, [=](int64_t begin, int64_t end) {
+    double acc[kMaxChannelBlock];
+    RowSum row_acc[kMaxChannelBlock];
+    float mu[kMaxChannelBlock];
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t first = g * lanes, n = std::min(lanes, t.channels - first);
+      // acc[l] = the sum of term(value, l) over lane l of the group, in order.
+      const auto sum = [&](auto term) {
+        std::fill_n(acc, n, 0.0);
+        std::fill_n(row_acc, n, RowSum{0});
+        for (int64_t o = 0; o < outer; ++o) {
+          const T* row = x + t.group_start(o, first);
+          for (int64_t i = 0; i < inner; ++i) {
+            const T* v = row + i * block;
+#pragma omp simd
+            for (int64_t l = 0; l < n; ++l) row_acc[l] += term(static_cast<float>(v[l]), l);
+          }
+          if constexpr (!kFloat) {
+            for (int64_t l = 0; l < n; ++l) {
+              acc[l] += row_acc[l];
+              row_acc[l] = 0;
+            }
+          }
+        }
+        if constexpr (kFloat) std::copy_n(row_acc, n, acc);
+      };
+      sum([](float v, int64_t) { return v; });
+      for (int64_t l = 0; l < n; ++l) {
+        mu[l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
+        mean[first + l] = mu[l];
+      }
+      sum([&mu](float v, int64_t l) {
+        const float d = v - mu[l];
+        return d * d;
+      });
+      for (int64_t l = 0; l < n; ++l) var[first + l] = m > 0 ? static_cast<float>(acc[l] / m) : 0;
+    }
+  });
+}
+
+/// sum_dy[c] and sum_dy_y[c] over Caffe's layout (num x channels x
+/// spatial): threads take channels; each channel's sums add its rows in
+/// order.
+inline void CaffeLayoutSums(int64_t num, int64_t channels, int64_t spatial, const float* dy,
+                            const float* y, double* sum_dy, double* sum_dy_y) {
+  const int64_t stride = channels * spatial;
+  ParallelFor(channels, GrainFor(2 * num * spatial), [=](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      sum_dy[c] = sum_dy_y[c] = 0;
+      for (int64_t n = 0; n < num; ++n) {
+        const int64_t at = n * stride + c * spatial;
+        sum_dy[c] += LaneSum(spatial, dy + at);
+        sum_dy_y[c] += LaneDot(spatial, dy + at, y + at);
+      }
+    }
+  });
+}
+
+/// sum_g[c] and sum_g_y[c] over blobs in blocks of channels (block > 1,
+/// channels last too; threads take groups of ChannelBlocks::lanes()), g
+/// = dy, or dy through the absorbed ReLU of `affine` (its gamma and beta
+/// given) where kGated; stored as T. The order of
+/// ChannelSumsOf for floats (each term added in double) and of
+/// ChannelSumsByRowOf for 16-bit types (a row's terms in float, the rows'
+/// sums in double), lane by lane, in loops GCC vectorizes (theirs, with
+/// std::array terms, it does not).
+template <typename T, bool kGated>
+void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y,
+                       const BatchNormAffine& affine, double* sum_g, double* sum_g_y) {
+  // Floats add every term in double: one running sum a lane over all rows.
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  using RowSum = std::conditional_t<kFloat, double, float>;
+  const int64_t lanes = t.lanes(), block = t.block, inner = t.inner, outer = t.outer;
+  if (!kFloat && t.wide_channels_last()) {  // the same sums, image by image
+    const auto pixel = [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
+      // Locals, not the closure's or the struct's members, which the sums'
+      // float stores might alias: GCC vectorizes the loop then. (gamma is
+      // null without an affine part: offset only where read.)
+      const ReLUBackward relu{affine.act.slope};
+      const float* gamma = kGated ? affine.gamma + first : nullptr;
+      const float* beta = kGated ? affine.beta + first : nullptr;
+      float* const g_sums = rows[0];
+      float* const g_y_sums = rows[1];
+      const T* d = dy + at;
+      const T* x = y + at;
+#pragma omp simd
+      for (int64_t l = 0; l < n; ++l) {
+        const float x_hat = static_cast<float>(x[l]);
+        const float dl = static_cast<float>(d[l]);
+        const float g = kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
+        g_sums[l] += g;
+        g_y_sums[l] += g * x_hat;
+      }
+    };
+    ChannelsLastSumsByImage<2>(outer, t.channels, inner, {sum_g, sum_g_y}, pixel);
+    return;
+  }
+  const int64_t grain = GrainFor(2 * outer * inner * lanes);
+  ParallelForVectorized(t.groups(), grain, [=](int64_t begin, int64_t end) {
+    double acc_g[kMaxChannelBlock], acc_g_y[kMaxChannelBlock];
+    RowSum row_g[kMaxChannelBlock], row_g_y[kMaxChannelBlock];
+    float gamma[kMaxChannelBlock] = {}, beta[kMaxChannelBlock] = {};
+    const ReLUBackward relu{affine.act.slope};
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t first = g * lanes, n = std::min(lanes, t.channels - first);
+      std::fill_n(acc_g, n, 0.0);
+      std::fill_n(acc_g_y, n, 0.0);
+      std::fill_n(row_g, n, RowSum{0});
+      std::fill_n(row_g_y, n, RowSum{0});
+      if constexpr (kGated) {
+        std::copy_n(affine.gamma + first, n, gamma);
+        std::copy_n(affine.beta + first, n, beta);
+      }
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t row = t.group_start(o, first);
+        for (int64_t i = 0; i < inner; ++i) {
+          const T* d = dy + row + i * block;
+          const T* x = y + row + i * block;
+#pragma omp simd
+          for (int64_t l = 0; l < n; ++l) {
+            const float x_hat = static_cast<float>(x[l]);
+            const float dl = static_cast<float>(d[l]);
+            const float g = kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
+            row_g[l] += g;
+            row_g_y[l] += g * x_hat;
+          }
+        }
+        if constexpr (!kFloat) {
+          for (int64_t l = 0; l < n; ++l) {
+            acc_g[l] += row_g[l];
+            acc_g_y[l] += row_g_y[l];
+            row_g[l] = row_g_y[l] = 0;
+          }
+        }
+      }
+      if constexpr (kFloat) {
+        std::copy_n(row_g, n, sum_g + first);
+        std::copy_n(row_g_y, n, sum_g_y + first);
+      } else {
+        std::copy_n(acc_g, n, sum_g + first);
+        std::copy_n(acc_g_y, n, sum_g_y + first);
+      }
+    }
+  });
+}
+
+}  // namespace demi
+
+#endif  // DEMI_LAYERS_BATCH_NORM_SUMS_HPP_
