@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "demi/layers/pointwise_conv_matmuls.hpp"
 #include "demi/util/bfloat16.hpp"
 #include "demi/util/channel_blocks.hpp"
 #include "demi/util/dnnl.hpp"
@@ -146,26 +147,33 @@ TEST(CpuChannelsLastLayerTest, Bfloat16Concat) {
 
 TEST(CpuChannelsLastLayerTest, Bfloat16Convolution) {
   const ScopedDnnlChannelsLast amx(true);
-  // 3x3; and 1x1 without a bias, whose weight gradient is a matmul where
-  // oneDNN computes bfloat16.
-  for (const char* geometry :
-       {"num_output: 40 kernel_size: 3 pad: 1", "num_output: 40 kernel_size: 1 bias_term: false"}) {
-    SCOPED_TRACE(geometry);
-    ExpectStoresLikeFloat(
-        {StrCat("type: 'Convolution' convolution_param { ", geometry, kStorageFillers, " }"),
-         1,
-         1,
-         {2, 24, 5, 3}},
-        BFLOAT16, kChannelsLast);
+  // 3x3; and 1x1, whose image gradient is a matmul where it computes in
+  // bfloat16 on a CPU that does, and without a bias its weight gradient too
+  // (PointwiseConvolutionMatmuls), strided through its gathered pixels.
+  for (const char* math : {"", " forward_math: BFLOAT16 backward_math: BFLOAT16"}) {
+    for (const char* geometry :
+         {"num_output: 40 kernel_size: 3 pad: 1", "num_output: 40 kernel_size: 1 bias_term: false",
+          "num_output: 40 kernel_size: 1", "num_output: 40 kernel_size: 1 stride: 2",
+          "num_output: 40 kernel_size: 1 stride_h: 3 stride_w: 2 bias_term: false"}) {
+      SCOPED_TRACE(StrCat(geometry, math));
+      ExpectStoresLikeFloat({StrCat("type: 'Convolution' convolution_param { ", geometry,
+                                    kStorageFillers, " }", math),
+                             1,
+                             1,
+                             {2, 24, 5, 3}},
+                            BFLOAT16, kChannelsLast);
+    }
   }
 }
 
-TEST(CpuChannelsLastLayerTest, Bfloat16OneByOneWeightGradientAccumulates) {
-  // Caffe adds each backward's weight gradient to the param's diff.
+/// Caffe adds each backward's weight gradient to the param's diff (the
+/// matmul's where it computes in bfloat16).
+void ExpectOneByOneWeightGradientAccumulates(int stride) {
   const ScopedDnnlChannelsLast amx(true);
   auto layer = MakeDnnlLayer(StrCat(
       "type: 'Convolution' convolution_param { num_output: 40 kernel_size: 1 bias_term: false",
-      kStorageFillers, " }", StorageFields(BFLOAT16)));
+      " stride: ", stride, kStorageFillers, " }", StorageFields(BFLOAT16),
+      " forward_math: BFLOAT16 backward_math: BFLOAT16"));
   Blob x, y;
   for (Blob* blob : {&x, &y}) blob->set_storage_type(BFLOAT16);
   x.set_channel_block(24);
@@ -184,6 +192,35 @@ TEST(CpuChannelsLastLayerTest, Bfloat16OneByOneWeightGradientAccumulates) {
   const std::vector<float> twice = DiffOf(weights);
   ASSERT_NE(once, std::vector<float>(once.size(), 0.0f));
   for (size_t i = 0; i < once.size(); ++i) ASSERT_EQ(twice[i], 2 * once[i]) << i;
+}
+
+TEST(CpuChannelsLastLayerTest, Bfloat16OneByOneWeightGradientAccumulates) {
+  ExpectOneByOneWeightGradientAccumulates(1);
+  ExpectOneByOneWeightGradientAccumulates(2);
+}
+
+TEST(CpuChannelsLastLayerTest, StridedPixelsGatherAndScatterBack) {
+  // 2 images of 5 x 4 pixels of 3 channels; stride 2 x 3 reads 3 x 2 each.
+  const PointwiseGeometry g{2, 3, 1, 5, 4, 3, 2, 2, 3};
+  std::vector<int16_t> image(2 * 5 * 4 * 3);
+  for (size_t k = 0; k < image.size(); ++k) image[k] = static_cast<int16_t>(k + 1);
+  std::vector<int16_t> pixels(g.pixels() * 3);
+  GatherStridedPixels(g, sizeof(int16_t), image.data(), pixels.data());
+  std::vector<int16_t> expected;
+  for (int n = 0; n < 2; ++n) {
+    for (int h = 0; h < 5; h += 2) {
+      for (int w = 0; w < 4; w += 3) {
+        for (int c = 0; c < 3; ++c) expected.push_back(image[((n * 5 + h) * 4 + w) * 3 + c]);
+      }
+    }
+  }
+  EXPECT_EQ(pixels, expected);
+  std::vector<int16_t> back(image.size(), -1);
+  ScatterStridedPixels(g, sizeof(int16_t), pixels.data(), back.data());
+  for (size_t k = 0; k < image.size(); ++k) {
+    const size_t pixel = k / 3, w = pixel % 4, h = pixel / 4 % 5;
+    EXPECT_EQ(back[k], h % 2 == 0 && w % 3 == 0 ? image[k] : 0) << k;
+  }
 }
 
 /// Per-channel sums of `values` (N x C x HW in Caffe's layout) stored as T

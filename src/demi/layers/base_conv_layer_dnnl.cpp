@@ -1,5 +1,6 @@
 // The DNNL engine of Convolution and Deconvolution (see base_conv_layer.hpp).
 #include "demi/layers/base_conv_layer.hpp"
+#include "demi/layers/pointwise_conv_matmuls.hpp"
 #include "demi/util/channel_blocks.hpp"
 #include "demi/util/dnnl.hpp"
 #include "demi/util/math.hpp"
@@ -17,12 +18,11 @@ struct BaseConvolutionLayer::DnnlState : DnnlLayerState {
   dnnl::convolution_backward_data adjoint;
   dnnl::convolution_backward_weights weight_gradient;
   /// A 1x1 convolution between channels-last bfloat16 blobs takes its
-  /// weight gradient from a matmul (WeightGradientAsMatmul), not
-  /// weight_gradient: oneDNN 2.6's AMX kernel for it ran at 0.1-0.5 of the
-  /// matmul's rate.
-  dnnl::matmul weight_gradient_matmul;
-  bool matmul_weight_gradient = false;
-  memory matmul_dy, matmul_x, matmul_dw;
+  /// image gradient (instead of adjoint) and, without a bias, its weight
+  /// gradient (instead of weight_gradient) from matmuls.
+  bool pointwise = false;
+  PointwiseConvolutionMatmuls matmuls;
+  Blob pixels_buffer;       ///< a strided one's pixels (PointwiseConvolutionMatmuls)
   bool fused_bias = false;  ///< Convolution adds b inside the forward primitive
   // Each side of each primitive, in its chosen layout beside Caffe's.
   DnnlTensor fwd_image, fwd_weights, fwd_output;
@@ -42,23 +42,6 @@ memory::desc AnyLayout(const memory::dims& dims, memory::data_type type = memory
   return memory::desc(dims, type, memory::format_tag::any);
 }
 
-/// dW += dY^T X for a 1x1, stride-1, unpadded convolution of one group
-/// between NHWC blobs: over the P = N H W pixels, dY is P x K (its
-/// transpose a strided view), X is P x C, and dW (K x C x 1 x 1) is Caffe's
-/// layout of K x C; the sum post-op adds into it, as Caffe accumulates.
-dnnl::matmul::primitive_desc WeightGradientAsMatmul(int64_t pixels, int64_t out_channels,
-                                                    int64_t in_channels, memory::data_type type) {
-  const memory::desc dy_transposed({out_channels, pixels}, type, memory::dims{1, out_channels});
-  const memory::desc x({pixels, in_channels}, type, memory::format_tag::ab);
-  const memory::desc dw({out_channels, in_channels}, memory::data_type::f32,
-                        memory::format_tag::ab);
-  dnnl::primitive_attr attr = UserScratchpadAttr();
-  dnnl::post_ops accumulate;
-  accumulate.append_sum(1.0f);
-  attr.set_post_ops(accumulate);
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(dy_transposed, x, dw), attr, DnnlEngine());
-}
-
 }  // namespace
 
 void BaseConvolutionLayer::DnnlSetUp() {
@@ -69,6 +52,7 @@ void BaseConvolutionLayer::DnnlSetUp() {
   RegisterBuffer("dnnl_image", &s.image_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_output", &s.output_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_weights", &s.weights_buffer, BufferLifetime::kScratch);
+  RegisterBuffer("dnnl_pixels", &s.pixels_buffer, BufferLifetime::kScratch);
   RegisterBuffer("dnnl_scratchpad", &s.scratchpad.blob, BufferLifetime::kScratch);
 }
 
@@ -76,7 +60,7 @@ bool BaseConvolutionLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
 void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
-  s.Reset({&s.image_buffer, &s.output_buffer, &s.weights_buffer});
+  s.Reset({&s.image_buffer, &s.output_buffer, &s.weights_buffer, &s.pixels_buffer});
   if (bottom.count() == 0) return;  // CAFFE handles empty batches
   const ConvGeometry& g = geometry_;
   // The convolution's image is geometry_ (the bottom for Convolution, the
@@ -140,26 +124,27 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     return plain ? DenseDesc({output_dims.begin(), output_dims.end()}, in)
                  : AnyLayout(output_dims, in);
   };
-  // The weight gradient as a matmul (DnnlState::matmul_weight_gradient):
-  // bfloat16 blobs channels last on both sides, as oneDNN's AMX kernels
-  // have them, and a 1x1 geometry whose pixels map one to one.
-  const bool gemm_geometry = !reverse_dimensions() && group_ == 1 && !bias_term_ &&
-                             g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 &&
-                             g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 && g.dilation_h == 1 &&
-                             g.dilation_w == 1;
-  // (Of 8 or 16 channels, a blocked description: the same bytes.)
-  const bool gemm_layouts = backward_type == memory::data_type::bf16 &&
-                            image_blob.channels_last() && output_blob.channels_last() &&
-                            image_blob.storage_type() == BFLOAT16 &&
-                            output_blob.storage_type() == BFLOAT16;
-  s.matmul_weight_gradient = false;
-  dnnl::matmul::primitive_desc weight_gradient_matmul;
-  if (gemm_geometry && gemm_layouts) {
+  // The backward as matmuls (DnnlState::pointwise): bfloat16 blobs channels
+  // last on both sides, as oneDNN's AMX kernels have them, and a 1x1
+  // geometry at any stride. (Of 8 or 16 channels, a blocked description:
+  // the same bytes.)
+  const bool pointwise_geometry = !reverse_dimensions() && group_ == 1 && g.kernel_h == 1 &&
+                                  g.kernel_w == 1 && g.pad_h == 0 && g.pad_w == 0 &&
+                                  g.dilation_h == 1 && g.dilation_w == 1;
+  const bool pointwise_layouts = backward_type == memory::data_type::bf16 &&
+                                 image_blob.channels_last() && output_blob.channels_last() &&
+                                 image_blob.storage_type() == BFLOAT16 &&
+                                 output_blob.storage_type() == BFLOAT16;
+  s.pointwise = false;
+  if (pointwise_geometry && pointwise_layouts) {
+    const PointwiseGeometry pointwise{num_,  g.channels, conv_out_channels_, image_h,   image_w,
+                                      out_h, out_w,      g.stride_h,         g.stride_w};
     try {
-      weight_gradient_matmul = WeightGradientAsMatmul(num_ * out_h * out_w, conv_out_channels_,
-                                                      g.channels, backward_type);
-      s.matmul_weight_gradient = true;
-    } catch (const dnnl::error&) {  // the convolution's own primitive, then
+      s.matmuls.Reshape(pointwise, backward_type, /*weight_gradient=*/!bias_term_, &s.pixels_buffer,
+                        &s.weights_buffer);
+      s.pointwise = true;
+    } catch (const dnnl::error&) {  // the convolution's own primitives, then
+      s.pixels_buffer.Reshape(std::vector<int64_t>{0});
     }
   }
   const auto algorithm = dnnl::algorithm::convolution_direct;
@@ -181,26 +166,27 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
       return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
     };
     const dnnl::convolution_forward::primitive_desc forward = convolve(convolve_type);
-    const dnnl::convolution_backward_data::primitive_desc adjoint(
-        dnnl::convolution_backward_data::desc(
-            algorithm, image_md(image_type), AnyLayout(weight_dims, adjoint_type),
-            output_md(adjoint_type), strides, dilates, pad_l, pad_r),
-        attr, engine, adjoint_type == convolve_type ? forward : convolve(adjoint_type));
     s.forward = dnnl::convolution_forward(forward);
-    s.adjoint = dnnl::convolution_backward_data(adjoint);
     s.fwd_image.Reshape(forward.src_desc(), image_user, &s.image_buffer);
     s.fwd_weights.Reshape(forward.weights_desc(), weights_user, &s.weights_buffer);
     s.fwd_output.Reshape(forward.dst_desc(), output_user, &s.output_buffer);
-    s.adj_output.Reshape(adjoint.diff_dst_desc(), output_user, &s.output_buffer);
-    s.adj_weights.Reshape(adjoint.weights_desc(), weights_user, &s.weights_buffer);
-    s.adj_image.Reshape(adjoint.diff_src_desc(), image_user, &s.image_buffer);
-    memory::desc weight_gradient_scratchpad;
-    if (s.matmul_weight_gradient) {
-      s.weight_gradient_matmul = dnnl::matmul(weight_gradient_matmul);
-      s.matmul_dy = UnboundMemory(weight_gradient_matmul.src_desc());
-      s.matmul_x = UnboundMemory(weight_gradient_matmul.weights_desc());
-      s.matmul_dw = UnboundMemory(weight_gradient_matmul.dst_desc());
-      weight_gradient_scratchpad = weight_gradient_matmul.scratchpad_desc();
+    memory::desc adjoint_scratchpad, weight_gradient_scratchpad;
+    if (s.pointwise) {
+      adjoint_scratchpad = s.matmuls.adjoint_scratchpad();
+    } else {
+      const dnnl::convolution_backward_data::primitive_desc adjoint(
+          dnnl::convolution_backward_data::desc(
+              algorithm, image_md(image_type), AnyLayout(weight_dims, adjoint_type),
+              output_md(adjoint_type), strides, dilates, pad_l, pad_r),
+          attr, engine, adjoint_type == convolve_type ? forward : convolve(adjoint_type));
+      s.adjoint = dnnl::convolution_backward_data(adjoint);
+      s.adj_output.Reshape(adjoint.diff_dst_desc(), output_user, &s.output_buffer);
+      s.adj_weights.Reshape(adjoint.weights_desc(), weights_user, &s.weights_buffer);
+      s.adj_image.Reshape(adjoint.diff_src_desc(), image_user, &s.image_buffer);
+      adjoint_scratchpad = adjoint.scratchpad_desc();
+    }
+    if (s.pointwise && s.matmuls.weight_gradient()) {
+      weight_gradient_scratchpad = s.matmuls.weight_gradient_scratchpad();
     } else {
       // The weight gradient reads image and output gradient in
       // backward_type and sums into f32 weights (and bias).
@@ -226,7 +212,7 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     s.bias_grad_values.assign(s.fused_bias ? conv_out_channels_ : 0, 0.0f);
     s.channel_sums.assign(bias_term_ && !s.fused_bias ? num_output_ : 0, 0.0);
     s.scratchpad.Reshape(
-        {forward.scratchpad_desc(), adjoint.scratchpad_desc(), weight_gradient_scratchpad});
+        {forward.scratchpad_desc(), adjoint_scratchpad, weight_gradient_scratchpad});
   });
   if (!s.ready) return;
   columns_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's scratch is not needed
@@ -248,6 +234,10 @@ void BaseConvolutionLayer::DnnlConvolve(const void* image, const float* weights,
 void BaseConvolutionLayer::DnnlConvolveAdjoint(const void* output, const float* weights,
                                                void* image) {
   DnnlState& s = *dnnl_;
+  if (s.pointwise) {
+    s.matmuls.Adjoint(&s, output, weights, image);
+    return;
+  }
   const memory& diff_dst = s.adj_output.In(output);
   const memory& w = s.adj_weights.In(weights);
   const memory& diff_src = s.adj_image.Out(image);
@@ -260,14 +250,8 @@ void BaseConvolutionLayer::DnnlConvolveAdjoint(const void* output, const float* 
 void BaseConvolutionLayer::DnnlWeightGradient(const void* image, const void* output,
                                               float* weights_diff, float* bias_diff) {
   DnnlState& s = *dnnl_;
-  if (s.matmul_weight_gradient) {  // no bias: a bias_term convolution runs the primitive
-    if (weights_diff == nullptr) return;
-    Bind(s.matmul_dy, output);
-    Bind(s.matmul_x, image);
-    Bind(s.matmul_dw, weights_diff);
-    s.Execute(s.weight_gradient_matmul, {{DNNL_ARG_SRC, s.matmul_dy.get()},
-                                         {DNNL_ARG_WEIGHTS, s.matmul_x.get()},
-                                         {DNNL_ARG_DST, s.matmul_dw.get()}});
+  if (s.pointwise && s.matmuls.weight_gradient()) {  // no bias: one with runs the primitive
+    if (weights_diff != nullptr) s.matmuls.WeightGradient(&s, image, output, weights_diff);
     return;
   }
   const memory& src = s.wg_image.In(image);
