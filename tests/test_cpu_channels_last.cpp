@@ -147,14 +147,16 @@ TEST(CpuChannelsLastLayerTest, Bfloat16Concat) {
 
 TEST(CpuChannelsLastLayerTest, Bfloat16Convolution) {
   const ScopedDnnlChannelsLast amx(true);
-  // 3x3; and 1x1, whose image gradient is a matmul where it computes in
-  // bfloat16 on a CPU that does, and without a bias its weight gradient too
-  // (PointwiseConvolutionMatmuls), strided through its gathered pixels.
+  // 3x3; and 1x1, whose weight and bias gradients are matmuls where it
+  // computes in bfloat16 on a CPU that does, and its image gradient too
+  // from 64 output channels (PointwiseConvolutionMatmuls), strided through
+  // its gathered pixels.
   for (const char* math : {"", " forward_math: BFLOAT16 backward_math: BFLOAT16"}) {
     for (const char* geometry :
-         {"num_output: 40 kernel_size: 3 pad: 1", "num_output: 40 kernel_size: 1 bias_term: false",
-          "num_output: 40 kernel_size: 1", "num_output: 40 kernel_size: 1 stride: 2",
-          "num_output: 40 kernel_size: 1 stride_h: 3 stride_w: 2 bias_term: false"}) {
+         {"num_output: 40 kernel_size: 3 pad: 1", "num_output: 64 kernel_size: 1 bias_term: false",
+          "num_output: 40 kernel_size: 1", "num_output: 64 kernel_size: 1 stride: 2",
+          "num_output: 40 kernel_size: 1 stride: 2",
+          "num_output: 64 kernel_size: 1 stride_h: 3 stride_w: 2 bias_term: false"}) {
       SCOPED_TRACE(StrCat(geometry, math));
       ExpectStoresLikeFloat({StrCat("type: 'Convolution' convolution_param { ", geometry,
                                     kStorageFillers, " }", math),
@@ -258,7 +260,8 @@ TEST(CpuChannelsLastSumsTest, AddInTheOrderOfSixteenChannelBlocks) {
 
 /// test_blocked_layouts.cpp's residual net in BFLOAT16: convolutions (conv2
 /// a 1x1 without a bias: channels last, its weight gradient a matmul where
-/// oneDNN computes bfloat16), BatchNorm, Scale, ReLU, a residual sum, a
+/// oneDNN computes bfloat16; of 40 outputs, its image gradient oneDNN's
+/// kernel), BatchNorm, Scale, ReLU, a residual sum, a
 /// concatenation, pooling, an LRN, and a fully connected layer.
 constexpr char kResidualNet[] = R"(
   name: "residual" precision: BFLOAT16
@@ -337,9 +340,9 @@ TEST(CpuChannelsLastNetTest, TrainsAsInCaffesLayout) {
 
 /// A ResNet-like BFLOAT16 net whose channels fill blocks of 16: BatchNorm
 /// with Scale and ReLU absorbed (the gated sums, over 32 and 80 channels), a
-/// branch and a sum, and MAX pooling into a FLOAT loss. Its 1x1
-/// convolutions have a bias: channels last, one without takes its weight
-/// gradient from a matmul, which sums in another order (kResidualNet's conv2).
+/// branch and a sum, and MAX pooling into a FLOAT loss. Its convolutions
+/// are 3x3: a 1x1 between channels-last blobs takes its gradients from
+/// matmuls, which sum in another order (kResidualNet's conv2).
 constexpr char kBlockedChannelsNet[] = R"(
   name: "blocks" precision: BFLOAT16
   layer { name: "data" type: "DummyData" top: "data" top: "target"
@@ -351,12 +354,12 @@ constexpr char kBlockedChannelsNet[] = R"(
   layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1" scale_param { bias_term: true } }
   layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
   layer { name: "conv2" type: "Convolution" bottom: "conv1" top: "conv2"
-    convolution_param { num_output: 80 kernel_size: 1 weight_filler { type: "xavier" } } }
+    convolution_param { num_output: 80 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
   layer { name: "bn2" type: "BatchNorm" bottom: "conv2" top: "conv2" }
   layer { name: "scale2" type: "Scale" bottom: "conv2" top: "conv2" scale_param { bias_term: true } }
   layer { name: "relu2" type: "ReLU" bottom: "conv2" top: "conv2" }
   layer { name: "conv3" type: "Convolution" bottom: "conv2" top: "conv3"
-    convolution_param { num_output: 32 kernel_size: 1 weight_filler { type: "xavier" } } }
+    convolution_param { num_output: 32 kernel_size: 3 pad: 1 weight_filler { type: "xavier" } } }
   layer { name: "sum" type: "Eltwise" bottom: "conv3" bottom: "conv1" top: "sum" }
   layer { name: "relu3" type: "ReLU" bottom: "sum" top: "sum" }
   layer { name: "pool" type: "Pooling" bottom: "sum" top: "pool"

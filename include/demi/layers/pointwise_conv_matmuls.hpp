@@ -6,6 +6,7 @@
 // kernels for it ran at 0.1-0.5 of the matmul's rate (bfloat16, ResNet-50's
 // shapes; bench/results/amx_channels_last.md).
 #include <cstdint>
+#include <vector>
 
 #include "demi/blob.hpp"
 #include "demi/util/dnnl.hpp"
@@ -27,39 +28,43 @@ struct PointwiseGeometry {
 
 /// Over the P output pixels, with dY (P x K) and X (P x C) as the NHWC
 /// blobs hold them:
-/// - the image gradient dX = dY W (W: K x C, Caffe's K x C x 1 x 1);
-/// - the weight gradient dW += dY^T X, where the layer takes it (a
-///   convolution with a bias takes both from oneDNN's primitive).
+/// - the image gradient dX = dY W (W: K x C, Caffe's K x C x 1 x 1), where
+///   the layer takes it;
+/// - the weight gradient dW += dY^T X, and the bias's, dY's channel sums.
 /// A strided convolution reads every stride-th pixel of its image: those P
 /// are gathered into a buffer for the weight gradient, and the image
 /// gradient is scattered from it, with zeros at the pixels between.
 class PointwiseConvolutionMatmuls {
  public:
   /// Makes the matmuls reading `type` (dY and X; dX is written in it) for
-  /// `g`: the weight gradient's where `weight_gradient`. `pixels_buffer`
-  /// and `weights_buffer` are layer buffers, used one pass at a time. Throws
+  /// `g`: the image gradient's where `adjoint`. `pixels_buffer` and
+  /// `weights_buffer` are layer buffers, used one pass at a time. Throws
   /// dnnl::error where oneDNN has no such matmul.
-  void Reshape(const PointwiseGeometry& g, dnnl::memory::data_type type, bool weight_gradient,
+  void Reshape(const PointwiseGeometry& g, dnnl::memory::data_type type, bool adjoint,
                Blob* pixels_buffer, Blob* weights_buffer);
-  bool weight_gradient() const { return weight_gradient_; }
+  bool adjoint() const { return has_adjoint_; }
   /// The scratchpads the matmuls need (the layer's shared one holds them).
   dnnl::memory::desc adjoint_scratchpad() const;
   dnnl::memory::desc weight_gradient_scratchpad() const;
 
   /// dx = the image gradient of dy (weights: Caffe's FLOAT K x C).
   void Adjoint(DnnlLayerState* state, const void* dy, const float* weights, void* dx);
-  /// weights_diff += dY^T X.
-  void WeightGradient(DnnlLayerState* state, const void* x, const void* dy, float* weights_diff);
+  /// weights_diff += dY^T X, and bias_diff += dY's channel sums; either
+  /// may be null.
+  void WeightGradient(DnnlLayerState* state, const void* x, const void* dy, float* weights_diff,
+                      float* bias_diff);
 
  private:
   PointwiseGeometry geometry_{};
+  Type stored_ = FLOAT;  ///< of dY and X
   size_t element_bytes_ = 0;
-  bool weight_gradient_ = false;
+  bool has_adjoint_ = false;
   Blob* pixels_buffer_ = nullptr;  ///< the strided convolution's P pixels
   dnnl::matmul::primitive_desc adjoint_pd_, weight_gradient_pd_;
-  dnnl::matmul adjoint_, weight_gradient_matmul_;
+  dnnl::matmul adjoint_, weight_gradient_;
   DnnlTensor weights_;  ///< W in the adjoint's type and layout
   dnnl::memory dy_, dx_, dy_transposed_, x_, dw_;
+  std::vector<double> bias_sums_;
 };
 
 /// The pixels of an NHWC image that a 1x1 convolution of `g` reads, packed

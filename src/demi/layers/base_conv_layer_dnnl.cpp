@@ -18,8 +18,9 @@ struct BaseConvolutionLayer::DnnlState : DnnlLayerState {
   dnnl::convolution_backward_data adjoint;
   dnnl::convolution_backward_weights weight_gradient;
   /// A 1x1 convolution between channels-last bfloat16 blobs takes its
-  /// image gradient (instead of adjoint) and, without a bias, its weight
-  /// gradient (instead of weight_gradient) from matmuls.
+  /// weight and bias gradients (instead of weight_gradient) and, of 64
+  /// output channels or more, its image gradient (instead of adjoint) from
+  /// matmuls.
   bool pointwise = false;
   PointwiseConvolutionMatmuls matmuls;
   Blob pixels_buffer;       ///< a strided one's pixels (PointwiseConvolutionMatmuls)
@@ -139,9 +140,12 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   if (pointwise_geometry && pointwise_layouts) {
     const PointwiseGeometry pointwise{num_,  g.channels, conv_out_channels_, image_h,   image_w,
                                       out_h, out_w,      g.stride_h,         g.stride_w};
+    // The image gradient's matmul sums over the K output channels: below 64
+    // it ran slower than oneDNN's kernel (GoogLeNet's 16 and 48).
+    constexpr int64_t kMinAdjointChannels = 64;
     try {
-      s.matmuls.Reshape(pointwise, backward_type, /*weight_gradient=*/!bias_term_, &s.pixels_buffer,
-                        &s.weights_buffer);
+      s.matmuls.Reshape(pointwise, backward_type, conv_out_channels_ >= kMinAdjointChannels,
+                        &s.pixels_buffer, &s.weights_buffer);
       s.pointwise = true;
     } catch (const dnnl::error&) {  // the convolution's own primitives, then
       s.pixels_buffer.Reshape(std::vector<int64_t>{0});
@@ -171,7 +175,7 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     s.fwd_weights.Reshape(forward.weights_desc(), weights_user, &s.weights_buffer);
     s.fwd_output.Reshape(forward.dst_desc(), output_user, &s.output_buffer);
     memory::desc adjoint_scratchpad, weight_gradient_scratchpad;
-    if (s.pointwise) {
+    if (s.pointwise && s.matmuls.adjoint()) {
       adjoint_scratchpad = s.matmuls.adjoint_scratchpad();
     } else {
       const dnnl::convolution_backward_data::primitive_desc adjoint(
@@ -185,7 +189,7 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
       s.adj_image.Reshape(adjoint.diff_src_desc(), image_user, &s.image_buffer);
       adjoint_scratchpad = adjoint.scratchpad_desc();
     }
-    if (s.pointwise && s.matmuls.weight_gradient()) {
+    if (s.pointwise) {
       weight_gradient_scratchpad = s.matmuls.weight_gradient_scratchpad();
     } else {
       // The weight gradient reads image and output gradient in
@@ -234,7 +238,7 @@ void BaseConvolutionLayer::DnnlConvolve(const void* image, const float* weights,
 void BaseConvolutionLayer::DnnlConvolveAdjoint(const void* output, const float* weights,
                                                void* image) {
   DnnlState& s = *dnnl_;
-  if (s.pointwise) {
+  if (s.pointwise && s.matmuls.adjoint()) {
     s.matmuls.Adjoint(&s, output, weights, image);
     return;
   }
@@ -250,8 +254,8 @@ void BaseConvolutionLayer::DnnlConvolveAdjoint(const void* output, const float* 
 void BaseConvolutionLayer::DnnlWeightGradient(const void* image, const void* output,
                                               float* weights_diff, float* bias_diff) {
   DnnlState& s = *dnnl_;
-  if (s.pointwise && s.matmuls.weight_gradient()) {  // no bias: one with runs the primitive
-    if (weights_diff != nullptr) s.matmuls.WeightGradient(&s, image, output, weights_diff);
+  if (s.pointwise) {
+    s.matmuls.WeightGradient(&s, image, output, weights_diff, bias_diff);
     return;
   }
   const memory& src = s.wg_image.In(image);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "demi/util/channel_blocks.hpp"
 #include "demi/util/threads.hpp"
 
 namespace demi {
@@ -9,49 +10,52 @@ namespace demi {
 using dnnl::memory;
 
 void PointwiseConvolutionMatmuls::Reshape(const PointwiseGeometry& g, memory::data_type type,
-                                          bool weight_gradient, Blob* pixels_buffer,
-                                          Blob* weights_buffer) {
+                                          bool adjoint, Blob* pixels_buffer, Blob* weights_buffer) {
   geometry_ = g;
-  weight_gradient_ = weight_gradient;
+  has_adjoint_ = adjoint;
   pixels_buffer_ = pixels_buffer;
+  stored_ = type == memory::data_type::bf16  ? BFLOAT16
+            : type == memory::data_type::f16 ? FLOAT16
+                                             : FLOAT;
   const int64_t p = g.pixels(), k = g.out_channels, c = g.in_channels;
   const memory::desc dy({p, k}, type, memory::format_tag::ab);
   const memory::desc x({p, c}, type, memory::format_tag::ab);
   element_bytes_ = x.get_size() / static_cast<size_t>(p * c);
-  const dnnl::primitive_attr attr = UserScratchpadAttr();
   const dnnl::engine& engine = DnnlEngine();
-  // dX = dY W, W in the layout the matmul picks (from Caffe's FLOAT K x C).
-  adjoint_pd_ = dnnl::matmul::primitive_desc(
-      dnnl::matmul::desc(dy, memory::desc({k, c}, type, memory::format_tag::any), x), attr, engine);
-  adjoint_ = dnnl::matmul(adjoint_pd_);
-  weights_.Reshape(adjoint_pd_.weights_desc(), DenseDesc({k, c}), weights_buffer);
-  dy_ = UnboundMemory(dy);
-  dx_ = UnboundMemory(x);
-  if (weight_gradient) {
-    // dW += dY^T X: dY's transpose a strided view, the sum post-op adding
-    // into the diff as Caffe accumulates.
-    const memory::desc dy_transposed({k, p}, type, memory::dims{1, k});
-    const memory::desc dw({k, c}, memory::data_type::f32, memory::format_tag::ab);
-    dnnl::primitive_attr accumulate = UserScratchpadAttr();
-    dnnl::post_ops sum;
-    sum.append_sum(1.0f);
-    accumulate.set_post_ops(sum);
-    weight_gradient_pd_ =
-        dnnl::matmul::primitive_desc(dnnl::matmul::desc(dy_transposed, x, dw), accumulate, engine);
-    weight_gradient_matmul_ = dnnl::matmul(weight_gradient_pd_);
-    dy_transposed_ = UnboundMemory(dy_transposed);
-    x_ = UnboundMemory(x);
-    dw_ = UnboundMemory(dw);
+  if (adjoint) {
+    // dX = dY W, W in the layout the matmul picks (from Caffe's FLOAT K x C).
+    adjoint_pd_ = dnnl::matmul::primitive_desc(
+        dnnl::matmul::desc(dy, memory::desc({k, c}, type, memory::format_tag::any), x),
+        UserScratchpadAttr(), engine);
+    adjoint_ = dnnl::matmul(adjoint_pd_);
+    weights_.Reshape(adjoint_pd_.weights_desc(), DenseDesc({k, c}), weights_buffer);
+    dy_ = UnboundMemory(dy);
+    dx_ = UnboundMemory(x);
   }
+  // dW += dY^T X: dY's transpose a strided view, the sum post-op adding into
+  // the diff as Caffe accumulates.
+  const memory::desc dy_transposed({k, p}, type, memory::dims{1, k});
+  const memory::desc dw({k, c}, memory::data_type::f32, memory::format_tag::ab);
+  dnnl::primitive_attr accumulate = UserScratchpadAttr();
+  dnnl::post_ops sum;
+  sum.append_sum(1.0f);
+  accumulate.set_post_ops(sum);
+  weight_gradient_pd_ =
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(dy_transposed, x, dw), accumulate, engine);
+  weight_gradient_ = dnnl::matmul(weight_gradient_pd_);
+  dy_transposed_ = UnboundMemory(dy_transposed);
+  x_ = UnboundMemory(x);
+  dw_ = UnboundMemory(dw);
+  bias_sums_.assign(k, 0.0);
   if (g.strided()) ReserveBytes(pixels_buffer, x.get_size());
 }
 
 memory::desc PointwiseConvolutionMatmuls::adjoint_scratchpad() const {
-  return adjoint_pd_.scratchpad_desc();
+  return has_adjoint_ ? adjoint_pd_.scratchpad_desc() : memory::desc();
 }
 
 memory::desc PointwiseConvolutionMatmuls::weight_gradient_scratchpad() const {
-  return weight_gradient_ ? weight_gradient_pd_.scratchpad_desc() : memory::desc();
+  return weight_gradient_pd_.scratchpad_desc();
 }
 
 void PointwiseConvolutionMatmuls::Adjoint(DnnlLayerState* state, const void* dy,
@@ -68,19 +72,32 @@ void PointwiseConvolutionMatmuls::Adjoint(DnnlLayerState* state, const void* dy,
 }
 
 void PointwiseConvolutionMatmuls::WeightGradient(DnnlLayerState* state, const void* x,
-                                                 const void* dy, float* weights_diff) {
-  const void* pixels = x;
-  if (geometry_.strided()) {
-    void* packed = pixels_buffer_->mutable_cpu_data();
-    GatherStridedPixels(geometry_, element_bytes_, x, packed);
-    pixels = packed;
+                                                 const void* dy, float* weights_diff,
+                                                 float* bias_diff) {
+  const PointwiseGeometry& g = geometry_;
+  if (weights_diff != nullptr) {
+    const void* pixels = x;
+    if (g.strided()) {
+      void* packed = pixels_buffer_->mutable_cpu_data();
+      GatherStridedPixels(g, element_bytes_, x, packed);
+      pixels = packed;
+    }
+    Bind(dy_transposed_, dy);
+    Bind(x_, pixels);
+    Bind(dw_, weights_diff);
+    state->Execute(weight_gradient_, {{DNNL_ARG_SRC, dy_transposed_.get()},
+                                      {DNNL_ARG_WEIGHTS, x_.get()},
+                                      {DNNL_ARG_DST, dw_.get()}});
   }
-  Bind(dy_transposed_, dy);
-  Bind(x_, pixels);
-  Bind(dw_, weights_diff);
-  state->Execute(weight_gradient_matmul_, {{DNNL_ARG_SRC, dy_transposed_.get()},
-                                           {DNNL_ARG_WEIGHTS, x_.get()},
-                                           {DNNL_ARG_DST, dw_.get()}});
+  if (bias_diff == nullptr) return;
+  const ChannelBlocks t{g.num, g.out_channels, g.out_height * g.out_width, g.out_channels};
+  double* sums = bias_sums_.data();
+  VisitStorageType(stored_, [&](auto tag) {
+    using T = decltype(tag);
+    const T* d = static_cast<const T*>(dy);
+    SumChannels<T>(t, sums, [d](int64_t k, int64_t) { return static_cast<float>(d[k]); });
+  });
+  for (int64_t c = 0; c < g.out_channels; ++c) bias_diff[c] += static_cast<float>(sums[c]);
 }
 
 void GatherStridedPixels(const PointwiseGeometry& g, size_t element_bytes, const void* image,
