@@ -114,6 +114,9 @@ struct StorageCase {
   bool in_place = false;
   /// False for a layer without gradients (Threshold): Forward only.
   bool backward = true;
+  /// Fields of the 16-bit layer alone (its math types), after the storage
+  /// types.
+  std::string narrow_fields = {};
 };
 
 /// ExpectStoresLikeFloat's `block` for channels last (NHWC, the GPU's
@@ -176,7 +179,7 @@ inline void ExpectStoresLikeFloat(const StorageCase& c, Type type, int block,
     return layer;
   };
   auto reference = make(c.layer + wiring);
-  auto narrow = make(c.layer + wiring + StorageFields(type));
+  auto narrow = make(c.layer + wiring + StorageFields(type) + c.narrow_fields);
   reference->SetUp(ref_bottom, ref_top);
   narrow->SetUp(narrow_bottom, narrow_top);
   if (block == kChannelsLast) {

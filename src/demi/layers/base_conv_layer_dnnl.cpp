@@ -137,7 +137,7 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
                                  image_blob.storage_type() == BFLOAT16 &&
                                  output_blob.storage_type() == BFLOAT16;
   s.pointwise = false;
-  if (pointwise_geometry && pointwise_layouts) {
+  if (pointwise_geometry && pointwise_layouts && runs_backward()) {
     const PointwiseGeometry pointwise{num_,  g.channels, conv_out_channels_, image_h,   image_w,
                                       out_h, out_w,      g.stride_h,         g.stride_w};
     // The image gradient's matmul sums over the K output channels: below 64
@@ -147,8 +147,10 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
       s.matmuls.Reshape(pointwise, backward_type, conv_out_channels_ >= kMinAdjointChannels,
                         &s.pixels_buffer, &s.weights_buffer);
       s.pointwise = true;
-    } catch (const dnnl::error&) {  // the convolution's own primitives, then
-      s.pixels_buffer.Reshape(std::vector<int64_t>{0});
+    } catch (const dnnl::error& error) {  // the convolution's own primitives, then
+      LOG(INFO) << "Convolution layer '" << layer_param_.name()
+                << "' runs oneDNN's backward kernels: oneDNN has no matmul for its 1x1 backward ("
+                << error.what() << ")";
     }
   }
   const auto algorithm = dnnl::algorithm::convolution_direct;

@@ -11,26 +11,17 @@ using dnnl::memory;
 
 void PointwiseConvolutionMatmuls::Reshape(const PointwiseGeometry& g, memory::data_type type,
                                           bool adjoint, Blob* pixels_buffer, Blob* weights_buffer) {
-  geometry_ = g;
-  has_adjoint_ = adjoint;
-  pixels_buffer_ = pixels_buffer;
-  stored_ = type == memory::data_type::bf16  ? BFLOAT16
-            : type == memory::data_type::f16 ? FLOAT16
-                                             : FLOAT;
   const int64_t p = g.pixels(), k = g.out_channels, c = g.in_channels;
   const memory::desc dy({p, k}, type, memory::format_tag::ab);
   const memory::desc x({p, c}, type, memory::format_tag::ab);
-  element_bytes_ = x.get_size() / static_cast<size_t>(p * c);
   const dnnl::engine& engine = DnnlEngine();
+  // Both matmuls first: where oneDNN has either not, nothing here changes.
+  // dX = dY W, W in the layout the matmul picks (from Caffe's FLOAT K x C).
+  dnnl::matmul::primitive_desc adjoint_pd;
   if (adjoint) {
-    // dX = dY W, W in the layout the matmul picks (from Caffe's FLOAT K x C).
-    adjoint_pd_ = dnnl::matmul::primitive_desc(
+    adjoint_pd = dnnl::matmul::primitive_desc(
         dnnl::matmul::desc(dy, memory::desc({k, c}, type, memory::format_tag::any), x),
         UserScratchpadAttr(), engine);
-    adjoint_ = dnnl::matmul(adjoint_pd_);
-    weights_.Reshape(adjoint_pd_.weights_desc(), DenseDesc({k, c}), weights_buffer);
-    dy_ = UnboundMemory(dy);
-    dx_ = UnboundMemory(x);
   }
   // dW += dY^T X: dY's transpose a strided view, the sum post-op adding into
   // the diff as Caffe accumulates.
@@ -46,7 +37,21 @@ void PointwiseConvolutionMatmuls::Reshape(const PointwiseGeometry& g, memory::da
   dy_transposed_ = UnboundMemory(dy_transposed);
   x_ = UnboundMemory(x);
   dw_ = UnboundMemory(dw);
+  has_adjoint_ = adjoint;
+  if (adjoint) {
+    adjoint_pd_ = adjoint_pd;
+    adjoint_ = dnnl::matmul(adjoint_pd_);
+    weights_.Reshape(adjoint_pd_.weights_desc(), DenseDesc({k, c}), weights_buffer);
+    dy_ = UnboundMemory(dy);
+    dx_ = UnboundMemory(x);
+  }
+  geometry_ = g;
+  stored_ = type == memory::data_type::bf16  ? BFLOAT16
+            : type == memory::data_type::f16 ? FLOAT16
+                                             : FLOAT;
+  element_bytes_ = x.get_size() / static_cast<size_t>(p * c);
   bias_sums_.assign(k, 0.0);
+  pixels_buffer_ = pixels_buffer;
   if (g.strided()) ReserveBytes(pixels_buffer, x.get_size());
 }
 
