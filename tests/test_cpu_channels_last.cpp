@@ -301,17 +301,25 @@ TEST(CpuChannelsLastNetTest, NotInFloatNorWhereTheNetSaysNo) {
   EXPECT_FALSE(refused->blob_by_name("conv1")->channels_last());
 }
 
-TEST(CpuChannelsLastNetTest, TrainsAsInCaffesLayout) {
-  std::vector<float> last, plain;
+/// The records of `text` trained with channels last preferred (its blob
+/// `channels_last_blob` then stored so), then not: in channel blocks, or
+/// Caffe's layout where its channels fill none.
+std::pair<std::vector<float>, std::vector<float>> TrainWithAndWithoutChannelsLast(
+    const std::string& text, const char* channels_last_blob) {
+  std::pair<std::vector<float>, std::vector<float>> records;
   {
     const ScopedDnnlChannelsLast amx(true);
-    last = TrainAndRecord(kResidualNet, ARENA);
+    EXPECT_TRUE(ResidualNet(text)->blob_by_name(channels_last_blob)->channels_last());
+    records.first = TrainAndRecord(text, ARENA);
   }
-  {
-    // 40 and 24 channels fill no blocks of 16 (or 8): Caffe's layout.
-    const ScopedDnnlChannelsLast avx512(false);
-    plain = TrainAndRecord(kResidualNet, ARENA);
-  }
+  const ScopedDnnlChannelsLast avx512(false);
+  records.second = TrainAndRecord(text, ARENA);
+  return records;
+}
+
+TEST(CpuChannelsLastNetTest, TrainsAsInCaffesLayout) {
+  // 40 and 24 channels fill no blocks of 16 (or 8): Caffe's layout.
+  const auto [last, plain] = TrainWithAndWithoutChannelsLast(kResidualNet, "conv1");
   // The same bfloat16 values; the sums in another order.
   ExpectNear(last, plain, 1e-3f);
 }
@@ -350,16 +358,7 @@ TEST(CpuChannelsLastNetTest, TrainsBitIdenticallyToChannelBlocks) {
   // (reorders move the numbers exactly), and the per-channel sums keep their
   // order: the same bits. Where BFLOAT16 is a storage type (no AVX-512), a
   // widened convolution runs FLOAT in each blob's own layout: other kernels.
-  std::vector<float> last, blocked;
-  {
-    const ScopedDnnlChannelsLast amx(true);
-    ASSERT_TRUE(ResidualNet(kBlockedChannelsNet)->blob_by_name("conv2")->channels_last());
-    last = TrainAndRecord(kBlockedChannelsNet, ARENA);
-  }
-  {
-    const ScopedDnnlChannelsLast avx512(false);
-    blocked = TrainAndRecord(kBlockedChannelsNet, ARENA);
-  }
+  const auto [last, blocked] = TrainWithAndWithoutChannelsLast(kBlockedChannelsNet, "conv2");
   if (DnnlComputesBfloat16()) {
     EXPECT_EQ(last, blocked);
   } else {
@@ -402,19 +401,11 @@ constexpr char kStridedOneByOneNet[] = R"(
 )";
 
 TEST(CpuChannelsLastNetTest, StridedOneByOnesTrainAsInCaffesLayoutAndPlanned) {
-  std::vector<float> last, plain;
-  {
-    const ScopedDnnlChannelsLast amx(true);
-    ASSERT_TRUE(ResidualNet(kStridedOneByOneNet)->blob_by_name("down")->channels_last());
-    last = TrainAndRecord(kStridedOneByOneNet, ARENA);
-    ExpectPlannedTrainingMatchesUnplanned(kStridedOneByOneNet);
-  }
-  {
-    const ScopedDnnlChannelsLast avx512(false);
-    plain = TrainAndRecord(kStridedOneByOneNet, ARENA);
-  }
+  const auto [last, plain] = TrainWithAndWithoutChannelsLast(kStridedOneByOneNet, "down");
   // The same bfloat16 values; the sums in another order.
   ExpectNear(last, plain, 1e-3f);
+  const ScopedDnnlChannelsLast amx(true);
+  ExpectPlannedTrainingMatchesUnplanned(kStridedOneByOneNet);
 }
 
 }  // namespace
