@@ -3,8 +3,9 @@
 
 // The backward of a 1x1 convolution between channels-last (NHWC) blobs as
 // oneDNN matmuls over its output pixels, where oneDNN 2.6's AMX convolution
-// kernels for it ran at 0.1-0.5 of the matmul's rate (bfloat16, ResNet-50's
-// shapes; bench/results/amx_channels_last.md).
+// kernels for it ran at 0.1-0.5 of the matmuls' rate for weight gradients
+// and strided image gradients, 0.7-0.9 for the others (bfloat16, ResNet-50's
+// shapes, one thread; bench/README.md, "Channels last on an AMX CPU").
 #include <cstdint>
 #include <vector>
 
