@@ -37,12 +37,12 @@ struct PointwiseGeometry {
 /// gradient is scattered from it, with zeros at the pixels between.
 class PointwiseConvolutionMatmuls {
  public:
-  /// Makes the matmuls reading `type` (dY and X; dX is written in it) for
-  /// `g`: the image gradient's where `adjoint`. `pixels_buffer` and
-  /// `weights_buffer` are layer buffers, used one pass at a time. Throws
-  /// dnnl::error where oneDNN has no such matmul.
-  void Reshape(const PointwiseGeometry& g, dnnl::memory::data_type type, bool adjoint,
-               Blob* pixels_buffer, Blob* weights_buffer);
+  /// Makes the matmuls for `g`, its blobs stored as `stored` (dY and X read
+  /// in it, dX written in it): the image gradient's where `adjoint`.
+  /// `pixels_buffer` and `weights_buffer` are layer buffers, used one pass at
+  /// a time. Throws dnnl::error where oneDNN has no such matmul.
+  void Reshape(const PointwiseGeometry& g, Type stored, bool adjoint, Blob* pixels_buffer,
+               Blob* weights_buffer);
   bool adjoint() const { return has_adjoint_; }
   /// The scratchpads the matmuls need (the layer's shared one holds them).
   dnnl::memory::desc adjoint_scratchpad() const;

@@ -64,6 +64,8 @@ class ScopedDnnlChannelsLast {
   int previous_;
 };
 
+/// The oneDNN type of elements stored as `storage`.
+dnnl::memory::data_type DnnlStorageType(Type storage);
 /// The oneDNN type of `blob`'s elements (Blob::storage_type()).
 dnnl::memory::data_type DnnlStorageType(const Blob& blob);
 

@@ -144,7 +144,7 @@ void BaseConvolutionLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     // it ran slower than oneDNN's kernel (GoogLeNet's 16 and 48).
     constexpr int64_t kMinAdjointChannels = 64;
     try {
-      s.matmuls.Reshape(pointwise, backward_type, conv_out_channels_ >= kMinAdjointChannels,
+      s.matmuls.Reshape(pointwise, BFLOAT16, conv_out_channels_ >= kMinAdjointChannels,
                         &s.pixels_buffer, &s.weights_buffer);
       s.pointwise = true;
     } catch (const dnnl::error& error) {  // the convolution's own primitives, then

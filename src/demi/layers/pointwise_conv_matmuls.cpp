@@ -9,8 +9,9 @@ namespace demi {
 
 using dnnl::memory;
 
-void PointwiseConvolutionMatmuls::Reshape(const PointwiseGeometry& g, memory::data_type type,
-                                          bool adjoint, Blob* pixels_buffer, Blob* weights_buffer) {
+void PointwiseConvolutionMatmuls::Reshape(const PointwiseGeometry& g, Type stored, bool adjoint,
+                                          Blob* pixels_buffer, Blob* weights_buffer) {
+  const memory::data_type type = DnnlStorageType(stored);
   const int64_t p = g.pixels(), k = g.out_channels, c = g.in_channels;
   const memory::desc dy({p, k}, type, memory::format_tag::ab);
   const memory::desc x({p, c}, type, memory::format_tag::ab);
@@ -46,9 +47,7 @@ void PointwiseConvolutionMatmuls::Reshape(const PointwiseGeometry& g, memory::da
     dx_ = UnboundMemory(x);
   }
   geometry_ = g;
-  stored_ = type == memory::data_type::bf16  ? BFLOAT16
-            : type == memory::data_type::f16 ? FLOAT16
-                                             : FLOAT;
+  stored_ = stored;
   element_bytes_ = x.get_size() / static_cast<size_t>(p * c);
   bias_sums_.assign(k, 0.0);
   pixels_buffer_ = pixels_buffer;

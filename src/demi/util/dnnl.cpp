@@ -112,7 +112,11 @@ int DnnlChannelBlock() {
 }
 
 dnnl::memory::data_type DnnlStorageType(const Blob& blob) {
-  switch (blob.storage_type()) {
+  return DnnlStorageType(blob.storage_type());
+}
+
+dnnl::memory::data_type DnnlStorageType(Type storage) {
+  switch (storage) {
     case BFLOAT16:
       return dnnl::memory::data_type::bf16;
     case FLOAT16:
