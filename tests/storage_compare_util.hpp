@@ -275,6 +275,9 @@ inline std::vector<StorageCase> StorageCasesOf(const std::string& type) {
              1,
              {2, 16, 6, 6}}};
   }
+  if (type == "LRN") {
+    return {{"type: 'LRN' lrn_param { local_size: 5 alpha: 0.5 beta: 0.75 }", 1, 1, {2, 16, 5, 4}}};
+  }
   if (type == "Concat") return {{"type: 'Concat'", 3, 1}};
   if (type == "Split") return {{"type: 'Split'", 1, 3}};
   ADD_FAILURE() << "no storage cases for " << type;

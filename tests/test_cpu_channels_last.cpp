@@ -87,6 +87,11 @@ TEST(CpuChannelsLastLayerTest, ConvolutionOfThreeChannels) {
       {{2, 3, 7, 7}});
 }
 
+TEST(CpuChannelsLastLayerTest, LRNAcrossChannels) {
+  ExpectChannelsLastMatchesPlain("type: 'LRN' lrn_param { local_size: 3 alpha: 0.5 }",
+                                 {{2, 24, 4, 3}});
+}
+
 TEST(CpuChannelsLastLayerTest, MaxAndAveragePooling) {
   for (const char* pool : {"MAX", "AVE"}) {
     SCOPED_TRACE(pool);
@@ -128,9 +133,21 @@ TEST(CpuChannelsLastLayerTest, Bfloat16Eltwise) {
 
 TEST(CpuChannelsLastLayerTest, Bfloat16Split) { ExpectBfloat16ChannelsLastLikeFloat("Split", 24); }
 
+// Max pooling runs our kernels here (channels_last_max_pool.hpp): 40
+// channels fill part of one chunk of 64, 80 one and a part of another.
 TEST(CpuChannelsLastLayerTest, Bfloat16Pooling) {
   ExpectBfloat16ChannelsLastLikeFloat("Pooling", 40);
+  ExpectBfloat16ChannelsLastLikeFloat("Pooling", 80);
+  const ScopedDnnlChannelsLast amx(true);
+  ExpectStoresLikeFloat(
+      {"type: 'Pooling' pooling_param { pool: MAX kernel_size: 3 stride: 1 pad: 1 }",
+       1,
+       1,
+       {2, 80, 5, 6}},
+      BFLOAT16, kChannelsLast);
 }
+
+TEST(CpuChannelsLastLayerTest, Bfloat16LRN) { ExpectBfloat16ChannelsLastLikeFloat("LRN", 40); }
 
 TEST(CpuChannelsLastLayerTest, Bfloat16ReLU) {
   const ScopedDnnlChannelsLast amx(true);
@@ -201,6 +218,48 @@ void ExpectOneByOneWeightGradientAccumulates(int stride) {
 TEST(CpuChannelsLastLayerTest, Bfloat16OneByOneWeightGradientAccumulates) {
   ExpectOneByOneWeightGradientAccumulates(1);
   ExpectOneByOneWeightGradientAccumulates(2);
+}
+
+/// A 1x1 whose weights are frozen (no weight gradient) and whose bias
+/// learns: the bias gradient, the image gradient (a matmul from 64 outputs)
+/// and the untouched weight diff are those of the layer learning both.
+void ExpectOneByOneBiasLearnsAlone(int stride) {
+  const ScopedDnnlChannelsLast amx(true);
+  auto layer = MakeDnnlLayer(StrCat("type: 'Convolution' convolution_param { num_output: 64 ",
+                                    "kernel_size: 1 stride: ", stride, kStorageFillers, " }",
+                                    StorageFields(BFLOAT16),
+                                    " forward_math: BFLOAT16 backward_math: BFLOAT16"));
+  Blob x, y;
+  for (Blob* blob : {&x, &y}) blob->set_storage_type(BFLOAT16);
+  x.set_channel_block(24);
+  x.Reshape({2, 24, 5, 3});
+  layer->SetUp({&x}, {&y});
+  y.set_channel_block(64);
+  layer->Reshape({&x}, {&y});
+  ASSERT_EQ(layer->running_engine(), EngineKind::kDnnl);
+  StoreValues(&x, RoundedGaussian(x.count(), 5, BFLOAT16), false);
+  layer->Forward({&x}, {&y});
+  StoreValues(&y, RoundedGaussian(y.count(), 6, BFLOAT16), true);
+  Blob &weights = *layer->blobs()[0], &bias = *layer->blobs()[1];
+  const auto backward = [&] {
+    Set(bias.count(), 0.0f, bias.mutable_cpu_diff());
+    Set(weights.count(), 3.0f, weights.mutable_cpu_diff());
+    layer->Backward({&y}, {true}, {&x});
+    return std::make_pair(DiffOf(bias), ValuesOf(x, /*diff=*/true));
+  };
+  const auto both = backward();
+  ASSERT_NE(DiffOf(weights), std::vector<float>(weights.count(), 3.0f));
+  layer->set_param_propagate_down(0, false);
+  const auto bias_alone = backward();
+  EXPECT_EQ(DiffOf(weights), std::vector<float>(weights.count(), 3.0f));
+  ASSERT_NE(both.first, std::vector<float>(bias.count(), 0.0f));
+  EXPECT_EQ(bias_alone.first, both.first);
+  EXPECT_EQ(bias_alone.second, both.second);
+}
+
+TEST(CpuChannelsLastLayerTest, Bfloat16OneByOneBiasLearnsWithFrozenWeights) {
+  ExpectOneByOneBiasLearnsAlone(1);
+  ExpectOneByOneBiasLearnsAlone(2);
 }
 
 /// Per-channel sums of `values` (N x C x HW in Caffe's layout) stored as T
@@ -279,14 +338,14 @@ std::unique_ptr<Net> ResidualNet(const std::string& text = kResidualNet) {
 TEST(CpuChannelsLastNetTest, StoresTheBlobsOnlyItsReadersTouchChannelsLast) {
   const ScopedDnnlChannelsLast amx(true);
   std::unique_ptr<Net> net = ResidualNet();
-  // The LRN and the fully connected layer read Caffe's layout: the pooling's
-  // top and conv4's stay in it, as do the data and the outputs.
-  for (const char* name : {"conv1", "conv2", "bn2", "sum", "conv3", "concat"}) {
+  // The fully connected layer reads Caffe's layout: conv4's top stays in
+  // it, as do the data and the outputs.
+  for (const char* name : {"conv1", "conv2", "bn2", "sum", "conv3", "concat", "pool", "norm"}) {
     const Blob& blob = *net->blob_by_name(name);
     EXPECT_TRUE(blob.channels_last()) << name;
     EXPECT_EQ(blob.storage_type(), BFLOAT16) << name;
   }
-  for (const char* name : {"data", "pool", "conv4", "ip", "loss"}) {
+  for (const char* name : {"data", "conv4", "ip", "loss"}) {
     EXPECT_EQ(net->blob_by_name(name)->channel_block(), 1) << name;
   }
 }

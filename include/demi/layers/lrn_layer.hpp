@@ -35,7 +35,7 @@ namespace demi {
 /// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
 /// ACROSS_CHANNELS through oneDNN in its blocked layout (the CPU's channel
 /// block inner, reordered through scratch buffers where a blob holds
-/// another), keeping oneDNN's workspace instead of
+/// another, channels last included), keeping oneDNN's workspace instead of
 /// the scale; WITHIN_CHANNEL runs the CAFFE engine.
 class LRNLayer : public Layer {
  public:
@@ -61,6 +61,10 @@ class LRNLayer : public Layer {
     }
     return NarrowBlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
   }
+  /// On the CPU, channels last where oneDNN's convolutions want it: the
+  /// reorders into the blocked layout read it as they read Caffe's, and the
+  /// layers around keep theirs (lrn_layer_dnnl.cpp).
+  BlobFormats channels_last_layouts() const override;
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

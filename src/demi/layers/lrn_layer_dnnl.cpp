@@ -58,6 +58,13 @@ void LRNLayer::DnnlSetUp() {
 
 bool LRNLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
+BlobFormats LRNLayer::channels_last_layouts() const {
+  const bool cpu = context_.device == Device::kCPU;
+  return cpu && DnnlReady() && DnnlPrefersChannelsLast(engine_.types.forward_storage)
+             ? BlobFormats::kPerBlob
+             : BlobFormats::kNone;
+}
+
 void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
   s.Reset({&s.src_buffer, &s.dst_buffer, &s.diff_src_buffer, &s.workspace.blob});

@@ -1,4 +1,7 @@
 // The DNNL engine of Pooling (see pooling_layer.hpp).
+#include <optional>
+
+#include "demi/layers/channels_last_max_pool.hpp"
 #include "demi/layers/pooling_layer.hpp"
 #include "demi/util/dnnl.hpp"
 
@@ -7,9 +10,12 @@ namespace demi {
 using dnnl::memory;
 
 // src: the bottom in the type oneDNN pools in; dst: the top in its layout,
-// the bottom's. The workspace (MAX): where each window's max was.
+// the bottom's. The workspace (MAX): where each window's max was. MAX
+// between channels-last blobs of one type runs our own kernels instead
+// (channels_last_max_pool.hpp), their window indexes in the workspace.
 struct PoolingLayer::DnnlState : DnnlSavingForward {
   Blob src_buffer, dst_buffer;
+  std::optional<MaxPoolGeometry> channels_last_max;
 };
 
 void PoolingLayer::DnnlSetUp(const std::vector<Blob*>& top) {
@@ -26,6 +32,7 @@ bool PoolingLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
   s.Reset({&s.workspace.blob, &s.src_buffer, &s.dst_buffer});
+  s.channels_last_max.reset();
   if (bottom.count() == 0) return;
   // Caffe's windows in oneDNN's terms: the right padding that gives Caffe's
   // output size. A window wholly outside the image (Caffe: 0) has no oneDNN
@@ -78,12 +85,32 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   });
   if (!s.ready) return;
   argmax_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's saved buffer is not needed
+  const bool channels_last =
+      bottom.channel_block() == channels_ && top.channel_block() == channels_;
+  if (method_ == PoolingParameter::MAX && channels_last &&
+      bottom.storage_type() == top.storage_type() &&
+      kernel_h_ * kernel_w_ <= kMaxPoolWindowElements) {
+    s.channels_last_max =
+        MaxPoolGeometry{bottom.shape(0), channels_, height_,   width_,    pooled_h_, pooled_w_,
+                        kernel_h_,       kernel_w_, stride_h_, stride_w_, pad_h_,    pad_w_};
+    ReserveBytes(&s.workspace.blob, static_cast<size_t>(top.count()));  // a byte an output
+  }
 }
 
-void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) { dnnl_->Forward(bottom, top); }
+void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) {
+  DnnlState& s = *dnnl_;
+  if (!s.channels_last_max) return s.Forward(bottom, top);
+  ChannelsLastMaxPoolForward(*s.channels_last_max, top->storage_type(), bottom.data()->cpu_data(),
+                             top->data()->mutable_cpu_data(),
+                             static_cast<uint8_t*>(s.workspace.blob.data()->mutable_cpu_data()));
+}
 
 void PoolingLayer::DnnlBackward(const Blob& top, Blob* bottom) {
-  dnnl_->Backward(top, bottom, /*reads_src=*/false);
+  DnnlState& s = *dnnl_;
+  if (!s.channels_last_max) return s.Backward(top, bottom, /*reads_src=*/false);
+  ChannelsLastMaxPoolBackward(*s.channels_last_max, top.storage_type(), top.diff()->cpu_data(),
+                              static_cast<const uint8_t*>(s.workspace.blob.data()->cpu_data()),
+                              bottom->diff()->mutable_cpu_data());
 }
 
 }  // namespace demi
