@@ -87,9 +87,14 @@ TEST(CpuChannelsLastLayerTest, ConvolutionOfThreeChannels) {
       {{2, 3, 7, 7}});
 }
 
+// Our kernels (channels_last_lrn.hpp) against oneDNN's in Caffe's layout,
+// windows past both ends of the channels included.
 TEST(CpuChannelsLastLayerTest, LRNAcrossChannels) {
-  ExpectChannelsLastMatchesPlain("type: 'LRN' lrn_param { local_size: 3 alpha: 0.5 }",
-                                 {{2, 24, 4, 3}});
+  for (const char* param : {"local_size: 3 alpha: 0.5", "local_size: 7 alpha: 2 k: 2"}) {
+    SCOPED_TRACE(param);
+    ExpectChannelsLastMatchesPlain(StrCat("type: 'LRN' lrn_param { ", param, " }"),
+                                   {{2, 24, 4, 3}});
+  }
 }
 
 TEST(CpuChannelsLastLayerTest, MaxAndAveragePooling) {

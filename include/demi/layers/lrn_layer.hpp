@@ -35,8 +35,10 @@ namespace demi {
 /// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
 /// ACROSS_CHANNELS through oneDNN in its blocked layout (the CPU's channel
 /// block inner, reordered through scratch buffers where a blob holds
-/// another, channels last included), keeping oneDNN's workspace instead of
-/// the scale; WITHIN_CHANNEL runs the CAFFE engine.
+/// another), keeping oneDNN's workspace instead of the scale; between
+/// channels-last blobs of one type with beta 0.75, our own kernels
+/// (channels_last_lrn.hpp), which keep nothing: backward recomputes the
+/// scales from the bottom. WITHIN_CHANNEL runs the CAFFE engine.
 class LRNLayer : public Layer {
  public:
   using Layer::Layer;
@@ -61,9 +63,8 @@ class LRNLayer : public Layer {
     }
     return NarrowBlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
   }
-  /// On the CPU, channels last where oneDNN's convolutions want it: the
-  /// reorders into the blocked layout read it as they read Caffe's, and the
-  /// layers around keep theirs (lrn_layer_dnnl.cpp).
+  /// On the CPU, channels last where oneDNN's convolutions want it, so that
+  /// the layers around keep their layout (lrn_layer_dnnl.cpp).
   BlobFormats channels_last_layouts() const override;
 
  protected:

@@ -1,6 +1,8 @@
 // The DNNL engine of LRN (see lrn_layer.hpp).
 #include <algorithm>
+#include <optional>
 
+#include "demi/layers/channels_last_lrn.hpp"
 #include "demi/layers/lrn_layer.hpp"
 #include "demi/util/dnnl.hpp"
 
@@ -9,6 +11,9 @@ namespace demi {
 using dnnl::memory;
 
 struct LRNLayer::DnnlState : DnnlSavingForward {
+  /// Between channels-last blobs of one type, with beta 0.75: our own
+  /// kernels (channels_last_lrn.hpp) instead of the primitives.
+  std::optional<LrnGeometry> channels_last;
   Blob src_buffer, dst_buffer, diff_src_buffer;  ///< blocked copies (scratch)
   /// The primitives take `images` of the batch at a time, the scratch
   /// sized for them; bytes per image of the bottom and the top (data and
@@ -68,8 +73,20 @@ BlobFormats LRNLayer::channels_last_layouts() const {
 void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
   s.Reset({&s.src_buffer, &s.dst_buffer, &s.diff_src_buffer, &s.workspace.blob});
+  s.channels_last.reset();
   if (bottom.count() == 0) return;
   const LRNParameter& param = layer_param_.lrn_param();
+  const int64_t channels = bottom.shape(1);
+  if (bottom.channel_block() == channels && top.channel_block() == channels &&
+      bottom.storage_type() == top.storage_type() && param.beta() == kLrnBeta &&
+      param.local_size() <= kMaxLrnSize && channels <= kMaxLrnChannels) {
+    s.channels_last = LrnGeometry{bottom.count() / channels, channels, param.local_size(),
+                                  param.alpha(), param.k()};
+    s.ready = true;
+    scale_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's buffers are not needed
+    ratio_.Reshape(std::vector<int64_t>{0});
+    return;
+  }
   // LRN is per image: the primitives run a chunk of images at a time.
   const int64_t num = bottom.shape(0);
   const size_t image_float_bytes = static_cast<size_t>(bottom.count() / num) * sizeof(float);
@@ -122,6 +139,11 @@ void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
 
 void LRNLayer::DnnlForward(const Blob& bottom, Blob* top) {
   DnnlState& s = *dnnl_;
+  if (s.channels_last) {
+    ChannelsLastLrnForward(*s.channels_last, top->storage_type(), bottom.data()->cpu_data(),
+                           top->data()->mutable_cpu_data());
+    return;
+  }
   const auto* x = static_cast<const char*>(bottom.data()->cpu_data());
   auto* y = static_cast<char*>(top->data()->mutable_cpu_data());
   for (int64_t n = 0; n < bottom.shape(0); n += s.images) {
@@ -131,6 +153,11 @@ void LRNLayer::DnnlForward(const Blob& bottom, Blob* top) {
 
 void LRNLayer::DnnlBackward(const Blob& top, Blob* bottom) {
   DnnlState& s = *dnnl_;
+  if (s.channels_last) {
+    ChannelsLastLrnBackward(*s.channels_last, top.storage_type(), bottom->data()->cpu_data(),
+                            top.diff()->cpu_data(), bottom->diff()->mutable_cpu_data());
+    return;
+  }
   auto* dx = static_cast<char*>(bottom->diff()->mutable_cpu_data());
   const auto* x = static_cast<const char*>(bottom->data()->cpu_data());
   const auto* dy = static_cast<const char*>(top.diff()->cpu_data());
