@@ -11,42 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "channels_last_test_util.hpp"
 #include "demi/layers/channels_last_lrn.hpp"
 #include "demi/util/bfloat16.hpp"
 #include "test_util.hpp"
 
 namespace demi {
 namespace {
-
-/// Caffe's layout (n, c, p) -> channels last (n, p, c) as T, and back.
-template <typename T>
-std::vector<T> ToChannelsLast(const std::vector<float>& caffe, int64_t num, int64_t channels) {
-  const int64_t plane = static_cast<int64_t>(caffe.size()) / (num * channels);
-  std::vector<T> last(caffe.size());
-  for (int64_t n = 0; n < num; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t p = 0; p < plane; ++p) {
-        last[(n * plane + p) * channels + c] = caffe[(n * channels + c) * plane + p];
-      }
-    }
-  }
-  return last;
-}
-
-template <typename T>
-std::vector<float> ToCaffeLayout(const std::vector<T>& last, int64_t num, int64_t channels) {
-  const int64_t plane = static_cast<int64_t>(last.size()) / (num * channels);
-  std::vector<float> caffe(last.size());
-  for (int64_t n = 0; n < num; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t p = 0; p < plane; ++p) {
-        caffe[(n * channels + c) * plane + p] =
-            static_cast<float>(last[(n * plane + p) * channels + c]);
-      }
-    }
-  }
-  return caffe;
-}
 
 /// Each value within `relative` of want's, or of want's largest magnitude.
 void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, float relative) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "channels_last_test_util.hpp"
 #include "demi/layers/channels_last_max_pool.hpp"
 #include "demi/util/bfloat16.hpp"
 #include "demi/util/float16.hpp"
@@ -18,21 +19,6 @@
 
 namespace demi {
 namespace {
-
-/// Caffe's layout (n, c, h, w) -> channels last (n, h, w, c) as T.
-template <typename T>
-std::vector<T> ToChannelsLast(const std::vector<float>& caffe, int64_t num, int64_t channels,
-                              int64_t plane) {
-  std::vector<T> last(caffe.size());
-  for (int64_t n = 0; n < num; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t p = 0; p < plane; ++p) {
-        last[(n * plane + p) * channels + c] = caffe[(n * channels + c) * plane + p];
-      }
-    }
-  }
-  return last;
-}
 
 struct PoolCase {
   std::string name;
@@ -81,11 +67,11 @@ void ExpectMatchesCaffeEngine(Type stored) {
     std::copy(dy.begin(), dy.end(), top.mutable_cpu_diff());
     layer->Backward(tops, {true}, bottoms);
 
-    const std::vector<T> x_last = ToChannelsLast<T>(x, g.num, g.channels, plane);
+    const std::vector<T> x_last = ToChannelsLast<T>(x, g.num, g.channels);
     std::vector<T> y_last(top.count());
     std::vector<uint8_t> window(top.count());
     ChannelsLastMaxPoolForward(g, stored, x_last.data(), y_last.data(), window.data());
-    const std::vector<T> dy_last = ToChannelsLast<T>(dy, g.num, g.channels, pooled);
+    const std::vector<T> dy_last = ToChannelsLast<T>(dy, g.num, g.channels);
     std::vector<T> dx_last(bottom.count(), static_cast<T>(-1.0f));  // all overwritten
     ChannelsLastMaxPoolBackward(g, stored, dy_last.data(), window.data(), dx_last.data());
 

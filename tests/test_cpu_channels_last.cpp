@@ -188,28 +188,37 @@ TEST(CpuChannelsLastLayerTest, Bfloat16Convolution) {
   }
 }
 
+/// The DNNL 1x1 convolution of `outputs` outputs and `fields` (more of its
+/// convolution_param) from x (2 x 24 x 5 x 3) into y, both BFLOAT16 channels
+/// last, in bfloat16 math: forward run, and y's diff filled.
+std::unique_ptr<Layer> OneByOneAfterForward(int64_t outputs, const std::string& fields, Blob* x,
+                                            Blob* y) {
+  auto layer = MakeDnnlLayer(StrCat("type: 'Convolution' convolution_param { num_output: ", outputs,
+                                    " kernel_size: 1 ", fields, kStorageFillers, " }",
+                                    StorageFields(BFLOAT16),
+                                    " forward_math: BFLOAT16 backward_math: BFLOAT16"));
+  for (Blob* blob : {x, y}) blob->set_storage_type(BFLOAT16);
+  x->set_channel_block(24);
+  x->Reshape({2, 24, 5, 3});
+  layer->SetUp({x}, {y});
+  y->set_channel_block(outputs);
+  layer->Reshape({x}, {y});
+  EXPECT_EQ(layer->running_engine(), EngineKind::kDnnl);
+  if (DnnlComputesBfloat16()) {
+    EXPECT_EQ(layer->engine().types.backward_math, BFLOAT16);
+  }
+  StoreValues(x, RoundedGaussian(x->count(), 5, BFLOAT16), false);
+  layer->Forward({x}, {y});
+  StoreValues(y, RoundedGaussian(y->count(), 6, BFLOAT16), true);
+  return layer;
+}
+
 /// Caffe adds each backward's weight gradient to the param's diff (the
 /// matmul's where it computes in bfloat16).
 void ExpectOneByOneWeightGradientAccumulates(int stride) {
   const ScopedDnnlChannelsLast amx(true);
-  auto layer = MakeDnnlLayer(StrCat(
-      "type: 'Convolution' convolution_param { num_output: 40 kernel_size: 1 bias_term: false",
-      " stride: ", stride, kStorageFillers, " }", StorageFields(BFLOAT16),
-      " forward_math: BFLOAT16 backward_math: BFLOAT16"));
   Blob x, y;
-  for (Blob* blob : {&x, &y}) blob->set_storage_type(BFLOAT16);
-  x.set_channel_block(24);
-  x.Reshape({2, 24, 5, 3});
-  layer->SetUp({&x}, {&y});
-  y.set_channel_block(40);
-  layer->Reshape({&x}, {&y});
-  ASSERT_EQ(layer->running_engine(), EngineKind::kDnnl);
-  if (DnnlComputesBfloat16()) {
-    ASSERT_EQ(layer->engine().types.backward_math, BFLOAT16);
-  }
-  StoreValues(&x, RoundedGaussian(x.count(), 5, BFLOAT16), false);
-  layer->Forward({&x}, {&y});
-  StoreValues(&y, RoundedGaussian(y.count(), 6, BFLOAT16), true);
+  auto layer = OneByOneAfterForward(40, StrCat("bias_term: false stride: ", stride), &x, &y);
   Blob& weights = *layer->blobs()[0];
   Set(weights.count(), 0.0f, weights.mutable_cpu_diff());
   layer->Backward({&y}, {false}, {&x});
@@ -230,21 +239,8 @@ TEST(CpuChannelsLastLayerTest, Bfloat16OneByOneWeightGradientAccumulates) {
 /// and the untouched weight diff are those of the layer learning both.
 void ExpectOneByOneBiasLearnsAlone(int stride) {
   const ScopedDnnlChannelsLast amx(true);
-  auto layer = MakeDnnlLayer(StrCat("type: 'Convolution' convolution_param { num_output: 64 ",
-                                    "kernel_size: 1 stride: ", stride, kStorageFillers, " }",
-                                    StorageFields(BFLOAT16),
-                                    " forward_math: BFLOAT16 backward_math: BFLOAT16"));
   Blob x, y;
-  for (Blob* blob : {&x, &y}) blob->set_storage_type(BFLOAT16);
-  x.set_channel_block(24);
-  x.Reshape({2, 24, 5, 3});
-  layer->SetUp({&x}, {&y});
-  y.set_channel_block(64);
-  layer->Reshape({&x}, {&y});
-  ASSERT_EQ(layer->running_engine(), EngineKind::kDnnl);
-  StoreValues(&x, RoundedGaussian(x.count(), 5, BFLOAT16), false);
-  layer->Forward({&x}, {&y});
-  StoreValues(&y, RoundedGaussian(y.count(), 6, BFLOAT16), true);
+  auto layer = OneByOneAfterForward(64, StrCat("stride: ", stride), &x, &y);
   Blob &weights = *layer->blobs()[0], &bias = *layer->blobs()[1];
   const auto backward = [&] {
     Set(bias.count(), 0.0f, bias.mutable_cpu_diff());

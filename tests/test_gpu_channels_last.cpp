@@ -8,28 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "channels_last_test_util.hpp"
 #include "demi/util/convert_gpu.hpp"
 #include "gpu_test_util.hpp"
 #include "storage_compare_util.hpp"
 
 namespace demi {
 namespace {
-
-#ifndef CPU_ONLY
-/// `values` (num x channels x spatial in Caffe's layout) channels last.
-std::vector<float> ToChannelsLast(const std::vector<float>& values, int64_t num, int64_t channels,
-                                  int64_t spatial) {
-  std::vector<float> last(values.size());
-  for (int64_t n = 0; n < num; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t i = 0; i < spatial; ++i) {
-        last[(n * spatial + i) * channels + c] = values[(n * channels + c) * spatial + i];
-      }
-    }
-  }
-  return last;
-}
-#endif
 
 TEST(GpuConvertLayoutTest, TransposesEachWayAndAddsAWeightGradientBack) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
@@ -45,7 +30,7 @@ TEST(GpuConvertLayoutTest, TransposesEachWayAndAddsAWeightGradientBack) {
   GpuConvertLayout(num, channels, spatial, FLOAT, x.gpu_data(), BFLOAT16,
                    last.data()->mutable_gpu_data(), true);
   // The values are bfloat16 numbers already: the conversion is exact.
-  EXPECT_EQ(ValuesOf(last, false), ToChannelsLast(caffe, num, channels, spatial));
+  EXPECT_EQ(ValuesOf(last, false), ToChannelsLast(caffe, num, channels));
   Blob back(std::vector<int64_t>{count});
   GpuConvertLayout(num, channels, spatial, BFLOAT16, last.data()->gpu_data(), FLOAT,
                    back.mutable_gpu_data(), false);
