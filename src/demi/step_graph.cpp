@@ -181,6 +181,7 @@ bool StepGraph::Capture() {
       }
     };
     bool captured = false;
+    const uint64_t scratch_moves = CudaScratchMoves();
     {
       CaptureScope scope{this, net_->layer_backward_hook()};
       MarkCaptured(true);
@@ -188,7 +189,10 @@ bool StepGraph::Capture() {
       captured = CaptureSegments();
     }
     if (!captured) continue;
-    scratch_moves_ = CudaScratchMoves();
+    // A scratch that moved while capturing left the kernels captured before
+    // it holding the freed one: capture again, the scratch now grown.
+    if (CudaScratchMoves() != scratch_moves) continue;
+    scratch_moves_ = scratch_moves;
     gradient_scale_ = net_->gradient_scale();
     shapes_ = ShapesHash();
     ++captures_;

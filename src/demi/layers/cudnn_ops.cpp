@@ -104,9 +104,12 @@ bool CudnnPoolsAndActivatesIn(Type type) {
   CudnnPooling pool;
   DEMI_CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool.get(), CUDNN_POOLING_MAX_DETERMINISTIC,
                                                CUDNN_NOT_PROPAGATE_NAN, 1, 1, 0, 0, 1, 1));
-  void* element = CudaScratch(2 * sizeof(uint16_t));
-  DEMI_CUDA_CHECK(cudaMemsetAsync(element, 0, 2 * sizeof(uint16_t), CudaStream()));
-  void* other = static_cast<uint16_t*>(element) + 1;
+  // Input and output in slots of their own, each as aligned as an
+  // allocation: a kernel loading bfloat16 pairs must not meet an odd address.
+  constexpr size_t kSlot = 256;
+  void* element = CudaScratch(2 * kSlot);
+  DEMI_CUDA_CHECK(cudaMemsetAsync(element, 0, 2 * kSlot, CudaStream()));
+  void* other = static_cast<char*>(element) + kSlot;
   const bool pools =
       cudnnPoolingForward(CudnnHandle(), pool.get(), CudnnScale::One(), tensor.get(), element,
                           CudnnScale::Zero(), tensor.get(), other) == CUDNN_STATUS_SUCCESS;
