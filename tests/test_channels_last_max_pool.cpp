@@ -3,7 +3,7 @@
 // winners among ties (small integers tie often), and the same gradient bit
 // for bit (FLOAT: added in Caffe's order; 16-bit: rounded once), over
 // windows clipped by the image, padded, overlapping, leaving gaps, and
-// chunks of channels with a remainder.
+// chunks of channels with a remainder, and shapes that threads split.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -37,6 +37,8 @@ std::vector<PoolCase> Cases() {
        "kernel_h: 3 kernel_w: 2 stride_h: 2 stride_w: 1 pad_h: 1 pad_w: 0"},
       {"2x2_stride3_gaps", {1, 66, 8, 8, 0, 0, 2, 2, 3, 3, 0, 0}, "kernel_size: 2 stride: 3"},
       {"global_5x4", {2, 9, 5, 4, 0, 0, 5, 4, 1, 1, 0, 0}, "kernel_h: 5 kernel_w: 4"},
+      // Enough rows that threads split both passes.
+      {"threads_3x3_stride2", {2, 64, 40, 40, 0, 0, 3, 3, 2, 2, 0, 0}, "kernel_size: 3 stride: 2"},
   };
 }
 
@@ -95,6 +97,26 @@ void ExpectMatchesCaffeEngine(Type stored) {
         }
       }
     }
+  }
+}
+
+// The largest window: its last element's index is 255, the byte's last value.
+TEST(ChannelsLastMaxPoolTest, AWindowOf256ElementsNamesItsLast) {
+  const MaxPoolGeometry g{1, 2, 16, 16, 1, 1, 16, 16, 1, 1, 0, 0};
+  std::vector<float> x(2 * 256);
+  for (int64_t p = 0; p < 256; ++p) {
+    x[p * 2] = static_cast<float>(p);       // rises to the last pixel
+    x[p * 2 + 1] = static_cast<float>(-p);  // falls from the first
+  }
+  std::vector<float> y(2), dy = {3, 5}, dx(x.size(), -1);
+  std::vector<uint8_t> window(2);
+  ChannelsLastMaxPoolForward(g, FLOAT, x.data(), y.data(), window.data());
+  EXPECT_EQ(y, (std::vector<float>{255, 0}));
+  EXPECT_EQ(window, (std::vector<uint8_t>{255, 0}));
+  ChannelsLastMaxPoolBackward(g, FLOAT, dy.data(), window.data(), dx.data());
+  for (int64_t p = 0; p < 256; ++p) {
+    EXPECT_EQ(dx[p * 2], p == 255 ? 3 : 0) << p;
+    EXPECT_EQ(dx[p * 2 + 1], p == 0 ? 5 : 0) << p;
   }
 }
 

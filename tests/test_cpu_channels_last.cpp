@@ -7,11 +7,18 @@
 // BFLOAT16 net given the preference on any CPU (ScopedDnnlChannelsLast)
 // stores exactly the blobs its readers allow so, trains as it does in
 // Caffe's layout, and trains bit-identically planned and unplanned.
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "demi/layers/channels_last_lrn.hpp"
+#include "demi/layers/channels_last_max_pool.hpp"
+#include "demi/layers/lrn_layer.hpp"
+#include "demi/layers/pooling_layer.hpp"
 #include "demi/util/bfloat16.hpp"
 #include "demi/util/channel_blocks.hpp"
 #include "demi/util/dnnl.hpp"
@@ -103,6 +110,66 @@ TEST(CpuChannelsLastLayerTest, MaxAndAveragePooling) {
     ExpectChannelsLastMatchesPlain(
         StrCat("type: 'Pooling' pooling_param { pool: ", pool, " kernel_size: 3 stride: 2 }"),
         {{2, 24, 7, 7}}, /*check_gradient=*/false);
+  }
+}
+
+/// `blob`'s data or diff as floats, in its own layout.
+std::vector<float> RawFloats(const Blob& blob, bool diff) {
+  const auto* values = static_cast<const float*>((diff ? blob.diff() : blob.data())->cpu_data());
+  return std::vector<float>(values, values + blob.count());
+}
+
+/// The bits of `values`: NaNs compare equal.
+std::vector<uint32_t> Bits(const std::vector<float>& values) {
+  std::vector<uint32_t> bits(values.size());
+  std::memcpy(bits.data(), values.data(), values.size() * sizeof(float));
+  return bits;
+}
+
+// Between channels-last blobs the DNNL layers run our kernels
+// (channels_last_max_pool.hpp, channels_last_lrn.hpp): they say so, and
+// through each layer come bit for bit what the kernels give on the same
+// bytes, ties (small integers) and a NaN inside a window included. (oneDNN's
+// LRN rounds otherwise; its max pooling gives these bits too.)
+TEST(CpuChannelsLastLayerTest, MaxPoolingAndLRNRunOurKernels) {
+  constexpr int64_t kChannels = 24;
+  for (const bool pooling : {true, false}) {
+    SCOPED_TRACE(pooling ? "Pooling" : "LRN");
+    auto layer = MakeDnnlLayer(pooling ? "type: 'Pooling' pooling_param { pool: MAX kernel_size: 3 "
+                                         "stride: 2 }"
+                                       : "type: 'LRN' lrn_param { local_size: 5 alpha: 0.5 }");
+    Blob x, y;
+    x.set_channel_block(kChannels);
+    x.Reshape({2, kChannels, 7, 7});
+    layer->SetUp({&x}, {&y});
+    y.set_channel_block(kChannels);
+    layer->Reshape({&x}, {&y});
+    ASSERT_EQ(layer->running_engine(), EngineKind::kDnnl);
+    EXPECT_TRUE(pooling ? dynamic_cast<PoolingLayer&>(*layer).RunsChannelsLastKernels()
+                        : dynamic_cast<LRNLayer&>(*layer).RunsChannelsLastKernels());
+    auto* x_bytes = static_cast<float*>(x.data()->mutable_cpu_data());
+    for (int64_t i = 0; i < x.count(); ++i) x_bytes[i] = static_cast<float>(i * 7 % 5);
+    // A NaN inside a window: only its first element's NaN wins in Caffe's
+    // rule (and ours), where oneDNN's max takes any.
+    if (pooling) x_bytes[kChannels * 8] = std::numeric_limits<float>::quiet_NaN();
+    layer->Forward({&x}, {&y});
+    const std::vector<float> dy = RoundedGaussian(y.count(), 3, FLOAT);
+    std::copy(dy.begin(), dy.end(), static_cast<float*>(y.diff()->mutable_cpu_data()));
+    layer->Backward({&y}, {true}, {&x});
+    const std::vector<float> in = RawFloats(x, false);
+    std::vector<float> out(y.count()), dx(x.count());
+    if (pooling) {
+      const MaxPoolGeometry g{2, kChannels, 7, 7, 3, 3, 3, 3, 2, 2, 0, 0};
+      std::vector<uint8_t> window(y.count());
+      ChannelsLastMaxPoolForward(g, FLOAT, in.data(), out.data(), window.data());
+      ChannelsLastMaxPoolBackward(g, FLOAT, dy.data(), window.data(), dx.data());
+    } else {
+      const LrnGeometry g{2 * 7 * 7, kChannels, 5, 0.5f, 1.0f};
+      ChannelsLastLrnForward(g, FLOAT, in.data(), out.data());
+      ChannelsLastLrnBackward(g, FLOAT, in.data(), dy.data(), dx.data());
+    }
+    EXPECT_EQ(Bits(RawFloats(y, false)), Bits(out));
+    EXPECT_EQ(Bits(RawFloats(x, true)), Bits(dx));
   }
 }
 

@@ -20,8 +20,8 @@ constexpr int64_t kMaxLrnSize = 33;
 /// Caffe's LRN across channels over `pixels` pixels of `channels` channels:
 /// scale_c = k + alpha / size * sum of x_j^2 over the `size` channels
 /// centred on c (zeros past the ends), y_c = x_c scale_c^-beta; beta 0.75
-/// only (AlexNet's, CaffeNet's and GoogLeNet's), taken as
-/// 1 / (sqrt(scale) sqrt(sqrt(scale))).
+/// only (AlexNet's, CaffeNet's and GoogLeNet's), taken as r sqrt(r) with
+/// r = 1 / sqrt(scale).
 struct LrnGeometry {
   int64_t pixels, channels, size;
   float alpha, k;

@@ -35,10 +35,11 @@ namespace demi {
 /// On the CPU, DNNL (and DEFAULT, unless the net's engine says CAFFE) runs
 /// ACROSS_CHANNELS through oneDNN in its blocked layout (the CPU's channel
 /// block inner, reordered through scratch buffers where a blob holds
-/// another), keeping oneDNN's workspace instead of the scale; between
-/// channels-last blobs of one type with beta 0.75, our own kernels
-/// (channels_last_lrn.hpp), which keep nothing: backward recomputes the
-/// scales from the bottom. WITHIN_CHANNEL runs the CAFFE engine.
+/// another), its workspace scratch that backward recomputes instead of the
+/// scale; between channels-last blobs of one type where OwnKernelsTake(),
+/// our own kernels (channels_last_lrn.hpp), which keep nothing: backward
+/// recomputes the scales from the bottom. WITHIN_CHANNEL runs the CAFFE
+/// engine.
 class LRNLayer : public Layer {
  public:
   using Layer::Layer;
@@ -55,17 +56,21 @@ class LRNLayer : public Layer {
     return DnnlReady() ? BlobFormats::kPerBlob : BlobFormats::kNone;
   }
   /// oneDNN's LRN runs in FLOAT on blocked floats; BFLOAT16 blobs are
-  /// converted by the reorders into and out of them. On a GPU the CUDA
-  /// kernels (not cuDNN's) read and write 16-bit blobs, in FLOAT.
+  /// converted by the reorders into and out of them (our channels-last
+  /// kernels read and write them as stored). On a GPU the CUDA kernels (not
+  /// cuDNN's) read and write 16-bit blobs, in FLOAT.
   BlobFormats narrow_blobs() const override {
     if (context_.device == Device::kGPU) {
       return NarrowBlobsWhen(!RunsCudnn(), BlobFormats::kUniform);
     }
     return NarrowBlobsWhen(DnnlReady(), BlobFormats::kPerBlob);
   }
-  /// On the CPU, channels last where oneDNN's convolutions want it, so that
-  /// the layers around keep their layout (lrn_layer_dnnl.cpp).
+  /// On the CPU, channels last where oneDNN's convolutions want it and
+  /// OwnKernelsTake() (lrn_layer_dnnl.cpp).
   BlobFormats channels_last_layouts() const override;
+  /// Whether the DNNL engine runs our channels-last kernels at the current
+  /// shapes and layouts (lrn_layer_dnnl.cpp).
+  bool RunsChannelsLastKernels() const;
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -94,6 +99,9 @@ class LRNLayer : public Layer {
   void DnnlSetUp();
   void DnnlReshape(const Blob& bottom, const Blob& top);
   bool DnnlReady() const;
+  /// Whether our channels-last kernels take this layer's settings and
+  /// channels (beta 0.75, local_size and channels within their limits).
+  bool OwnKernelsTake() const;
   void DnnlForward(const Blob& bottom, Blob* top);
   void DnnlBackward(const Blob& top, Blob* bottom);
   std::shared_ptr<DnnlState> dnnl_;  ///< null for other engines

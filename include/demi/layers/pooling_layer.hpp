@@ -52,7 +52,11 @@ struct PoolKernelShape;  ///< pooling_layer.cu
 /// the divisor agrees (pad 0, or no window past in + pad). MAX keeps
 /// oneDNN's workspace (which window element won) instead of the argmax, saved
 /// for backward; a mask top runs the CAFFE engine. Ties between equal
-/// maxima may route the gradient to another of them than CAFFE would.
+/// maxima may route the gradient to another of them than CAFFE would. MAX
+/// between channels-last blobs of one type (windows of at most 256 elements)
+/// runs our own kernels instead (channels_last_max_pool.hpp): a byte an
+/// output in that workspace, CAFFE's winners, and its gradient sums bit for
+/// bit in FLOAT.
 class PoolingLayer : public Layer {
  public:
   using Layer::Layer;
@@ -79,6 +83,9 @@ class PoolingLayer : public Layer {
   /// On a GPU in 16 bits, the CUDA kernels pool channels last too (cuDNN
   /// then runs not), a side in Caffe's layout transposed through scratch.
   BlobFormats channels_last_layouts() const override;
+  /// Whether the DNNL engine runs our channels-last max pooling kernels at
+  /// the current shapes and layouts (pooling_layer_dnnl.cpp).
+  bool RunsChannelsLastKernels() const;
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;

@@ -25,6 +25,15 @@ inline bool SameBytesChannelsLast(const Blob& blob) {
   return blob.num_axes() == 4 && (blob.shape(1) == 1 || blob.count(2) == 1);
 }
 
+/// Whether `blob`'s bytes lie channels last (NHWC), whatever layout it is
+/// said to hold: channels last, a block of all its channels (16 in
+/// nChw16c), or the same bytes in Caffe's layout. Our channels-last kernels
+/// take such a blob.
+inline bool HoldsChannelsLast(const Blob& blob) {
+  return blob.num_axes() == 4 &&
+         (blob.channel_block() == blob.shape(1) || SameBytesChannelsLast(blob));
+}
+
 /// A tensor of outer x channels x inner floats whose channels are stored in
 /// blocks of `block` innermost (Blob::channel_block()): element (o, c, i)
 /// lies at ((o * channels / block + c / block) * inner + i) * block + c % block.

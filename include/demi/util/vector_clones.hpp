@@ -42,8 +42,9 @@ DEMI_TEMPLATE_VECTOR_CLONES __attribute__((flatten)) void RunVectorized(int64_t 
 }
 
 /// ParallelFor whose blocks run through RunVectorized: for the hot
-/// element-wise and per-channel loops (BatchNorm, Scale) only, since each
-/// such call site compiles three times.
+/// element-wise, per-channel and per-pixel loops only (BatchNorm, Scale, the
+/// channels-last pooling and LRN kernels), since each such call site
+/// compiles three times.
 template <typename Body>
 void ParallelForVectorized(int64_t n, int64_t grain, const Body& body) {
   ParallelFor(n, grain, [&body](int64_t begin, int64_t end) { RunVectorized(begin, end, body); });

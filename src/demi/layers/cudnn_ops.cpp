@@ -98,7 +98,7 @@ bool CudnnPoolsAndActivatesIn(Type type) {
   std::lock_guard<std::mutex> lock(mutex);
   auto known = by_device.find(device);
   if (known != by_device.end()) return known->second;
-  // One element, pooled by a 1 x 1 window and put through ReLU, in place.
+  // One element, pooled by a 1 x 1 window and put through ReLU.
   CudnnTensor tensor;
   tensor.Set({1, 1, 1, 1}, type);
   CudnnPooling pool;

@@ -4,6 +4,7 @@
 
 #include "demi/layers/channels_last_lrn.hpp"
 #include "demi/layers/lrn_layer.hpp"
+#include "demi/util/channel_blocks.hpp"
 #include "demi/util/dnnl.hpp"
 
 namespace demi {
@@ -63,9 +64,21 @@ void LRNLayer::DnnlSetUp() {
 
 bool LRNLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
 
+bool LRNLayer::RunsChannelsLastKernels() const {
+  return DnnlReady() && dnnl_->channels_last.has_value();
+}
+
+bool LRNLayer::OwnKernelsTake() const {
+  const LRNParameter& param = layer_param_.lrn_param();
+  return param.beta() == kLrnBeta && param.local_size() <= kMaxLrnSize &&
+         channels_ <= kMaxLrnChannels;
+}
+
 BlobFormats LRNLayer::channels_last_layouts() const {
+  // Elsewhere oneDNN would reorder channels last into its blocks and back.
   const bool cpu = context_.device == Device::kCPU;
-  return cpu && DnnlReady() && DnnlPrefersChannelsLast(engine_.types.forward_storage)
+  return cpu && DnnlReady() && OwnKernelsTake() &&
+                 DnnlPrefersChannelsLast(engine_.types.forward_storage)
              ? BlobFormats::kPerBlob
              : BlobFormats::kNone;
 }
@@ -76,15 +89,14 @@ void LRNLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   s.channels_last.reset();
   if (bottom.count() == 0) return;
   const LRNParameter& param = layer_param_.lrn_param();
-  const int64_t channels = bottom.shape(1);
-  if (bottom.channel_block() == channels && top.channel_block() == channels &&
-      bottom.storage_type() == top.storage_type() && param.beta() == kLrnBeta &&
-      param.local_size() <= kMaxLrnSize && channels <= kMaxLrnChannels) {
-    s.channels_last = LrnGeometry{bottom.count() / channels, channels, param.local_size(),
+  if (HoldsChannelsLast(bottom) && HoldsChannelsLast(top) &&
+      bottom.storage_type() == top.storage_type() && OwnKernelsTake()) {
+    s.channels_last = LrnGeometry{bottom.count() / channels_, channels_, param.local_size(),
                                   param.alpha(), param.k()};
     s.ready = true;
     scale_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's buffers are not needed
     ratio_.Reshape(std::vector<int64_t>{0});
+    VLOG(1) << "LRN layer '" << layer_param_.name() << "' runs our channels-last kernels";
     return;
   }
   // LRN is per image: the primitives run a chunk of images at a time.

@@ -3,6 +3,7 @@
 
 #include "demi/layers/channels_last_max_pool.hpp"
 #include "demi/layers/pooling_layer.hpp"
+#include "demi/util/channel_blocks.hpp"
 #include "demi/util/dnnl.hpp"
 
 namespace demi {
@@ -11,8 +12,9 @@ using dnnl::memory;
 
 // src: the bottom in the type oneDNN pools in; dst: the top in its layout,
 // the bottom's. The workspace (MAX): where each window's max was. MAX
-// between channels-last blobs of one type runs our own kernels instead
-// (channels_last_max_pool.hpp), their window indexes in the workspace.
+// between channels-last blobs of one type runs our own kernels instead of
+// the primitives (channels_last_max_pool.hpp), their window indexes in the
+// workspace.
 struct PoolingLayer::DnnlState : DnnlSavingForward {
   Blob src_buffer, dst_buffer;
   std::optional<MaxPoolGeometry> channels_last_max;
@@ -28,6 +30,10 @@ void PoolingLayer::DnnlSetUp(const std::vector<Blob*>& top) {
 }
 
 bool PoolingLayer::DnnlReady() const { return dnnl_ && dnnl_->ready; }
+
+bool PoolingLayer::RunsChannelsLastKernels() const {
+  return DnnlReady() && dnnl_->channels_last_max.has_value();
+}
 
 void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   DnnlState& s = *dnnl_;
@@ -55,6 +61,21 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
     LogDnnlFallback(layer_param_, StrCat("its windows over bottom shape ", bottom.shape_string(),
                                          " reach past the padding, which oneDNN counts "
                                          "differently from Caffe"));
+    return;
+  }
+  if (method_ == PoolingParameter::MAX && HoldsChannelsLast(bottom) && HoldsChannelsLast(top) &&
+      bottom.storage_type() == top.storage_type() &&
+      kernel_h_ * kernel_w_ <= kMaxPoolWindowElements) {
+    // Our kernels, not the primitives: no scratch, and their window indexes
+    // in the workspace, a byte an output.
+    s.channels_last_max =
+        MaxPoolGeometry{bottom.shape(0), channels_, height_,   width_,    pooled_h_, pooled_w_,
+                        kernel_h_,       kernel_w_, stride_h_, stride_w_, pad_h_,    pad_w_};
+    ReserveBytes(&s.workspace.blob, static_cast<size_t>(top.count()));
+    s.ready = true;
+    argmax_.Reshape(std::vector<int64_t>{0});
+    VLOG(1) << "Pooling layer '" << layer_param_.name()
+            << "' runs our channels-last max pooling kernels";
     return;
   }
   // oneDNN pools in the bottom's storage type, but a widened one (FLOAT16,
@@ -85,16 +106,6 @@ void PoolingLayer::DnnlReshape(const Blob& bottom, const Blob& top) {
   });
   if (!s.ready) return;
   argmax_.Reshape(std::vector<int64_t>{0});  // the CAFFE engine's saved buffer is not needed
-  const bool channels_last =
-      bottom.channel_block() == channels_ && top.channel_block() == channels_;
-  if (method_ == PoolingParameter::MAX && channels_last &&
-      bottom.storage_type() == top.storage_type() &&
-      kernel_h_ * kernel_w_ <= kMaxPoolWindowElements) {
-    s.channels_last_max =
-        MaxPoolGeometry{bottom.shape(0), channels_, height_,   width_,    pooled_h_, pooled_w_,
-                        kernel_h_,       kernel_w_, stride_h_, stride_w_, pad_h_,    pad_w_};
-    ReserveBytes(&s.workspace.blob, static_cast<size_t>(top.count()));  // a byte an output
-  }
 }
 
 void PoolingLayer::DnnlForward(const Blob& bottom, Blob* top) {
