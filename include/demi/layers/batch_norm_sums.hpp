@@ -124,6 +124,24 @@ inline void CaffeLayoutSums(int64_t num, int64_t channels, int64_t spatial, cons
   });
 }
 
+/// One pixel's terms of BlockedLayoutSums, over its n lanes: g (dy, through
+/// the absorbed ReLU where kGated, gamma and beta the lanes' own) added
+/// into g_sums, and g x_hat into g_y_sums. Its arguments are the callers'
+/// locals, not closure or struct members the sums' stores might alias: GCC
+/// vectorizes the loop then. (gamma and beta are read only where kGated.)
+template <bool kGated, typename T, typename Sum>
+inline void AddGradientTerms(int64_t n, const T* dy, const T* x_hat, const float* gamma,
+                             const float* beta, ReLUBackward relu, Sum* g_sums, Sum* g_y_sums) {
+#pragma omp simd
+  for (int64_t l = 0; l < n; ++l) {
+    const float x = static_cast<float>(x_hat[l]);
+    const float d = static_cast<float>(dy[l]);
+    const float g = kGated ? relu(gamma[l] * x + beta[l], d) : d;
+    g_sums[l] += g;
+    g_y_sums[l] += g * x;
+  }
+}
+
 /// sum_g[c] and sum_g_y[c] over blobs in blocks of channels (block > 1,
 /// channels last too; threads take groups of ChannelBlocks::lanes()), g
 /// = dy, or dy through the absorbed ReLU of `affine` (its gamma and beta
@@ -141,24 +159,11 @@ void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y,
   const int64_t lanes = t.lanes(), block = t.block, inner = t.inner, outer = t.outer;
   if (!kFloat && t.wide_channels_last()) {  // the same sums, image by image
     const auto pixel = [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
-      // Locals, not the closure's or the struct's members, which the sums'
-      // float stores might alias: GCC vectorizes the loop then. (gamma is
-      // null without an affine part: offset only where read.)
-      const ReLUBackward relu{affine.act.slope};
+      // gamma is null without an affine part: offset only where read.
       const float* gamma = kGated ? affine.gamma + first : nullptr;
       const float* beta = kGated ? affine.beta + first : nullptr;
-      float* const g_sums = rows[0];
-      float* const g_y_sums = rows[1];
-      const T* d = dy + at;
-      const T* x = y + at;
-#pragma omp simd
-      for (int64_t l = 0; l < n; ++l) {
-        const float x_hat = static_cast<float>(x[l]);
-        const float dl = static_cast<float>(d[l]);
-        const float g = kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
-        g_sums[l] += g;
-        g_y_sums[l] += g * x_hat;
-      }
+      AddGradientTerms<kGated>(n, dy + at, y + at, gamma, beta, ReLUBackward{affine.act.slope},
+                               rows[0], rows[1]);
     };
     ChannelsLastSumsByImage<2>(outer, t.channels, inner, {sum_g, sum_g_y}, pixel);
     return;
@@ -182,16 +187,8 @@ void BlockedLayoutSums(const ChannelBlocks& t, const T* dy, const T* y,
       for (int64_t o = 0; o < outer; ++o) {
         const int64_t row = t.group_start(o, first);
         for (int64_t i = 0; i < inner; ++i) {
-          const T* d = dy + row + i * block;
-          const T* x = y + row + i * block;
-#pragma omp simd
-          for (int64_t l = 0; l < n; ++l) {
-            const float x_hat = static_cast<float>(x[l]);
-            const float dl = static_cast<float>(d[l]);
-            const float g = kGated ? relu(gamma[l] * x_hat + beta[l], dl) : dl;
-            row_g[l] += g;
-            row_g_y[l] += g * x_hat;
-          }
+          const int64_t at = row + i * block;
+          AddGradientTerms<kGated>(n, dy + at, y + at, gamma, beta, relu, row_g, row_g_y);
         }
         if constexpr (!kFloat) {
           for (int64_t l = 0; l < n; ++l) {

@@ -21,6 +21,8 @@ struct PixelRuns {
   float sums[kMaxLrnChannels];
   float out[kMaxLrnChannels];
 
+  explicit PixelRuns(int64_t channels) { std::fill_n(padded, channels + 2 * kMaxLrnHalf, 0.0f); }
+
   float* terms() { return padded + kMaxLrnHalf; }
 
   /// sums[c] = the sum of terms over the `size` channels centred on c, in
@@ -33,6 +35,16 @@ struct PixelRuns {
       for (int64_t c = 0; c < channels; ++c) sums[c] += first[c + j];
     }
   }
+
+  /// values = the pixel's x, and sums = its windows' sums of x^2.
+  template <typename T>
+  void SquareSums(const T* x, int64_t channels, int64_t size) {
+    LoadWidened(channels, x, values);
+    float* squares = terms();
+#pragma omp simd
+    for (int64_t c = 0; c < channels; ++c) squares[c] = values[c] * values[c];
+    WindowSums(channels, size);
+  }
 };
 
 /// scale^-0.75.
@@ -43,63 +55,50 @@ inline float PowMinusThreeQuarters(float scale) {
 
 template <typename T>
 void LrnForward(const LrnGeometry& g, const T* x, T* y) {
-  ParallelForVectorized(g.pixels, GrainFor(g.channels * (g.size + 4)),
-                        [=](int64_t begin, int64_t end) {
-                          const int64_t channels = g.channels;
-                          const float a = g.alpha / static_cast<float>(g.size), k = g.k;
-                          PixelRuns runs;
-                          std::fill_n(runs.padded, channels + 2 * kMaxLrnHalf, 0.0f);
-                          float* values = runs.values;
-                          float* terms = runs.terms();
-                          for (int64_t p = begin; p < end; ++p) {
-                            LoadWidened(channels, x + p * channels, values);
+  const auto pixels = [=](int64_t begin, int64_t end) {
+    const int64_t channels = g.channels;
+    const float a = g.alpha / static_cast<float>(g.size), k = g.k;
+    PixelRuns runs(channels);
+    for (int64_t p = begin; p < end; ++p) {
+      runs.SquareSums(x + p * channels, channels, g.size);
 #pragma omp simd
-                            for (int64_t c = 0; c < channels; ++c) {
-                              terms[c] = values[c] * values[c];
-                            }
-                            runs.WindowSums(channels, g.size);
-#pragma omp simd
-                            for (int64_t c = 0; c < channels; ++c) {
-                              runs.out[c] = values[c] * PowMinusThreeQuarters(k + a * runs.sums[c]);
-                            }
-                            StoreRounded(channels, runs.out, y + p * channels);
-                          }
-                        });
+      for (int64_t c = 0; c < channels; ++c) {
+        runs.out[c] = runs.values[c] * PowMinusThreeQuarters(k + a * runs.sums[c]);
+      }
+      StoreRounded(channels, runs.out, y + p * channels);
+    }
+  };
+  ParallelForVectorized(g.pixels, GrainFor(g.channels * (g.size + 4)), pixels);
 }
 
 template <typename T>
 void LrnBackward(const LrnGeometry& g, const T* x, const T* dy, T* dx) {
-  ParallelForVectorized(
-      g.pixels, GrainFor(g.channels * 2 * (g.size + 4)), [=](int64_t begin, int64_t end) {
-        const int64_t channels = g.channels;
-        const float a = g.alpha / static_cast<float>(g.size), k = g.k;
-        const float factor = 2.0f * kLrnBeta * a;
-        PixelRuns runs;
-        float gradients[kMaxLrnChannels], powers[kMaxLrnChannels];
-        std::fill_n(runs.padded, channels + 2 * kMaxLrnHalf, 0.0f);
-        float* values = runs.values;
-        float* terms = runs.terms();
-        for (int64_t p = begin; p < end; ++p) {
-          LoadWidened(channels, x + p * channels, values);
-          LoadWidened(channels, dy + p * channels, gradients);
-#pragma omp simd
-          for (int64_t c = 0; c < channels; ++c) terms[c] = values[c] * values[c];
-          runs.WindowSums(channels, g.size);
+  const auto pixels = [=](int64_t begin, int64_t end) {
+    const int64_t channels = g.channels;
+    const float a = g.alpha / static_cast<float>(g.size), k = g.k;
+    const float factor = 2.0f * kLrnBeta * a;
+    PixelRuns runs(channels);
+    float gradients[kMaxLrnChannels], powers[kMaxLrnChannels];
+    float* terms = runs.terms();
+    for (int64_t p = begin; p < end; ++p) {
+      runs.SquareSums(x + p * channels, channels, g.size);
+      LoadWidened(channels, dy + p * channels, gradients);
       // dy y / scale = dy x scale^-beta / scale, summed over each window.
 #pragma omp simd
-          for (int64_t c = 0; c < channels; ++c) {
-            const float scale = k + a * runs.sums[c];
-            powers[c] = PowMinusThreeQuarters(scale);
-            terms[c] = gradients[c] * values[c] * powers[c] / scale;
-          }
-          runs.WindowSums(channels, g.size);
+      for (int64_t c = 0; c < channels; ++c) {
+        const float scale = k + a * runs.sums[c];
+        powers[c] = PowMinusThreeQuarters(scale);
+        terms[c] = gradients[c] * runs.values[c] * powers[c] / scale;
+      }
+      runs.WindowSums(channels, g.size);
 #pragma omp simd
-          for (int64_t c = 0; c < channels; ++c) {
-            runs.out[c] = gradients[c] * powers[c] - factor * values[c] * runs.sums[c];
-          }
-          StoreRounded(channels, runs.out, dx + p * channels);
-        }
-      });
+      for (int64_t c = 0; c < channels; ++c) {
+        runs.out[c] = gradients[c] * powers[c] - factor * runs.values[c] * runs.sums[c];
+      }
+      StoreRounded(channels, runs.out, dx + p * channels);
+    }
+  };
+  ParallelForVectorized(g.pixels, GrainFor(g.channels * 2 * (g.size + 4)), pixels);
 }
 
 }  // namespace
