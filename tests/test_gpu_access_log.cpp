@@ -1,5 +1,7 @@
 // GpuAccessLog's bookkeeping and SyncedMemory's refusals while one records
 // (a CUDA graph capture); the replays themselves are test_cuda_graph.cpp's.
+#include <memory>
+
 #include "demi/gpu_access_log.hpp"
 #include "demi/syncedmem.hpp"
 #include "test_util.hpp"
@@ -36,6 +38,25 @@ TEST(CaptureLogTest, KeepsEachMemoryOnce) {
   EXPECT_TRUE(log.AddressesHold());
   log.Clear();
   EXPECT_EQ(log.size(), 0u);
+}
+
+// A memory the log noted is destroyed between replays (as when a pycaffe
+// user remakes a blob at the same shape): the log no longer holds and reads
+// nothing of it (ASan reports a read of the freed memory otherwise).
+TEST(CaptureLogTest, AMemoryDestroyedSinceNotedIsNoLongerHeld) {
+  auto kept = std::make_unique<SyncedMemory>(4);
+  auto dropped = std::make_unique<SyncedMemory>(4);
+  GpuAccessLog log;
+  log.Start();
+  log.Note(kept.get(), nullptr, true);
+  log.Note(dropped.get(), nullptr, false);
+  log.Stop();
+  EXPECT_TRUE(log.AddressesHold());
+  dropped.reset();
+  EXPECT_FALSE(log.AddressesHold());
+  // A new memory at the freed one's address is not the one noted either.
+  dropped = std::make_unique<SyncedMemory>(4);
+  EXPECT_FALSE(log.AddressesHold());
 }
 
 // A log destroyed while recording stops it: the thread records nothing after.

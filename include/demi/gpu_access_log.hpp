@@ -2,6 +2,7 @@
 #define DEMI_GPU_ACCESS_LOG_HPP_
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace demi {
@@ -38,8 +39,9 @@ class GpuAccessLog {
   /// Forgets every memory noted.
   void Clear() { accesses_.clear(); }
 
-  /// Whether every noted memory's device bytes are still where they were
-  /// (else a replay would use freed addresses).
+  /// Whether every noted memory still exists and its device bytes are still
+  /// where they were (else a replay would use freed addresses). A pycaffe
+  /// user may drop and remake a blob at an unchanged shape between steps.
   bool AddressesHold() const;
   /// Syncs every noted memory to the device (what the host wrote since).
   void PrepareReplay() const;
@@ -56,7 +58,8 @@ class GpuAccessLog {
 
  private:
   struct Access {
-    SyncedMemory* memory = nullptr;
+    SyncedMemory* memory = nullptr;   ///< read only while `alive` holds
+    std::weak_ptr<const void> alive;  ///< the memory's lifetime_token()
     const void* address = nullptr;
     bool written = false;
   };

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 namespace demi {
 
@@ -56,6 +57,10 @@ class SyncedMemory {
   /// The arena this memory is a view of (nullptr when it owns its bytes).
   const Arena* arena() const { return arena_; }
   size_t arena_offset() const { return offset_; }
+  /// A token that expires when this memory is destroyed (made at the first
+  /// call): a GpuAccessLog keeping it between CUDA graph replays learns
+  /// that a memory it noted is gone instead of reading it.
+  std::weak_ptr<const void> lifetime_token();
   /// Host bytes this object has allocated itself (0 for a view).
   size_t owned_host_bytes() const { return owns_host_ ? capacity_ : 0; }
 
@@ -75,6 +80,7 @@ class SyncedMemory {
   bool owns_device_ = false;
   Arena* arena_ = nullptr;
   size_t offset_ = 0;
+  std::shared_ptr<const void> lifetime_;  ///< lifetime_token()'s owner, or null
 };
 
 }  // namespace demi

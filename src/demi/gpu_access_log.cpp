@@ -33,6 +33,7 @@ void GpuAccessLog::Stop() {
       merged.back().written = merged.back().written || access.written;
       // The last address noted is the one the graph holds.
       merged.back().address = access.address;
+      merged.back().alive = access.alive;
     } else {
       merged.push_back(access);
     }
@@ -41,23 +42,25 @@ void GpuAccessLog::Stop() {
 }
 
 void GpuAccessLog::Note(SyncedMemory* memory, const void* address, bool written) {
-  accesses_.push_back(Access{memory, address, written});
+  accesses_.push_back(Access{memory, memory->lifetime_token(), address, written});
 }
 
 bool GpuAccessLog::AddressesHold() const {
   for (const Access& access : accesses_) {
-    if (access.memory->gpu_address() != access.address) return false;
+    if (access.alive.expired() || access.memory->gpu_address() != access.address) return false;
   }
   return true;
 }
 
 void GpuAccessLog::PrepareReplay() const {
-  for (const Access& access : accesses_) access.memory->gpu_data();
+  for (const Access& access : accesses_) {
+    if (!access.alive.expired()) access.memory->gpu_data();
+  }
 }
 
 void GpuAccessLog::FinishReplay() const {
   for (const Access& access : accesses_) {
-    if (access.written) access.memory->mutable_gpu_data();
+    if (access.written && !access.alive.expired()) access.memory->mutable_gpu_data();
   }
 }
 

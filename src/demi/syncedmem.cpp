@@ -67,6 +67,11 @@ uint8_t* SyncedMemory::DevicePointer() {
   return gpu_ptr_;
 }
 
+std::weak_ptr<const void> SyncedMemory::lifetime_token() {
+  if (!lifetime_) lifetime_ = std::make_shared<const char>('\0');
+  return lifetime_;
+}
+
 const void* SyncedMemory::gpu_address() const {
   if (is_view()) {
     const uint8_t* base = arena_->current_device_base();
