@@ -79,7 +79,11 @@ struct BatchNormAffine {
 /// d x_hat = gamma dy, the gradient below in one more pass:
 ///   dx = gamma inv_std (dy - mean(dy) - x_hat mean(dy x_hat)).
 /// A BatchNorm + Scale pair in place reads and writes its blob in 3 passes
-/// forward and 2 backward this way, against 6 and 5 apart.
+/// forward and 2 backward this way, against 6 and 5 apart. On the CPU, the
+/// batch statistics of a 16-bit blob take one of those passes: each image's
+/// moments while its rows are in the core's cache, merged
+/// (batch_norm_image_moments.hpp); a FLOAT blob's take two, the mean's and
+/// then the variance's, in double as Caffe's.
 ///
 /// With the affine part it may also absorb the in-place ReLU after it: y =
 /// relu(gamma x_hat + beta), and Backward takes dy through the ReLU first,

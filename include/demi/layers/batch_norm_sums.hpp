@@ -2,9 +2,10 @@
 #define DEMI_LAYERS_BATCH_NORM_SUMS_HPP_
 
 // BatchNorm's per-channel sums on the CPU, in each layout its blobs take:
-// the batch's mean and variance in Forward, and the sums of dy and dy x_hat
-// in Backward, in Caffe's layout, channel blocks and channels last, over
-// FLOAT and 16-bit blobs. Each adds in a fixed order, so runs repeat bit for
+// the batch's mean and variance of FLOAT blobs in Forward (16-bit blobs':
+// batch_norm_image_moments.hpp), and the sums of dy and dy x_hat in
+// Backward, in Caffe's layout, channel blocks and channels last, over FLOAT
+// and 16-bit blobs. Each adds in a fixed order, so runs repeat bit for
 // bit; blocks and channels last give the same bits.
 #include <algorithm>
 #include <cstdint>
@@ -18,79 +19,32 @@
 
 namespace demi {
 
-/// mean[c] and var[c] (biased) of the batch in x, in any layout; `sums`
-/// holds C doubles.
-template <typename T>
-void ChannelMoments(const ChannelBlocks& t, const T* x, double* sums, float* mean, float* var) {
-  const double m = static_cast<double>(t.outer * t.inner);
-  SumChannels<T>(t, sums, [x](int64_t k, int64_t) { return static_cast<float>(x[k]); });
-  for (int64_t c = 0; c < t.channels; ++c) mean[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
-  SumChannels<T>(t, sums, [x, mean](int64_t k, int64_t c) {
-    const float d = x[k] - mean[c];
-    return d * d;
-  });
-  for (int64_t c = 0; c < t.channels; ++c) var[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
-}
-
-/// ChannelMoments over blobs in blocks of channels (block > 1, channels
-/// last too), stored as T, in its order lane by lane (floats: each term added
-/// in double; 16-bit types: a row's terms in float, the rows' sums in
-/// double), in loops GCC vectorizes: each group of channels' two passes while
-/// its rows are fresh; threads take groups (ChannelBlocks::lanes()).
-template <typename T>
-void BlockedLayoutMoments(const ChannelBlocks& t, const T* x, double* sums, float* mean,
-                          float* var) {
-  constexpr bool kFloat = std::is_same_v<T, float>;
-  using RowSum = std::conditional_t<kFloat, double, float>;
+/// mean[c] and var[c] (biased) of the batch in x, stored as floats in
+/// blocks of channels (block > 1, channels last too), in double lane by
+/// lane: each term added in double, the mean's pass and then the
+/// variance's, as Caffe's layout does; threads take groups
+/// (ChannelBlocks::lanes()), each group's two passes while its rows are
+/// fresh. (16-bit blobs: ImageMoments.)
+inline void BlockedLayoutMoments(const ChannelBlocks& t, const float* x, float* mean, float* var) {
   const int64_t lanes = t.lanes(), block = t.block, inner = t.inner, outer = t.outer;
   const double m = static_cast<double>(outer * inner);
-  if (!kFloat && t.wide_channels_last()) {  // the same sums, image by image
-    // out[c] = the mean of term(value, c) over channel c.
-    const auto mean_of = [&](float* out, const auto& term) {
-      const auto pixel = [&](int64_t at, int64_t first, int64_t n, float* const* rows) {
-        float* const sum = rows[0];
-        const T* v = x + at;
-#pragma omp simd
-        for (int64_t l = 0; l < n; ++l) sum[l] += term(static_cast<float>(v[l]), first + l);
-      };
-      ChannelsLastSumsByImage<1>(outer, t.channels, inner, {sums}, pixel);
-      for (int64_t c = 0; c < t.channels; ++c) {
-        out[c] = m > 0 ? static_cast<float>(sums[c] / m) : 0;
-      }
-    };
-    mean_of(mean, [](float v, int64_t) { return v; });
-    mean_of(var, [mean](float v, int64_t c) {
-      const float d = v - mean[c];
-      return d * d;
-    });
-    return;
-  }
   const int64_t grain = GrainFor(2 * outer * inner * lanes);
   ParallelForVectorized(t.groups(), grain, [=](int64_t begin, int64_t end) {
     double acc[kMaxChannelBlock];
-    RowSum row_acc[kMaxChannelBlock];
     float mu[kMaxChannelBlock];
     for (int64_t g = begin; g < end; ++g) {
       const int64_t first = g * lanes, n = std::min(lanes, t.channels - first);
       // acc[l] = the sum of term(value, l) over lane l of the group, in order.
       const auto sum = [&](auto term) {
         std::fill_n(acc, n, 0.0);
-        std::fill_n(row_acc, n, RowSum{0});
         for (int64_t o = 0; o < outer; ++o) {
-          const T* row = x + t.group_start(o, first);
+          const float* row = x + t.group_start(o, first);
           for (int64_t i = 0; i < inner; ++i) {
-            const T* v = row + i * block;
+            const float* v = row + i * block;
 #pragma omp simd
-            for (int64_t l = 0; l < n; ++l) row_acc[l] += term(static_cast<float>(v[l]), l);
-          }
-          if constexpr (!kFloat) {
-            for (int64_t l = 0; l < n; ++l) {
-              acc[l] += row_acc[l];
-              row_acc[l] = 0;
-            }
+            for (int64_t l = 0; l < n; ++l) acc[l] += term(v[l], l);
           }
         }
-        if constexpr (kFloat) std::copy_n(row_acc, n, acc);
       };
       sum([](float v, int64_t) { return v; });
       for (int64_t l = 0; l < n; ++l) {

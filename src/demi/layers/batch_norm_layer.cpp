@@ -7,6 +7,7 @@
 
 #include "demi/filler.hpp"
 #include "demi/layer_registry.hpp"
+#include "demi/layers/batch_norm_image_moments.hpp"
 #include "demi/layers/batch_norm_sums.hpp"
 #include "demi/layers/scale_layer.hpp"
 #include "demi/util/channel_blocks.hpp"
@@ -187,14 +188,14 @@ void BatchNormLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::ve
 template <typename T>
 void BatchNormLayer::BatchMoments(const Blob& bottom, float* mean, float* var) {
   const T* x = bottom.cpu_data_as<T>();
-  if (bottom.channel_block() > 1) {
-    BlockedLayoutMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
-    return;
-  }
   if constexpr (std::is_same_v<T, float>) {
-    Moments(x, mean, var);
+    if (bottom.channel_block() > 1) {
+      BlockedLayoutMoments(ChannelBlocks::Of(bottom), x, mean, var);
+    } else {
+      Moments(x, mean, var);
+    }
   } else {
-    ChannelMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
+    ImageMoments(ChannelBlocks::Of(bottom), x, sums_.data(), mean, var);
   }
 }
 
