@@ -17,8 +17,10 @@ namespace demi {
 
 namespace {
 
-/// An elementwise op's tensor: flat, in chunks cuDNN's int dimensions hold.
-constexpr int64_t kChunk = std::numeric_limits<int>::max() / 2;
+/// An elementwise op's tensor: flat, in chunks cuDNN's int dimensions hold,
+/// each starting as aligned as the whole (a power of two elements).
+constexpr int64_t kChunk = int64_t{1} << 30;
+static_assert(kChunk <= std::numeric_limits<int>::max());
 
 /// Runs `op(offset, n)` over [0, count) in chunks of at most kChunk.
 template <typename Op>
@@ -98,25 +100,33 @@ bool CudnnPoolsAndActivatesIn(Type type) {
   std::lock_guard<std::mutex> lock(mutex);
   auto known = by_device.find(device);
   if (known != by_device.end()) return known->second;
-  // One element, pooled by a 1 x 1 window and put through ReLU.
+  // One element, pooled by a 1 x 1 window and put through ReLU, forward and
+  // backward (the layers call both).
   CudnnTensor tensor;
   tensor.Set({1, 1, 1, 1}, type);
   CudnnPooling pool;
   DEMI_CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool.get(), CUDNN_POOLING_MAX_DETERMINISTIC,
                                                CUDNN_NOT_PROPAGATE_NAN, 1, 1, 0, 0, 1, 1));
-  // Input and output in slots of their own, each as aligned as an
+  // x, y, dy and dx in slots of their own, each as aligned as an
   // allocation: a kernel loading bfloat16 pairs must not meet an odd address.
   constexpr size_t kSlot = 256;
-  void* element = CudaScratch(2 * kSlot);
-  DEMI_CUDA_CHECK(cudaMemsetAsync(element, 0, 2 * kSlot, CudaStream()));
-  void* other = static_cast<char*>(element) + kSlot;
-  const bool pools =
-      cudnnPoolingForward(CudnnHandle(), pool.get(), CudnnScale::One(), tensor.get(), element,
-                          CudnnScale::Zero(), tensor.get(), other) == CUDNN_STATUS_SUCCESS;
-  const bool activates =
-      cudnnActivationForward(CudnnHandle(), ActivationFor(CUDNN_ACTIVATION_RELU).get(),
-                             CudnnScale::One(), tensor.get(), element, CudnnScale::Zero(),
-                             tensor.get(), other) == CUDNN_STATUS_SUCCESS;
+  char* slots = static_cast<char*>(CudaScratch(4 * kSlot));
+  DEMI_CUDA_CHECK(cudaMemsetAsync(slots, 0, 4 * kSlot, CudaStream()));
+  void* x = slots;
+  void* y = slots + kSlot;
+  void* dy = slots + 2 * kSlot;
+  void* dx = slots + 3 * kSlot;
+  const cudnnTensorDescriptor_t t = tensor.get();
+  const auto ok = [](cudnnStatus_t status) { return status == CUDNN_STATUS_SUCCESS; };
+  const bool pools = ok(cudnnPoolingForward(CudnnHandle(), pool.get(), CudnnScale::One(), t, x,
+                                            CudnnScale::Zero(), t, y)) &&
+                     ok(cudnnPoolingBackward(CudnnHandle(), pool.get(), CudnnScale::One(), t, y, t,
+                                             dy, t, x, CudnnScale::Zero(), t, dx));
+  const cudnnActivationDescriptor_t relu = ActivationFor(CUDNN_ACTIVATION_RELU).get();
+  const bool activates = ok(cudnnActivationForward(CudnnHandle(), relu, CudnnScale::One(), t, x,
+                                                   CudnnScale::Zero(), t, y)) &&
+                         ok(cudnnActivationBackward(CudnnHandle(), relu, CudnnScale::One(), t, y, t,
+                                                    dy, t, x, CudnnScale::Zero(), t, dx));
   DEMI_CUDA_CHECK(cudaStreamSynchronize(CudaStream()));
   const bool takes = pools && activates;
   if (!takes) {
