@@ -181,9 +181,9 @@ TEST(DataResumeTest, AStateWithoutPositionsRestartsTheStreamsWithAWarning) {
   EXPECT_EQ(position.key(), "00000000");
 }
 
-// 7 images, shuffled anew each epoch, in batches of 3.
-TEST(DataResumeTest, ShuffledImageDataResumesBitIdentically) {
-  ScratchDir dir;
+/// An ImageData layer over 7 random 4 x 4 images written into `dir`,
+/// shuffled anew each epoch, in batches of 3, cropped and mirrored.
+std::string ShuffledImages(const ScratchDir& dir) {
   std::mt19937 engine(5);
   std::string list;
   for (int i = 0; i < 7; ++i) {
@@ -191,16 +191,21 @@ TEST(DataResumeTest, ShuffledImageDataResumesBitIdentically) {
     for (auto it = image.begin<uchar>(); it != image.end<uchar>(); ++it) {
       *it = static_cast<uchar>(engine());
     }
-    ASSERT_TRUE(cv::imwrite(dir.file(StrCat("img", i, ".png")), image));
+    EXPECT_TRUE(cv::imwrite(dir.file(StrCat("img", i, ".png")), image));
     list += StrCat("img", i, ".png ", i % 3, "\n");
   }
   WriteFile(dir.file("list.txt"), list);
-  const std::string layers = StrCat(R"(
+  return StrCat(R"(
     layer { name: "images" type: "ImageData" top: "data" top: "label"
             transform_param { crop_size: 3 mirror: true scale: 0.01 }
             image_data_param { source: ")",
-                                    dir.file("list.txt"), R"(" root_folder: ")", dir.path(),
-                                    R"(/" batch_size: 3 shuffle: true } })");
+                dir.file("list.txt"), R"(" root_folder: ")", dir.path(),
+                R"(/" batch_size: 3 shuffle: true } })");
+}
+
+TEST(DataResumeTest, ShuffledImageDataResumesBitIdentically) {
+  ScratchDir dir;
+  const std::string layers = ShuffledImages(dir);
   const std::vector<float> straight =
       Train(ClassifierSolver(layers, dir.file("straight"), 10, "snapshot: 5"));
   // Consumed at iteration 5: 15 images, two epochs and one image of the third.
@@ -209,6 +214,7 @@ TEST(DataResumeTest, ShuffledImageDataResumesBitIdentically) {
   EXPECT_EQ(state.data_position(0).type(), "ImageData");
   EXPECT_EQ(state.data_position(0).epoch(), 2);
   EXPECT_EQ(state.data_position(0).index(), 1);
+  EXPECT_EQ(state.random_seed(), 3);
 
   const std::vector<float> resumed =
       Train(ClassifierSolver(layers, dir.file("resumed"), 10, "snapshot: 5"),
@@ -216,6 +222,51 @@ TEST(DataResumeTest, ShuffledImageDataResumesBitIdentically) {
   EXPECT_EQ(ReadBytes(dir.file("resumed_iter_10.caffemodel")),
             ReadBytes(dir.file("straight_iter_10.caffemodel")));
   EXPECT_EQ(resumed, Tail(straight, 5));
+}
+
+// Without random_seed each run draws its own, which keys the shuffles and
+// the crops: the state keeps the run's, and a resume seeded from it
+// (SeedFromSolverState, as the train tool does) goes on as the run would
+// have; one that is not is warned.
+TEST(DataResumeTest, ARunWithoutRandomSeedResumesWithItsOwnSeed) {
+  ScratchDir dir;
+  const std::string layers = ShuffledImages(dir);
+  const auto unseeded = [&](const std::string& prefix) {
+    std::string text = ClassifierSolver(layers, dir.file(prefix), 10, "snapshot: 5");
+    const size_t seed = text.find("random_seed: 3");
+    EXPECT_NE(seed, std::string::npos);
+    text.erase(seed, std::string("random_seed: 3").size());
+    SolverParameter param = ParseText<SolverParameter>(text);
+    param.set_snapshot_after_train(false);
+    return param;
+  };
+  const auto train = [](const SolverParameter& param, const std::string& resume) {
+    auto solver = SolverRegistry::Create(param);
+    LossRecorder recorder;
+    solver->AddCallback(&recorder);
+    solver->Solve(resume);
+    return recorder.losses;
+  };
+  const std::vector<float> straight = train(unseeded("straight"), "");
+  const std::string state_file = dir.file("straight_iter_5.solverstate");
+  ASSERT_TRUE(ReadState(state_file).has_random_seed());
+
+  SolverParameter param = unseeded("resumed");
+  ASSERT_TRUE(SeedFromSolverState(state_file, &param));
+  EXPECT_EQ(param.random_seed(), ReadState(state_file).random_seed());
+  EXPECT_EQ(train(param, state_file), Tail(straight, 5));
+  EXPECT_EQ(ReadBytes(dir.file("resumed_iter_10.caffemodel")),
+            ReadBytes(dir.file("straight_iter_10.caffemodel")));
+  // A seed the solver sets is kept.
+  SolverParameter seeded = unseeded("seeded");
+  seeded.set_random_seed(11);
+  EXPECT_FALSE(SeedFromSolverState(state_file, &seeded));
+  EXPECT_EQ(seeded.random_seed(), 11);
+
+  // Without it, the resume reads other crops (and orders): other losses.
+  LogCapture log;
+  EXPECT_NE(train(unseeded("unseeded"), state_file), Tail(straight, 5));
+  EXPECT_EQ(log.Containing("in the solver to resume it exactly").size(), 1u);
 }
 
 ReplicationOptions CpuReplicas(int n) {

@@ -28,6 +28,12 @@ namespace demi {
 /// puts them back).
 bool HasComputedParams(const Layer& layer);
 
+/// For a resume from `state_file` by a solver without random_seed: sets
+/// `param`'s random_seed to the seed the run that wrote the state drew, so
+/// that the nets built next shuffle and augment the data as that run's did.
+/// Returns whether it did (a state from before such seeds were kept has none).
+bool SeedFromSolverState(const std::string& state_file, SolverParameter* param);
+
 /// @brief Trains a net: the loop, testing, display, snapshots, signals,
 /// gradient accumulation (iter_size), clipping, regularization and learning
 /// rate policies live here; subclasses (solvers/*.hpp) only turn a param's

@@ -70,6 +70,7 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
   for (DataReadPosition& position : SnapshotReadPositions()) {
     state.add_data_position()->Swap(&position);
   }
+  state.set_random_seed(context_.seed);
   const std::string state_filename = SnapshotFilename(".solverstate");
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
   WriteProtoToBinaryFile(state, state_filename);
@@ -150,6 +151,21 @@ void Solver::RestoreReadPositions(const SolverState& state, const std::string& s
   }
 }
 
+bool SeedFromSolverState(const std::string& state_file, SolverParameter* param) {
+  if (param->random_seed() >= 0) return false;
+  SolverState state;
+  try {
+    ReadProtoFromBinaryFile(state_file, &state);
+  } catch (const Error&) {
+    return false;  // Restore says what is wrong with it
+  }
+  if (!state.has_random_seed()) return false;
+  param->set_random_seed(state.random_seed());
+  LOG(INFO) << "Resuming with the random seed of the run that wrote '" << state_file
+            << "': " << state.random_seed();
+  return true;
+}
+
 void Solver::Restore(const std::string& state_file) {
   DEMI_CHECK(state_file.size() < 3 || state_file.compare(state_file.size() - 3, 3, ".h5") != 0, "'",
              state_file, "' is an HDF5 solver state, which is not supported");
@@ -218,6 +234,14 @@ void Solver::Restore(const std::string& state_file) {
       text >> *engines[i];
       DEMI_CHECK(!text.fail(), "random state ", i, " in '", state_file, "' is corrupt");
     }
+  }
+  if (state.has_random_seed() && static_cast<uint32_t>(state.random_seed()) != context_.seed) {
+    LOG(WARNING) << "'" << state_file << "' was written by a run with random seed "
+                 << state.random_seed() << ", this solver's is " << context_.seed
+                 << ": the data are shuffled and augmented otherwise than in an uninterrupted "
+                 << "run; set random_seed: " << state.random_seed()
+                 << " in the solver to resume it exactly (the train tool does so itself when "
+                 << "the solver sets none)";
   }
   loss_scaler_.Restore(state, state_file);
   if (loss_scaler_.enabled()) net_->SetGradientScale(loss_scaler_.scale());

@@ -295,6 +295,7 @@ int Train() {
     param.set_deterministic(FLAGS_deterministic);
   }
   if (FlagGiven("cuda_graph")) param.set_cuda_graph(FLAGS_cuda_graph);
+  if (!FLAGS_snapshot.empty()) SeedFromSolverState(FLAGS_snapshot, &param);
   const std::vector<int> gpus = ChooseGpus(launch);
   DEMI_CHECK(FLAGS_cpu_replicas >= 1, "--cpu_replicas must be at least 1, got ",
              FLAGS_cpu_replicas);
