@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -250,6 +251,40 @@ TEST(NetTest, ShapeMismatchNamesBothLayersAndShapes) {
         )");
       },
       {"layer 'sum'", "'left'", "2 4 (8)", "'right'", "2 5 (10)"});
+}
+
+// As in Caffe (BVLC's mnist_autoencoder names two losses "loss"), where
+// neither layer keeps params or a read position by the name; the first of
+// the name is layer_by_name's.
+TEST(NetTest, TwoLayersWithoutParamsMayShareAName) {
+  auto net = MakeNet(R"(
+    layer { name: "in" type: "Input" top: "x" top: "t"
+            input_param { shape { dim: 2 dim: 3 } shape { dim: 2 dim: 3 } } }
+    layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y"
+            inner_product_param { num_output: 3 weight_filler { type: "gaussian" } } }
+    layer { name: "loss" type: "EuclideanLoss" bottom: "y" bottom: "t" top: "l2" }
+    layer { name: "loss" type: "SigmoidCrossEntropyLoss" bottom: "y" bottom: "t" top: "xent" }
+  )");
+  const auto& names = net->layer_names();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "loss"), 2);
+  EXPECT_STREQ(net->layer_by_name("loss")->type(), "EuclideanLoss");
+  net->Forward();
+  net->Backward();
+}
+
+TEST(NetTest, TwoLayersWithParamsSharingANameIsAnError) {
+  ExpectErrorContaining(
+      [] {
+        MakeNet(R"(
+          layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 2 } } }
+          layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y"
+                  inner_product_param { num_output: 2 } }
+          layer { name: "ip" type: "InnerProduct" bottom: "y" top: "z"
+                  inner_product_param { num_output: 2 } }
+        )");
+      },
+      {"layers 1 (InnerProduct) and 2 (InnerProduct) are both named 'ip'", "params",
+       "rename one"});
 }
 
 TEST(NetTest, TwoProducersOfOneTopIsAnError) {

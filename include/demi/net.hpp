@@ -215,6 +215,9 @@ class Net {
   void AppendBottom(const NetParameter& param, int layer_id, int bottom_id);
   void AppendTop(const NetParameter& param, int layer_id, int top_id);
   void SetUpLayer(int layer_id);
+  /// Layer `later`, set up, has the name of layer `earlier`: allowed (as in
+  /// Caffe) where neither keeps params or a data read position.
+  void CheckSharedName(int earlier, int later) const;
   /// Which layers, bottoms and params run backward: MarkBackwardFromInputsAndParams,
   /// PruneBackwardOutsideLosses, then ForceBackward where the net asks.
   void AnalyzeBackward(const NetParameter& param);

@@ -130,8 +130,8 @@ void Net::CreateAndConnectLayers(const NetParameter& param) {
                    layer_param.propagate_down_size() == layer_param.bottom_size(),
                "layer '", layer_param.name(), "' has ", layer_param.propagate_down_size(),
                " propagate_down values for ", layer_param.bottom_size(), " bottoms");
-    DEMI_CHECK(!layer_index_.count(layer_param.name()), "two layers are named '",
-               layer_param.name(), "'");
+    const auto named = layer_index_.find(layer_param.name());
+    const int same_name = named == layer_index_.end() ? -1 : named->second;
     std::shared_ptr<Layer> layer = LayerRegistry::Create(layer_param);
     // Their first reshape (SetUp) is the first trial of SettleLayouts.
     layer->set_context(context_);
@@ -140,7 +140,7 @@ void Net::CreateAndConnectLayers(const NetParameter& param) {
     layer->SeedRng(LayerSeed(context_.seed, layer_id, context_.replica));
     layers_.push_back(layer);
     layer_names_.push_back(layer_param.name());
-    layer_index_[layer_param.name()] = layer_id;
+    layer_index_.emplace(layer_param.name(), layer_id);  // the first of a name
     for (int i = 0; i < layer_param.bottom_size(); ++i) AppendBottom(param, layer_id, i);
     for (int i = 0; i < layer_param.top_size(); ++i) AppendTop(param, layer_id, i);
     if (layer->AutoTopBlobs()) {
@@ -148,7 +148,27 @@ void Net::CreateAndConnectLayers(const NetParameter& param) {
       for (int i = layer_param.top_size(); i < needed; ++i) AppendTop(param, layer_id, i);
     }
     SetUpLayer(layer_id);
+    if (same_name >= 0) CheckSharedName(same_name, layer_id);
   }
+}
+
+void Net::CheckSharedName(int earlier, int later) const {
+  // Caffe allows two layers one name (BVLC's mnist_autoencoder has two
+  // losses named "loss"), which is harmless where neither keeps anything by
+  // it: weights, snapshots and data read positions go by layer name.
+  DataReadPosition position;
+  for (int id : {earlier, later}) {
+    const Layer& layer = *layers_[id];
+    const bool params = !layer.blobs().empty();
+    DEMI_CHECK(!params && !layer.SaveReadPosition(&position), "net '", name_, "': layers ",
+               earlier, " (", layers_[earlier]->type(), ") and ", later, " (",
+               layers_[later]->type(), ") are both named '", layer_names_[id], "', and layer ", id,
+               " keeps ", params ? "params" : "a data read position",
+               ", which weights and snapshots find by layer name: rename one of them");
+  }
+  LOG(INFO) << "Layers " << earlier << " and " << later << " are both named '"
+            << layer_names_[later] << "' (Caffe allows it; layer_by_name finds layer " << earlier
+            << ")";
 }
 
 EngineDecision Net::DecideLayerEngine(const LayerParameter& layer_param) const {
