@@ -107,7 +107,7 @@ speed_ms() {
     sed 's/.*(\([0-9.]*\) ms.*/\1/' | awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n }'
 }
 # A log line without glog's prefix ("I20261127 10:48:48.930222 20269 cli.cpp:232] ").
-strip_glog() { sed 's/^[IWEF][0-9]\{8\} [0-9:.]* *[0-9]* [a-z_0-9]*\.[a-z]*:[0-9]*\] //'; }
+strip_glog() { sed 's/^[IWEF][0-9]\{4,8\} [0-9:.]* *[0-9]* [a-z_0-9]*\.[a-z]*:[0-9]*\] //'; }
 # Why a step failed, in a few words: timeout, budget, or its last error line.
 failure() {
   local status=$1 log=$2
@@ -115,7 +115,7 @@ failure() {
     124 | 137) echo "timed out" ;;
     125) echo "skipped (budget spent)" ;;
     *) local why
-       why=$(grep -E '^[EF][0-9]{8} |Check failed|[Ee]rror' "$log" | tail -1 | strip_glog | cut -c1-160)
+       why=$(grep -E '^[EF][0-9]{4,8} |Check failed|[Ee]rror' "$log" | tail -1 | strip_glog | cut -c1-160)
        echo "${why:-exit status $status}" | sed 's/|/\\|/g' ;;
   esac
 }

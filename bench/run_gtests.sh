@@ -59,14 +59,14 @@ while :; do
   # The process ended inside a test: the last one started with no result line.
   last=$(sed -n 's/^\[ RUN      \] \([^ ]*\)$/\1/p' "$part" | tail -1)
   if [ -z "$last" ] || printf '%s\n' $ok $skip $bad | grep -qxF "$last"; then
-    why=$(grep -E '^[EF][0-9]{8} |Check failed|[Ee]rror' "$part" | tail -1 | cut -c1-200)
+    why=$(grep -E '^[EF][0-9]{4,8} |Check failed|[Ee]rror' "$part" | tail -1 | cut -c1-200)
     not_run="the binary ended outside a test (exit status $status)${why:+: $why}"
     break
   fi
   case $status in
     124 | 137) why="hung: killed when the time ran out" ;;
-    *) why=$(grep -E '^[EF][0-9]{8} |Check failed|[Ee]rror|Segmentation|Abort' "$part" | tail -1 |
-      sed 's/^[EF][0-9]\{8\} [0-9:.]* *[0-9]* [^]]*\] //' | cut -c1-200)
+    *) why=$(grep -E '^[EF][0-9]{4,8} |Check failed|[Ee]rror|Segmentation|Abort' "$part" | tail -1 |
+      sed 's/^[EF][0-9]\{4,8\} [0-9:.]* *[0-9]* [^]]*\] //' | cut -c1-200)
       why="exit status $status${why:+: $why}" ;;
   esac
   crashes+="- crashed: $last ($why)"$'\n'

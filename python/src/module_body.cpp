@@ -17,11 +17,14 @@ namespace python {
 namespace {
 
 /// glog writes to files unless told otherwise; in an interpreter the log
-/// belongs on stderr, as Caffe's tools print it. GLOG_logtostderr and
-/// GLOG_minloglevel in the environment still win. A tool has set it up.
+/// belongs on stderr, as Caffe's tools print it, and in Caffe's line form
+/// (no year: cli.cpp's BeginTool says why). GLOG_logtostderr,
+/// GLOG_log_year_in_prefix and GLOG_minloglevel in the environment still
+/// win. A tool has set it up.
 void InitLogging() {
   if (google::IsGoogleLoggingInitialized()) return;
   if (std::getenv("GLOG_logtostderr") == nullptr) FLAGS_logtostderr = true;
+  if (std::getenv("GLOG_log_year_in_prefix") == nullptr) FLAGS_log_year_in_prefix = false;
   google::InitGoogleLogging("demitasse");
 }
 

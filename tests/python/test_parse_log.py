@@ -66,8 +66,11 @@ def message(line):
 
 
 def timestamp(line):
-    """glog's time with the year (I20261125 15:54:28.236311): only such logs here."""
+    """glog's time, with the year (I20261125 15:54:28.236311) or without it, as our
+    tools and Caffe's write it (I1125 15:54:28.236311: a leap year's, so 0229 parses)."""
     date, time = line[1:].split()[:2]
+    if len(date) == 4:
+        date = "2000" + date
     return datetime.datetime.strptime(date + " " + time, "%Y%m%d %H:%M:%S.%f")
 
 

@@ -204,6 +204,10 @@ std::string DescribeToolError(const std::exception_ptr& error) {
 
 void BeginTool(char** argv) {
   FLAGS_alsologtostderr = true;
+  // Caffe's lines (glog 0.3) start "I1207 19:05:21.123456": Debian's glog
+  // puts the year in front of the month, which Caffe's parse_log.py and
+  // extract_seconds.py then read as the month. A flag given still wins.
+  FLAGS_log_year_in_prefix = false;
   try {
     PrepareThreadingEnvironment(argv);
   } catch (...) {
