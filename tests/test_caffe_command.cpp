@@ -101,6 +101,13 @@ TEST(CaffeCommandTest, TimeMemoryAndDeviceQueryRun) {
   EXPECT_TRUE(Contains(memory.output, "net LeNet (TRAIN, batch 8)")) << memory.output;
   EXPECT_TRUE(Contains(memory.output, "net LeNet (TEST, batch 8)")) << memory.output;
   EXPECT_EQ(Caffe("device_query", "--logtostderr").status, 0);
+  // Flags before the command, as BVLC's gflags took them anywhere.
+  const Result before = Caffe("--logtostderr -model " + model + " -iterations 1", "time");
+  EXPECT_EQ(before.status, 0) << before.output;
+  EXPECT_TRUE(Contains(before.output, "Average Forward-Backward:")) << before.output;
+  const Result negative = Caffe("time", "--model=" + model + " --batch=-1");
+  EXPECT_EQ(negative.status, 1);
+  EXPECT_TRUE(Contains(negative.output, "--batch must be positive")) << negative.output;
 }
 
 TEST(CaffeCommandTest, UsageHelpAndBadCommands) {
@@ -112,6 +119,9 @@ TEST(CaffeCommandTest, UsageHelpAndBadCommands) {
   for (const std::string& command : commands) {
     EXPECT_TRUE(Contains(none.output, "  " + command + " ")) << command << ":\n" << none.output;
   }
+  const Result version = Caffe("--version", "");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_TRUE(Contains(version.output, "caffe version 1.0.0")) << version.output;
   const Result unknown = Caffe("frobnicate", "--solver=x");
   EXPECT_EQ(unknown.status, 1);
   EXPECT_TRUE(Contains(unknown.output, "unknown command 'frobnicate'")) << unknown.output;

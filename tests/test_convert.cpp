@@ -249,6 +249,10 @@ TEST(ConvertImageSetTest, ErrorsNameListLineAndImage) {
   options.resize_height = 4;
   ExpectErrorContaining([&] { ConvertImageSet(root, dir / "list.txt", dir / "db5", options); },
                         {"resize_height and resize_width must be given together"});
+  options.resize_height = -5;
+  options.resize_width = 28;
+  ExpectErrorContaining([&] { ConvertImageSet(root, dir / "list.txt", dir / "db6", options); },
+                        {"must not be negative", "-5 and 28"});
 }
 
 // Found by the image_decode fuzz target: a JPEG whose header claims more

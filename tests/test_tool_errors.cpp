@@ -209,6 +209,19 @@ TEST(ToolErrorsTest, WeightsThatMatchNoLayerAreAnErrorNamingTheFile) {
       "train");
 }
 
+// A solver state given as weights says which flag takes it.
+TEST(ToolErrorsTest, ASolverStateAsWeightsIsAnErrorNamingTheFlag) {
+  ScratchDir dir;
+  const std::string net = dir.file("small.prototxt");
+  WriteFileAtomically(net, kSmallNet);
+  const std::string state = dir.file("small_iter_5.solverstate");
+  WriteFileAtomically(state, "");
+  ExpectOneClearError(Tool("test", "--model=" + net + " --weights=" + state + " --iterations=1"),
+                      {state, "is a solver state", "use --snapshot"}, "test");
+}
+
+// Caffe's fine-tuning lines: each layer of the file the net lacks, and a
+// warning for the net's layers the file lacks.
 TEST(ToolErrorsTest, LayersThatGotNoWeightsAreListedInAWarning) {
   ScratchDir dir;
   const std::string net = dir.file("small.prototxt");
@@ -227,6 +240,13 @@ TEST(ToolErrorsTest, LayersThatGotNoWeightsAreListedInAWarning) {
     }
     EXPECT_TRUE(warned) << tool << ":\n" << run.output;
   }
+  const std::string more = dir.file("more.caffemodel");
+  std::string extra = kSmallNet;
+  extra.replace(extra.find("name: \"ip2\""), 11, "name: \"head\"");
+  WriteWeights(extra, more);
+  const Result run = Tool("test", "--model=" + net + " --weights=" + more + " --iterations=1");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(Contains(run.output, "Ignoring source layer head")) << run.output;
 }
 
 TEST(ToolErrorsTest, AnEmptyNetIsAnErrorNamingThePrototxt) {

@@ -5,6 +5,7 @@
 //   build/tools/caffe test -model net.prototxt -weights net.caffemodel -iterations 100
 //   build/tools/caffe classify --model=deploy.prototxt --weights=net.caffemodel image.png
 //   build/tools/caffe help [COMMAND]
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -31,6 +32,16 @@ bool IsHelp(const std::string& arg) {
   return arg == "help" || arg == "--help" || arg == "-help" || arg == "-h";
 }
 
+/// Where the sub-command stands: BVLC's gflags took flags anywhere on the
+/// line, so `caffe --solver=s.prototxt train` and `caffe -gpu 0 train` ran
+/// too. The first argument that names a command (or help), else 1.
+int CommandPosition(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (IsHelp(argv[i]) || demi::FindCommand(argv[i]) != nullptr) return i;
+  }
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -39,6 +50,16 @@ int main(int argc, char** argv) {
     std::cerr << Usage();
     return 1;
   }
+  if (argc == 2 && (std::string(argv[1]) == "--version" || std::string(argv[1]) == "-version")) {
+    // BVLC's answer, whose formats and commands these are.
+    std::cout << "caffe version 1.0.0 (Demitasse)\n";
+    return 0;
+  }
+  // Flags before the sub-command go after it, for the command to parse.
+  std::vector<char*> args(argv, argv + argc);
+  const int position = CommandPosition(argc, argv);
+  std::rotate(args.begin() + 1, args.begin() + position, args.begin() + position + 1);
+  argv = args.data();
   const std::string name = argv[1];
   if (IsHelp(name)) {
     if (argc == 2) {

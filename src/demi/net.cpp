@@ -160,10 +160,10 @@ void Net::CheckSharedName(int earlier, int later) const {
   for (int id : {earlier, later}) {
     const Layer& layer = *layers_[id];
     const bool params = !layer.blobs().empty();
-    DEMI_CHECK(!params && !layer.SaveReadPosition(&position), "net '", name_, "': layers ",
-               earlier, " (", layers_[earlier]->type(), ") and ", later, " (",
-               layers_[later]->type(), ") are both named '", layer_names_[id], "', and layer ", id,
-               " keeps ", params ? "params" : "a data read position",
+    DEMI_CHECK(!params && !layer.SaveReadPosition(&position), "net '", name_, "': layers ", earlier,
+               " (", layers_[earlier]->type(), ") and ", later, " (", layers_[later]->type(),
+               ") are both named '", layer_names_[id], "', and layer ", id, " keeps ",
+               params ? "params" : "a data read position",
                ", which weights and snapshots find by layer name: rename one of them");
   }
   LOG(INFO) << "Layers " << earlier << " and " << later << " are both named '"

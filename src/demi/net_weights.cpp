@@ -1,5 +1,6 @@
 // The weights of a net: shared with another net, copied from a
 // .caffemodel (by layer name, as Caffe fine-tunes), written to a NetParameter.
+#include <filesystem>
 #include <set>
 
 #include "demi/net.hpp"
@@ -33,7 +34,7 @@ std::vector<std::string> Net::CopyTrainedLayersFrom(const NetParameter& param) {
   std::vector<std::string> copied;
   for (const LayerParameter& source : param.layer()) {
     if (!has_layer(source.name())) {
-      VLOG(1) << "Ignoring source layer " << source.name();
+      LOG(INFO) << "Ignoring source layer " << source.name();  // Caffe's line
       continue;
     }
     auto& target = layers_[layer_index_.at(source.name())]->blobs();
@@ -84,6 +85,9 @@ void Net::WarnLayersWithoutWeights(const std::set<std::string>& fed) const {
 void Net::CopyTrainedLayersFrom(const std::vector<std::string>& paths) {
   std::set<std::string> fed;
   for (const std::string& path : paths) {
+    DEMI_CHECK(std::filesystem::path(path).extension() != ".solverstate", "'", path,
+               "' is a solver state, not weights (a .caffemodel); use --snapshot to resume "
+               "from it");
     NetParameter weights;
     ReadNetParamsFromBinaryFile(path, &weights);
     LOG(INFO) << "Copying weights from " << path;

@@ -41,6 +41,10 @@ Context ToolContext(const std::string& gpu = FLAGS_gpu);
 /// --engine and --precision applied to `param`.
 void ApplyEngineFlags(NetParameter* param);
 
+/// --batch applied to `param`'s inputs when given (0: as written); a
+/// negative one is refused.
+void ApplyBatchFlag(NetParameter* param);
+
 /// --memory_budget in bytes (a command reads 'auto' or 'smallest' itself
 /// first); 0 when not given. "0" is refused (no memory at all is no plan;
 /// leaving the flag out means no budget), and the bytes read are logged.

@@ -213,6 +213,9 @@ std::vector<int64_t> ReadImageToDatum(const std::string& path, int label, int he
 
 ConvertStats ConvertImageSet(const std::string& root, const std::string& list_path,
                              const std::string& db_path, const ImageSetOptions& options) {
+  DEMI_CHECK(options.resize_height >= 0 && options.resize_width >= 0,
+             "resize_height and resize_width must not be negative (0: no resize), got ",
+             options.resize_height, " and ", options.resize_width);
   DEMI_CHECK((options.resize_height > 0) == (options.resize_width > 0),
              "resize_height and resize_width must be given together, got ", options.resize_height,
              " and ", options.resize_width);

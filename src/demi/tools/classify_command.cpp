@@ -134,7 +134,7 @@ ImageInputOptions ReadOptions(int64_t channels, int64_t height, int64_t width) {
 /// The net, TEST phase, with its weights and --batch applied.
 std::unique_ptr<Net> LoadNet(const Context& context) {
   NetParameter param = ReadTestNetParam(FLAGS_model);
-  if (FLAGS_batch > 0) SetBatchSize(&param, FLAGS_batch);
+  ApplyBatchFlag(&param);
   auto net = std::make_unique<Net>(param, context, nullptr, FLAGS_model);
   net->CopyTrainedLayersFrom(SplitList(FLAGS_weights));
   DEMI_CHECK(net->input_blobs().size() == 1 && net->input_blobs()[0]->num_axes() == 4, FLAGS_model,
@@ -167,7 +167,6 @@ int Classify(const std::vector<std::string>& args) {
   DEMI_CHECK(!FLAGS_model.empty(), "--model is required: the deploy prototxt");
   DEMI_CHECK(!FLAGS_weights.empty(), "--weights is required: the trained .caffemodel");
   DEMI_CHECK(FLAGS_top_k > 0, "--top_k must be positive, got ", FLAGS_top_k);
-  DEMI_CHECK(FLAGS_batch >= 0, "--batch must be positive (0: the deploy's), got ", FLAGS_batch);
   std::vector<std::string> images = args;
   if (!FLAGS_images.empty()) {
     for (const std::string& path : ReadLines("images", FLAGS_images)) images.push_back(path);

@@ -4,6 +4,7 @@
 
 #include "demi/common.hpp"
 #include "demi/engine_decision.hpp"
+#include "demi/util/batch_size.hpp"
 #include "demi/util/byte_size.hpp"
 #include "demi/util/cli.hpp"
 #include "demi/util/upgrade_proto.hpp"
@@ -70,6 +71,11 @@ void ApplyEngineFlags(NetParameter* param) {
   if (ParseEngineFlag(FLAGS_engine, &engine)) param->set_engine(engine);
   Type precision;
   if (ParsePrecisionFlag(FLAGS_precision, &precision)) ApplyPrecision(precision, param);
+}
+
+void ApplyBatchFlag(NetParameter* param) {
+  DEMI_CHECK(FLAGS_batch >= 0, "--batch must be positive (0: the net's own), got ", FLAGS_batch);
+  if (FLAGS_batch > 0) SetBatchSize(param, FLAGS_batch);
 }
 
 size_t MemoryBudgetBytes() {

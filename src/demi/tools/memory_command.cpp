@@ -144,7 +144,7 @@ int FitBatch(FitSpec train) {
 /// what the device holds.
 void ReportDeviceMemory(const FitSpec& spec, const Context& context) {
   NetParameter param = spec.param;
-  if (FLAGS_batch > 0) SetBatchSize(&param, FLAGS_batch);
+  ApplyBatchFlag(&param);
   Net net(param, context, nullptr, spec.source);
   net.Forward();
   if (param.state().phase() == TRAIN) net.Backward();

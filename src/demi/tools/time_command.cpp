@@ -91,7 +91,7 @@ NetParameter TimedNetParam(Phase phase) {
     param.set_memory_optimization(strategy);
   }
   ApplyEngineFlags(&param);
-  if (FLAGS_batch > 0) SetBatchSize(&param, FLAGS_batch);
+  ApplyBatchFlag(&param);
   if (!FLAGS_memory_budget.empty()) param.set_memory_budget(MemoryBudgetBytes());
   ScheduleOrder schedule;
   if (ParseScheduleFlag(&schedule)) param.set_schedule(schedule);

@@ -76,7 +76,7 @@ std::vector<int> ParseGpuFlag(const std::string& gpu) {
   const int count = DeviceCount();
   DEMI_CHECK(count > 0, "--gpu=", gpu, " was given but no CUDA device is available",
              kBuiltWithCuda ? "" : " (this build is CPU_ONLY)",
-             "; run without --gpu to train on the CPU");
+             "; run without --gpu to use the CPU");
   if (gpu == "all") {
     for (int i = 0; i < count; ++i) ids.push_back(i);
     return ids;
