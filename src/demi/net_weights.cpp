@@ -1,8 +1,9 @@
 // The weights of a net: shared with another net, copied from a
 // .caffemodel (by layer name, as Caffe fine-tunes), written to a NetParameter.
-#include <filesystem>
+#include <algorithm>
 #include <set>
 
+#include "demi/data/hdf5.hpp"
 #include "demi/net.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
@@ -82,14 +83,53 @@ void Net::WarnLayersWithoutWeights(const std::set<std::string>& fed) const {
                << "': they keep their initial values";
 }
 
+namespace {
+
+/// Caffe's HDF5 weights (snapshot_format: HDF5, pycaffe's save_hdf5): group
+/// data/<layer> with float datasets "0", "1", ... of the layer's params, as
+/// a NetParameter of those layers.
+NetParameter ReadHdf5Weights(const std::string& path) {
+  NetParameter weights;
+  for (const std::string& layer : Hdf5GroupMembers(path, "data")) {
+    const std::vector<std::string> datasets = Hdf5GroupMembers(path, "data/" + layer);
+    // A layer without params, or whose params another layer owns (written
+    // once, under the owner), takes nothing.
+    if (datasets.empty()) continue;
+    LayerParameter* target = weights.add_layer();
+    target->set_name(layer);
+    for (size_t i = 0; i < datasets.size(); ++i) {
+      const std::string name = StrCat("data/", layer, "/", i);
+      DEMI_CHECK(std::find(datasets.begin(), datasets.end(), StrCat(i)) != datasets.end(),
+                 "HDF5 weights '", path, "': layer '", layer, "' holds ", datasets.size(),
+                 " datasets but no '", name, "'");
+      std::vector<float> values;
+      const std::vector<int64_t> shape = ReadHdf5Dataset(path, name, &values);
+      BlobProto* blob = target->add_blobs();
+      for (int64_t dim : shape) blob->mutable_shape()->add_dim(dim);
+      *blob->mutable_data() = {values.begin(), values.end()};
+    }
+  }
+  return weights;
+}
+
+bool EndsWith(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+}  // namespace
+
 void Net::CopyTrainedLayersFrom(const std::vector<std::string>& paths) {
   std::set<std::string> fed;
   for (const std::string& path : paths) {
-    DEMI_CHECK(std::filesystem::path(path).extension() != ".solverstate", "'", path,
+    DEMI_CHECK(!EndsWith(path, ".solverstate") && !EndsWith(path, ".solverstate.h5"), "'", path,
                "' is a solver state, not weights (a .caffemodel); use --snapshot to resume "
                "from it");
     NetParameter weights;
-    ReadNetParamsFromBinaryFile(path, &weights);
+    if (EndsWith(path, ".h5")) {  // Caffe tells the formats apart by this suffix too
+      weights = ReadHdf5Weights(path);
+    } else {
+      ReadNetParamsFromBinaryFile(path, &weights);
+    }
     LOG(INFO) << "Copying weights from " << path;
     std::vector<std::string> copied;
     try {

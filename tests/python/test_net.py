@@ -258,9 +258,12 @@ def test_hdf5_weights_in_caffe_s_layout(tmp_path, deploy):
         np.testing.assert_array_equal(hdf5["data/ip2/1"][...], net.params["ip2"][1].data)
     fresh = demitasse.Net(str(deploy), demitasse.TEST)
     fresh.load_hdf5(str(path))
+    # The C++ side (the tools' --weights, Net(prototxt, weights, phase)) reads it too.
+    from_cpp = demitasse.Net(str(deploy), str(path), demitasse.TEST)
     for name, blobs in net.params.items():
-        for blob, loaded in zip(blobs, fresh.params[name]):
+        for blob, loaded, read in zip(blobs, fresh.params[name], from_cpp.params[name]):
             np.testing.assert_array_equal(loaded.data, blob.data)
+            np.testing.assert_array_equal(read.data, blob.data)
     # A file for another net: layers it lacks are skipped, a shape that differs is an error.
     with h5py.File(path, "a") as hdf5:
         hdf5.create_group("data/not_in_the_net").create_dataset("0", data=np.zeros(3))
@@ -268,6 +271,8 @@ def test_hdf5_weights_in_caffe_s_layout(tmp_path, deploy):
         hdf5["data/ip2"].create_dataset("1", data=np.zeros(9, dtype=np.float32))
     with pytest.raises(ValueError, match=r"param 1 of layer 'ip2' is 10 in the net but 9"):
         fresh.load_hdf5(str(path))
+    with pytest.raises(Exception, match=r"cannot copy param 1 of layer 'ip2'"):
+        fresh.copy_from(str(path))
 
 
 def test_hdf5_writes_a_shared_param_once(tmp_path):
@@ -286,6 +291,9 @@ def test_hdf5_writes_a_shared_param_once(tmp_path):
     fresh.load_hdf5(str(path))
     np.testing.assert_array_equal(fresh.params["b"][0].data, np.arange(9).reshape(3, 3))
     np.testing.assert_array_equal(fresh.params["c"][1].data, 7)
+    from_cpp = demitasse.Net(str(prototxt), str(path), demitasse.TEST)
+    np.testing.assert_array_equal(from_cpp.params["b"][0].data, np.arange(9).reshape(3, 3))
+    np.testing.assert_array_equal(from_cpp.params["c"][1].data, 7)
 
 
 def test_forward_all_and_forward_backward_all_batch_any_length(tmp_path, deploy):

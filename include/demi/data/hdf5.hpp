@@ -19,6 +19,11 @@ struct Hdf5ListEntry {
 /// directory, as in Caffe). A missing or empty list throws an Error naming it.
 std::vector<Hdf5ListEntry> ReadHdf5List(const std::string& path);
 
+/// The names of the members (groups, datasets) of group `group` of the HDF5
+/// file `path`, sorted. Throws an Error naming the file if it does not open
+/// or has no such group.
+std::vector<std::string> Hdf5GroupMembers(const std::string& path, const std::string& group);
+
 /// The shape of dataset `name` of the HDF5 file `path`, read without its
 /// values. Throws an Error naming the file and dataset if the file does not
 /// open, the dataset is missing, is not numeric, or is a scalar (rank 0).

@@ -93,6 +93,31 @@ std::vector<Hdf5ListEntry> ReadHdf5List(const std::string& path) {
   return entries;
 }
 
+std::vector<std::string> Hdf5GroupMembers(const std::string& path, const std::string& group) {
+  Quiet();
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  DEMI_CHECK(file.ok(), "cannot open HDF5 file '", path, "': it is missing or not an HDF5 file");
+  DEMI_CHECK(H5Lexists(file.get(), group.c_str(), H5P_DEFAULT) > 0, "HDF5 file '", path,
+             "' has no group '", group, "'");
+  Handle opened(H5Gopen2(file.get(), group.c_str(), H5P_DEFAULT), H5Gclose);
+  DEMI_CHECK(opened.ok(), "HDF5 file '", path, "': '", group, "' is not a group");
+  H5G_info_t info;
+  DEMI_CHECK(H5Gget_info(opened.get(), &info) >= 0, "HDF5 file '", path, "': cannot read group '",
+             group, "'");
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t length = H5Lget_name_by_idx(opened.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i,
+                                              nullptr, 0, H5P_DEFAULT);
+    DEMI_CHECK(length >= 0, "HDF5 file '", path, "': cannot read member ", i, " of '", group, "'");
+    std::string name(length + 1, '\0');
+    H5Lget_name_by_idx(opened.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(),
+                       H5P_DEFAULT);
+    name.resize(length);
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
 std::vector<int64_t> Hdf5DatasetShape(const std::string& path, const std::string& name) {
   Handle file = OpenFile(path);
   hid_t id = -1;
