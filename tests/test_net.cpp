@@ -283,8 +283,7 @@ TEST(NetTest, TwoLayersWithParamsSharingANameIsAnError) {
                   inner_product_param { num_output: 2 } }
         )");
       },
-      {"layers 1 (InnerProduct) and 2 (InnerProduct) are both named 'ip'", "params",
-       "rename one"});
+      {"layers 1 (InnerProduct) and 2 (InnerProduct) are both named 'ip'", "params", "rename one"});
 }
 
 TEST(NetTest, TwoProducersOfOneTopIsAnError) {
