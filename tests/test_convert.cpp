@@ -84,6 +84,11 @@ TEST(ConvertMnistTest, BadIdxFilesNameTheFile) {
   ConvertMnist(dir / "images", dir / "labels", dir / "db");
   ExpectErrorContaining([&] { ConvertMnist(dir / "images", dir / "labels", dir / "db"); },
                         {dir / "db", "already exists"});
+  WriteFile(dir / "no_images", IdxBytes({0, 2, 3}, ""));
+  WriteFile(dir / "no_labels", IdxBytes({0}, ""));
+  ExpectErrorContaining([&] { ConvertMnist(dir / "no_images", dir / "no_labels", dir / "db3"); },
+                        {dir / "no_images", "holds no images"});
+  EXPECT_FALSE(std::filesystem::exists(dir / "db3"));
 }
 
 TEST(ReadImageListTest, LabelFollowsTheLastSpace) {

@@ -110,6 +110,9 @@ int64_t ConvertMnist(const std::string& images_path, const std::string& labels_p
   const int64_t count = images.dims[0];
   DEMI_CHECK(count == labels.dims[0], "'", images_path, "' holds ", count, " images but '",
              labels_path, "' holds ", labels.dims[0], " labels");
+  // As convert_imageset refuses an empty list: an empty database would be
+  // refused only later, by the Data layer reading it.
+  DEMI_CHECK(count > 0, "'", images_path, "' holds no images: nothing to convert");
   const int64_t rows = images.dims[1], cols = images.dims[2];
   StagedLMDB db(db_path);
   std::unique_ptr<LMDBTransaction> txn = db.db().NewTransaction();
