@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "demi/layers/filter_layer.hpp"
+#include "demi/net.hpp"
 #include "gradient_checker.hpp"
 #include "test_util.hpp"
 
@@ -132,6 +133,71 @@ TEST_F(FilterLayerTest, BadShapesAreErrors) {
   ExpectErrorContaining([&] { layer->SetUp(mismatch, one_top); },
                         {"Filter layer 'filter'", "bottom 0 of shape 4 2 (8)", "3 (3)",
                          "differ in their first axis"});
+}
+
+// In a net the layers after a Filter see its selection (the net reshapes
+// them after its Forward): the loss and the weight gradient of a net fed the
+// selected rows alone, pass after pass, with fewer rows than the last pass
+// and then more, planned or not.
+TEST(FilterNetTest, TheLayersAfterItSeeTheSelection) {
+  const char* head = R"(
+    layer { name: "ip" type: "InnerProduct" bottom: "fx" top: "ip"
+            inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 1 } } }
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "flabel" top: "loss" })";
+  const std::string filtered = StrCat(R"(
+    force_backward: true
+    layer { name: "in" type: "Input" top: "x" top: "label" top: "sel"
+            input_param { shape { dim: 6 dim: 3 } shape { dim: 6 } shape { dim: 6 } } }
+    layer { name: "filter" type: "Filter" bottom: "x" bottom: "label" bottom: "sel"
+            top: "fx" top: "flabel" })",
+                                      head);
+  const std::string direct = StrCat(R"(
+    layer { name: "in" type: "Input" top: "fx" top: "flabel"
+            input_param { shape { dim: 6 dim: 3 } shape { dim: 6 } } })",
+                                    head);
+  for (MemoryOptimization plan : {ARENA, NONE}) {
+    SCOPED_TRACE(MemoryOptimization_Name(plan));
+    NetParameter param = ParseText<NetParameter>(filtered);
+    param.set_memory_optimization(plan);
+    param.mutable_state()->set_phase(TRAIN);
+    Net net(param);
+    NetParameter reference_param = ParseText<NetParameter>(direct);
+    reference_param.mutable_state()->set_phase(TRAIN);
+    Net reference(reference_param);
+    reference.layer_by_name("ip")->blobs()[0]->CopyFrom(*net.layer_by_name("ip")->blobs()[0]);
+    Blob& x = *net.input_blobs()[0];
+    FillGaussian(&x, 17);
+    FillValues(net.input_blobs()[1], {0, 1, 2, 2, 1, 0});
+    for (const std::vector<float>& selector : std::vector<std::vector<float>>{
+             {1, 0, 1, 1, 0, 1}, {0, 0, 1, 0, 0, 1}, {1, 1, 1, 0, 1, 1}}) {
+      FillValues(net.input_blobs()[2], selector);
+      std::vector<float> rows, labels;
+      for (int i = 0; i < 6; ++i) {
+        if (selector[i] == 0) continue;
+        rows.insert(rows.end(), x.cpu_data() + 3 * i, x.cpu_data() + 3 * i + 3);
+        labels.push_back(net.input_blobs()[1]->cpu_data()[i]);
+      }
+      const int64_t m = static_cast<int64_t>(labels.size());
+      reference.input_blobs()[0]->Reshape({m, 3});
+      reference.input_blobs()[1]->Reshape({m});
+      reference.Reshape();
+      FillValues(reference.input_blobs()[0], rows);
+      FillValues(reference.input_blobs()[1], labels);
+      for (Net* each : {&net, &reference}) {
+        each->ClearParamDiffs();
+        each->Forward();
+        each->Backward();
+      }
+      EXPECT_EQ(net.blob_by_name("ip")->shape(0), m);
+      EXPECT_FLOAT_EQ(net.blob_by_name("loss")->cpu_data()[0],
+                      reference.blob_by_name("loss")->cpu_data()[0]);
+      const Blob& dw = *net.layer_by_name("ip")->blobs()[0];
+      const Blob& want = *reference.layer_by_name("ip")->blobs()[0];
+      for (int64_t k = 0; k < dw.count(); ++k) {
+        EXPECT_NEAR(dw.cpu_diff()[k], want.cpu_diff()[k], 1e-6) << k;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -144,6 +144,12 @@ class Layer {
   /// The layer that absorbed this one, or empty.
   const std::string& absorbed_by() const { return absorbed_by_; }
 
+  /// Whether Forward sets its tops' shapes from its bottoms' values (Filter:
+  /// the items selected), within the sizes Reshape gave them: the net then
+  /// reshapes the layers after it, as Caffe reshapes every layer at every
+  /// Forward.
+  virtual bool ForwardReshapesTops() const { return false; }
+
   /// Whether Forward draws random numbers or advances a reader (Dropout,
   /// data layers): an order the planner chooses keeps these layers in
   /// their prototxt order among themselves.

@@ -387,6 +387,13 @@ void Net::ForwardAddingLoss(int start, int end, float* loss) {
     const int i = execution_order_[step];
     layers_[i]->ForwardAddingLoss(bottom_vecs_[i], top_vecs_[i], loss, gradient_scale_);
     if (debug_info_) LogForwardDebugInfo(i);
+    if (layers_[i]->ForwardReshapesTops()) {
+      // Its tops' new shapes (never larger than planned) reach every later step.
+      for (int later = step + 1; later < static_cast<int>(layers_.size()); ++later) {
+        const int j = execution_order_[later];
+        layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
+      }
+    }
   }
 }
 

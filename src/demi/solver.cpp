@@ -146,6 +146,13 @@ void Solver::UseCudaGraphs() {
     LOG(WARNING) << "cuda_graph is off: " << blocker;
     return;
   }
+  for (size_t i = 0; i < net_->layers().size(); ++i) {
+    if (!net_->layers()[i]->ForwardReshapesTops()) continue;
+    LOG(WARNING) << "cuda_graph is off: layer '" << net_->layer_names()[i] << "' ("
+                 << net_->layers()[i]->type()
+                 << ") shapes its tops in each Forward, which a graph would replay unchanged";
+    return;
+  }
 #ifndef CPU_ONLY
   // Backward graphs end where a callback's hook hands gradients over (the
   // hooks run between launches); the callbacks are asked at each capture.

@@ -15,8 +15,9 @@ namespace demi {
 ///
 /// M depends on the selector's values, which only Forward sees: Reshape sizes
 /// the tops for all N items (so a memory plan holds any selection) and Forward
-/// shrinks axis 0 to M in place, within that memory. Layers after a Filter see
-/// the new shape only when they reshape again (Net::Reshape).
+/// shrinks axis 0 to M in place, within that memory; the net then reshapes
+/// the layers after it (ForwardReshapesTops), whose blobs shrink within
+/// their planned memory too. (A net with a Filter runs without CUDA graphs.)
 ///
 /// Backward scatters each top's gradient back to the selected items and writes
 /// zero to the others; the selector gets no gradient (asking for one is an
@@ -35,6 +36,7 @@ class FilterLayer : public Layer {
   }
   bool BackwardReadsBottomData(int) const override { return false; }
   bool BackwardReadsTopData(int) const override { return false; }
+  bool ForwardReshapesTops() const override { return true; }
 
  protected:
   void Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
