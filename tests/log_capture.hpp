@@ -45,6 +45,35 @@ class LogCapture : public google::LogSink {
   std::vector<std::string> messages_;
 };
 
+/// While it lives, INFO messages reach LogSinks (a LogCapture) and nothing
+/// else: the suite logs at WARNING (test_main.cpp), and no log file is made.
+class InfoToSinksOnly {
+ public:
+  InfoToSinksOnly()
+      : minloglevel_(FLAGS_minloglevel),
+        logtostderr_(FLAGS_logtostderr),
+        stderrthreshold_(FLAGS_stderrthreshold) {
+    for (int severity = google::GLOG_INFO; severity < google::NUM_SEVERITIES; ++severity) {
+      google::SetLogDestination(severity, "");  // "": no file
+    }
+    FLAGS_logtostderr = false;
+    FLAGS_stderrthreshold = google::GLOG_FATAL;
+    FLAGS_minloglevel = google::GLOG_INFO;
+  }
+  ~InfoToSinksOnly() {
+    FLAGS_minloglevel = minloglevel_;
+    FLAGS_stderrthreshold = stderrthreshold_;
+    FLAGS_logtostderr = logtostderr_;
+  }
+  InfoToSinksOnly(const InfoToSinksOnly&) = delete;
+  InfoToSinksOnly& operator=(const InfoToSinksOnly&) = delete;
+
+ private:
+  int minloglevel_;
+  bool logtostderr_;
+  int stderrthreshold_;
+};
+
 }  // namespace demi
 
 #endif  // DEMI_TESTS_LOG_CAPTURE_HPP_

@@ -20,6 +20,7 @@
 #include "demi/parallel/replicas.hpp"
 #include "demi/util/math.hpp"
 #include "demi/util/threads.hpp"
+#include "log_capture.hpp"
 #include "replication_test_util.hpp"
 #include "solver_test_util.hpp"
 
@@ -108,7 +109,11 @@ class ReplicaEquivalenceTest : public ::testing::Test {
     Replicas group(ParseText<SolverParameter>(LeNetSolver(dir_->file("db"), 64 / replicas)),
                    CpuReplicas(replicas));
     ASSERT_EQ(group.total(), replicas);
-    group.Solve("");
+    LogCapture log(google::GLOG_INFO);
+    {
+      InfoToSinksOnly info;
+      group.Solve("");
+    }
     for (int i = 0; i < replicas; ++i) {
       EXPECT_EQ(group.solver(i).iter(), 50);
       const double difference = WorstRelativeDifference(reference_->net(), group.solver(i).net());
@@ -120,6 +125,21 @@ class ReplicaEquivalenceTest : public ::testing::Test {
     // Loss scaling: the displayed loss is the global batch's, not a shard's.
     EXPECT_NEAR(group.solver(0).smoothed_loss(), reference_->smoothed_loss(),
                 1e-4 * std::abs(reference_->smoothed_loss()));
+    // So are the train net's outputs shown under it (average_loss 1: the same
+    // value), not the root replica's own.
+    int displays = 0;
+    float loss = -1;
+    for (const std::string& message : log.messages()) {
+      const size_t at = message.find(", loss = ");
+      if (message.rfind("Iteration ", 0) == 0 && at != std::string::npos) {
+        loss = std::stof(message.substr(at + 9));
+      } else if (message.find("Train net output #0: loss = ") != std::string::npos) {
+        const float output = std::stof(message.substr(message.find(" = ") + 3));
+        EXPECT_NEAR(output, loss, 1e-5 * std::abs(loss)) << message;
+        ++displays;
+      }
+    }
+    EXPECT_EQ(displays, 5);
   }
 
   static ScratchDir* dir_;

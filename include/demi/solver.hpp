@@ -103,6 +103,9 @@ class Solver {
     virtual void OnGradientsReady() {}
     /// The iteration's loss as displayed (replication: the global batch's).
     virtual float ReduceLoss(float loss) { return loss; }
+    /// The train net's output values as displayed, every replica's at once
+    /// (replication: their means over the replicas, the global batch's).
+    virtual void ReduceOutputs(std::vector<float>* values) {}
     /// What every replica does after an iteration or a test (stop,
     /// snapshot) given this replica's request.
     virtual SolverAction AgreeOnAction(SolverAction action) { return action; }
@@ -268,7 +271,10 @@ class Solver {
 #endif
   /// Adds `iteration`'s loss to the mean of the last average_loss ones.
   void UpdateSmoothedLoss(float loss, int iteration, int start_iter);
-  void DisplayTrainOutputs();
+  /// Every element of the train net's outputs, in order (every replica
+  /// calls it, for ReduceOutputs).
+  std::vector<float> TrainOutputs() const;
+  void DisplayTrainOutputs(const std::vector<float>& values);
   void DisplayProgress();
   SolverAction RequestedAction();
   /// `action` as agreed by the callbacks (every replica's requests).

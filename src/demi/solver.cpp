@@ -339,9 +339,14 @@ void Solver::Step(int iters) {
     // Before the update, as every pass's loss was once checked before it:
     // on a CPU (one pending) a non-finite loss stops the run unapplied.
     if (display || pending_losses_->full()) ReadLosses(start_iter);
+    std::vector<float> outputs;
+    if (display) {
+      outputs = TrainOutputs();
+      for (Callback* callback : callbacks_) callback->ReduceOutputs(&outputs);
+    }
     if (display && is_root()) {
       LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
-      DisplayTrainOutputs();
+      DisplayTrainOutputs(outputs);
       DisplayProgress();
       if (context_.device == Device::kGPU && iter_ == start_iter) {
         LOG(INFO) << DeviceMemoryLine(net_->memory_plan().arena_bytes, context_.device_id);
@@ -489,17 +494,25 @@ void Solver::UpdateSmoothedLoss(float loss, int iteration, int start_iter) {
   }
 }
 
-void Solver::DisplayTrainOutputs() {
+std::vector<float> Solver::TrainOutputs() const {
+  std::vector<float> values;
+  for (const Blob* output : net_->output_blobs()) {
+    values.insert(values.end(), output->cpu_data(), output->cpu_data() + output->count());
+  }
+  return values;
+}
+
+void Solver::DisplayTrainOutputs(const std::vector<float>& values) {
   const auto& outputs = net_->output_blobs();
-  int score_index = 0;
+  size_t score_index = 0;
   for (size_t j = 0; j < outputs.size(); ++j) {
     const int blob_id = net_->output_blob_indices()[j];
     const std::string& name = net_->blob_names()[blob_id];
     const float weight = net_->blob_loss_weights()[blob_id];
-    const float* values = outputs[j]->cpu_data();
-    for (int64_t k = 0; k < outputs[j]->count(); ++k) {
-      LOG(INFO) << "    Train net output #" << score_index++ << ": " << name << " = " << values[k]
-                << (weight != 0 ? StrCat(" (* ", weight, " = ", weight * values[k], " loss)")
+    for (int64_t k = 0; k < outputs[j]->count(); ++k, ++score_index) {
+      const float value = values[score_index];
+      LOG(INFO) << "    Train net output #" << score_index << ": " << name << " = " << value
+                << (weight != 0 ? StrCat(" (* ", weight, " = ", weight * value, " loss)")
                                 : std::string());
     }
   }

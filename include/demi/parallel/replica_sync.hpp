@@ -102,6 +102,7 @@ class ReplicaSync : public Solver::Callback {
   bool HandsOverAfter(int layer_id) const override { return hands_over_after_[layer_id]; }
   void OnGradientsReady() override;
   float ReduceLoss(float loss) override;
+  void ReduceOutputs(std::vector<float>* values) override;
   bool AgreeOnOverflow(bool overflow) override;
   SolverAction AgreeOnAction(SolverAction action) override;
   void OnBeforeTestOrSnapshot() override { AverageComputedParams(); }

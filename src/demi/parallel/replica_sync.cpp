@@ -316,6 +316,12 @@ float ReplicaSync::ReduceLoss(float loss) {
   return loss;
 }
 
+void ReplicaSync::ReduceOutputs(std::vector<float>* values) {
+  if (values->empty()) return;
+  comm_->AllReduceSum(values->data(), values->size());
+  for (float& value : *values) value /= static_cast<float>(comm_->size());
+}
+
 SolverAction ReplicaSync::AgreeOnAction(SolverAction action) {
   // Votes: one replica's stop stops all, one's snapshot snapshots all.
   float votes[2] = {ActionStops(action) ? 1.0f : 0.0f, ActionSnapshots(action) ? 1.0f : 0.0f};
