@@ -40,9 +40,10 @@ class LossScaler {
 
   /// After iteration `iter`'s gradients were checked: counts a clean step
   /// (and grows the scale when due), or on `overflow` backs the scale off
-  /// and logs the skipped step. Throws when the scale has fallen so low
-  /// that the gradients are plainly not finite at any scale.
-  void Update(bool overflow, int iter);
+  /// and logs the skipped step (where `logs`: the root replica, the others
+  /// doing the same). Throws when the scale has fallen so low that the
+  /// gradients are plainly not finite at any scale.
+  void Update(bool overflow, int iter, bool logs = true);
 
   /// The state a snapshot keeps, and resuming from it.
   void Save(SolverState* state) const;

@@ -36,7 +36,7 @@ LossScaler::LossScaler(const NetParameter& net, const SolverParameter& solver)
              "loss_scale_backoff_factor must be in (0, 1), got ", backoff_factor_);
 }
 
-void LossScaler::Update(bool overflow, int iter) {
+void LossScaler::Update(bool overflow, int iter, bool logs) {
   if (!overflow) {
     if (dynamic_ && ++clean_steps_ == growth_interval_) {
       const float grown = scale_ * growth_factor_;
@@ -48,14 +48,14 @@ void LossScaler::Update(bool overflow, int iter) {
   }
   clean_steps_ = 0;
   if (!dynamic_) {
-    LOG(WARNING) << "Iteration " << iter << ": gradients overflowed at the loss scale " << scale_
-                 << " (global_grad_scale); the step is skipped";
+    LOG_IF(WARNING, logs) << "Iteration " << iter << ": gradients overflowed at the loss scale "
+                          << scale_ << " (global_grad_scale); the step is skipped";
     return;
   }
   const float previous = scale_;
   scale_ *= backoff_factor_;
-  LOG(INFO) << "Iteration " << iter << ": gradients overflowed; the step is skipped and the loss "
-            << "scale goes from " << previous << " to " << scale_;
+  LOG_IF(INFO, logs) << "Iteration " << iter << ": gradients overflowed; the step is skipped and "
+                     << "the loss scale goes from " << previous << " to " << scale_;
   DEMI_CHECK(scale_ >= kSmallestScale, "iteration ", iter,
              ": the gradients are not finite even at the loss scale ", previous,
              " although the loss is; a layer or the data produce them (set debug_info: true in "

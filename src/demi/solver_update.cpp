@@ -32,7 +32,7 @@ void Solver::ApplyUpdate() {
   const UpdateBlocks blocks = PrepareUpdate(device, &finite);
   if (loss_scaler_.enabled()) {
     const float scale = loss_scaler_.scale();
-    loss_scaler_.Update(!finite, iter_);
+    loss_scaler_.Update(!finite, iter_, is_root());
     if (loss_scaler_.scale() != scale) net_->SetGradientScale(loss_scaler_.scale());
     if (!finite) return;
   }

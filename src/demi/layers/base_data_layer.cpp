@@ -60,8 +60,9 @@ void BaseDataLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vect
     shard_ = context().replica;
     num_shards_ = context().num_replicas;
     CHECK(shard_ >= 0 && shard_ < num_shards_);
-    LOG(INFO) << Owner() << ": replica " << shard_ << " of " << num_shards_ << " reads every "
-              << num_shards_ << "th block of " << batch_size_ << " records";
+    LOG(INFO) << Owner() << ": replica " << shard_ << " of " << num_shards_ << " reads blocks "
+              << shard_ << ", " << shard_ + num_shards_ << ", " << shard_ + 2 * num_shards_
+              << ", ... of " << batch_size_ << " records";
   }
   const int depth = static_cast<int>(layer_param_.data_param().prefetch());
   DEMI_CHECK(depth >= 1, Owner(), ": data_param prefetch must be at least 1, got ", depth);
