@@ -137,6 +137,9 @@ TEST(CaffeCommandTest, UsageHelpAndBadCommands) {
   EXPECT_TRUE(Contains(train_help.output, "Usage: caffe train --solver=")) << train_help.output;
   EXPECT_TRUE(Contains(train_help.output, "--sigint_effect")) << train_help.output;
   EXPECT_FALSE(Contains(train_help.output, "--model")) << train_help.output;
+  const Result flagged_help = Caffe("-logtostderr help", "train");
+  EXPECT_EQ(flagged_help.status, 0) << flagged_help.output;
+  EXPECT_TRUE(Contains(flagged_help.output, "--sigint_effect")) << flagged_help.output;
   const Result test_help = Caffe("help", "test");
   EXPECT_EQ(test_help.status, 0);
   EXPECT_TRUE(Contains(test_help.output, "--iterations")) << test_help.output;

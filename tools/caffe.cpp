@@ -66,7 +66,10 @@ int main(int argc, char** argv) {
       std::cout << Usage();
       return 0;
     }
-    const demi::Command* command = demi::FindCommand(argv[2]);
+    // The command asked about: the first argument that names one.
+    int asked = 2;
+    while (asked + 1 < argc && demi::FindCommand(argv[asked]) == nullptr) ++asked;
+    const demi::Command* command = demi::FindCommand(argv[asked]);
     if (command == nullptr) {
       std::cerr << "caffe: unknown command '" << argv[2] << "'\n" << Usage();
       return 1;

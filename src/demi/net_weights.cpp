@@ -103,9 +103,10 @@ NetParameter ReadHdf5Weights(const std::string& path) {
                  "HDF5 weights '", path, "': layer '", layer, "' holds ", datasets.size(),
                  " datasets but no '", name, "'");
       std::vector<float> values;
-      const std::vector<int64_t> shape = ReadHdf5Dataset(path, name, &values);
+      const std::vector<int64_t> shape = ReadHdf5Dataset(path, name, &values, true);
       BlobProto* blob = target->add_blobs();
-      for (int64_t dim : shape) blob->mutable_shape()->add_dim(dim);
+      BlobShape* dims = blob->mutable_shape();  // present even with no axes (a scalar)
+      for (int64_t dim : shape) dims->add_dim(dim);
       *blob->mutable_data() = {values.begin(), values.end()};
     }
   }
@@ -125,7 +126,7 @@ void Net::CopyTrainedLayersFrom(const std::vector<std::string>& paths) {
                "' is a solver state, not weights (a .caffemodel); use --snapshot to resume "
                "from it");
     NetParameter weights;
-    if (EndsWith(path, ".h5")) {  // Caffe tells the formats apart by this suffix too
+    if (IsHdf5File(path)) {  // by its signature, as Caffe tells the formats apart
       weights = ReadHdf5Weights(path);
     } else {
       ReadNetParamsFromBinaryFile(path, &weights);

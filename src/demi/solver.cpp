@@ -37,6 +37,13 @@ uint32_t ChooseSeed(const SolverParameter& param) {
   return entropy() ^ static_cast<uint32_t>(ticks) ^ static_cast<uint32_t>(ticks >> 32);
 }
 
+/// Whether a layer of `net` sets its tops' shapes in Forward (Filter).
+bool ShapesTopsInForward(const Net& net) {
+  return std::any_of(
+      net.layers().begin(), net.layers().end(),
+      [](const std::shared_ptr<Layer>& layer) { return layer->ForwardReshapesTops(); });
+}
+
 /// "1h02m03s", "4m05s" or "6.7s".
 std::string FormatDuration(double seconds) {
   std::ostringstream out;
@@ -146,11 +153,9 @@ void Solver::UseCudaGraphs() {
     LOG(WARNING) << "cuda_graph is off: " << blocker;
     return;
   }
-  for (size_t i = 0; i < net_->layers().size(); ++i) {
-    if (!net_->layers()[i]->ForwardReshapesTops()) continue;
-    LOG(WARNING) << "cuda_graph is off: layer '" << net_->layer_names()[i] << "' ("
-                 << net_->layers()[i]->type()
-                 << ") shapes its tops in each Forward, which a graph would replay unchanged";
+  if (ShapesTopsInForward(*net_)) {
+    LOG(WARNING) << "cuda_graph is off: a layer shapes its tops in each Forward (Filter), which "
+                    "a graph would replay unchanged";
     return;
   }
 #ifndef CPU_ONLY
@@ -342,7 +347,11 @@ void Solver::Step(int iters) {
     std::vector<float> outputs;
     if (display) {
       outputs = TrainOutputs();
-      for (Callback* callback : callbacks_) callback->ReduceOutputs(&outputs);
+      // After a Filter an output's size is each replica's own: the root's
+      // values are shown then, as every replica must reduce alike.
+      if (!ShapesTopsInForward(*net_)) {
+        for (Callback* callback : callbacks_) callback->ReduceOutputs(&outputs);
+      }
     }
     if (display && is_root()) {
       LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;

@@ -275,6 +275,29 @@ def test_hdf5_weights_in_caffe_s_layout(tmp_path, deploy):
         fresh.copy_from(str(path))
 
 
+def test_cpp_reads_hdf5_weights_by_signature_with_scalar_params(tmp_path):
+    """PReLU's shared slope is a 0-axis param, which Caffe writes as a scalar
+    dataset; the C++ reader (--weights, Net(prototxt, weights, phase)) takes
+    it, and knows HDF5 by its signature, whatever the file's name."""
+    h5py = pytest.importorskip("h5py")
+    prototxt = tmp_path / "prelu.prototxt"
+    prototxt.write_text("""
+layer { name: "data" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 } } }
+layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y" inner_product_param { num_output: 4 } }
+layer { name: "act" type: "PReLU" bottom: "y" top: "y" prelu_param { channel_shared: true } }
+""")
+    path = tmp_path / "prelu.caffemodel"  # no .h5
+    with h5py.File(path, "w") as hdf5:
+        hdf5.create_dataset("data/ip/0", data=np.arange(12, dtype=np.float32).reshape(4, 3))
+        hdf5.create_dataset("data/ip/1", data=np.full(4, 0.5, dtype=np.float32))
+        hdf5.create_dataset("data/act/0", data=np.float32(0.25))
+        hdf5.create_group("data/data")
+    net = demitasse.Net(str(prototxt), str(path), demitasse.TEST)
+    np.testing.assert_array_equal(net.params["ip"][0].data, np.arange(12).reshape(4, 3))
+    np.testing.assert_array_equal(net.params["ip"][1].data, 0.5)
+    assert net.params["act"][0].data.shape == () and float(net.params["act"][0].data) == 0.25
+
+
 def test_hdf5_writes_a_shared_param_once(tmp_path):
     pytest.importorskip("h5py")
     prototxt = tmp_path / "shared.prototxt"

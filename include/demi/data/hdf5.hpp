@@ -30,9 +30,14 @@ std::vector<std::string> Hdf5GroupMembers(const std::string& path, const std::st
 std::vector<int64_t> Hdf5DatasetShape(const std::string& path, const std::string& name);
 
 /// Reads dataset `name` of `path` into `values` as floats (HDF5 converts any
-/// integer or floating type) and returns its shape; errors as above.
+/// integer or floating type) and returns its shape; errors as above, but a
+/// scalar is read (shape {}, one value) where `allow_scalar`: a 0-axis
+/// param, as Caffe writes PReLU's shared slope.
 std::vector<int64_t> ReadHdf5Dataset(const std::string& path, const std::string& name,
-                                     std::vector<float>* values);
+                                     std::vector<float>* values, bool allow_scalar = false);
+
+/// Whether `path` is an HDF5 file (by its signature, not its name).
+bool IsHdf5File(const std::string& path);
 
 /// @brief Writes float datasets to one HDF5 file, created (or truncated) on
 /// construction, that grow along their first axis: each Append adds rows to

@@ -55,9 +55,11 @@ Handle OpenFile(const std::string& path) {
   return file;
 }
 
-/// Opens dataset `name` and checks it is numeric; returns its shape.
+/// Opens dataset `name` and checks it is numeric (and, unless
+/// `allow_scalar`, of rank 1 or more); returns its shape.
 std::vector<int64_t> OpenDataset(const Handle& file, const std::string& path,
-                                 const std::string& name, hid_t* dataset) {
+                                 const std::string& name, hid_t* dataset,
+                                 bool allow_scalar = false) {
   DEMI_CHECK(H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) > 0, "HDF5 file '", path,
              "' has no dataset '", name, "': the layer's tops name the datasets it reads");
   *dataset = H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT);
@@ -68,7 +70,7 @@ std::vector<int64_t> OpenDataset(const Handle& file, const std::string& path,
              "': dataset '", name, "' is not numeric; store integers or floats");
   Handle space(H5Dget_space(*dataset), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space.get());
-  DEMI_CHECK(rank >= 1, "HDF5 file '", path, "': dataset '", name,
+  DEMI_CHECK(rank >= 1 || (allow_scalar && rank == 0), "HDF5 file '", path, "': dataset '", name,
              "' is a scalar; its first axis must be the batch axis (rank 1 or more)");
   std::vector<hsize_t> dims(rank);
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
@@ -110,8 +112,9 @@ std::vector<std::string> Hdf5GroupMembers(const std::string& path, const std::st
                                               nullptr, 0, H5P_DEFAULT);
     DEMI_CHECK(length >= 0, "HDF5 file '", path, "': cannot read member ", i, " of '", group, "'");
     std::string name(length + 1, '\0');
-    H5Lget_name_by_idx(opened.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(),
-                       H5P_DEFAULT);
+    DEMI_CHECK(H5Lget_name_by_idx(opened.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(),
+                                  name.size(), H5P_DEFAULT) == length,
+               "HDF5 file '", path, "': cannot read member ", i, " of '", group, "'");
     name.resize(length);
     names.push_back(std::move(name));
   }
@@ -126,11 +129,16 @@ std::vector<int64_t> Hdf5DatasetShape(const std::string& path, const std::string
   return shape;
 }
 
+bool IsHdf5File(const std::string& path) {
+  Quiet();
+  return H5Fis_hdf5(path.c_str()) > 0;
+}
+
 std::vector<int64_t> ReadHdf5Dataset(const std::string& path, const std::string& name,
-                                     std::vector<float>* values) {
+                                     std::vector<float>* values, bool allow_scalar) {
   Handle file = OpenFile(path);
   hid_t id = -1;
-  std::vector<int64_t> shape = OpenDataset(file, path, name, &id);
+  std::vector<int64_t> shape = OpenDataset(file, path, name, &id, allow_scalar);
   Handle dataset(id, H5Dclose);
   int64_t count = 1;
   for (int64_t dim : shape) count *= dim;
