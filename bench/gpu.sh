@@ -106,7 +106,8 @@ speed_ms() {
   grep -oE 'Speed: [0-9.]+ iter/s \([0-9.]+ ms/iter\)' "$1" | tail -n +2 |
     sed 's/.*(\([0-9.]*\) ms.*/\1/' | awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n }'
 }
-# A log line without glog's prefix ("I20261127 10:48:48.930222 20269 cli.cpp:232] ").
+# A log line without glog's prefix ("I1127 10:48:48.930222 20269 cli.cpp:232] ", the year
+# after the I where glog was asked for it).
 strip_glog() { sed 's/^[IWEF][0-9]\{4,8\} [0-9:.]* *[0-9]* [a-z_0-9]*\.[a-z]*:[0-9]*\] //'; }
 # Why a step failed, in a few words: timeout, budget, or its last error line.
 failure() {
