@@ -5,6 +5,7 @@
 
 #include "demi/data/hdf5.hpp"
 #include "demi/net.hpp"
+#include "demi/util/strings.hpp"
 #include "demi/util/upgrade_proto.hpp"
 
 namespace demi {
@@ -111,10 +112,6 @@ NetParameter ReadHdf5Weights(const std::string& path) {
     }
   }
   return weights;
-}
-
-bool EndsWith(const std::string& text, const std::string& end) {
-  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "demi/solver.hpp"
 #include "demi/util/io.hpp"
+#include "demi/util/strings.hpp"
 
 namespace demi {
 
@@ -167,8 +168,8 @@ bool SeedFromSolverState(const std::string& state_file, SolverParameter* param) 
 }
 
 void Solver::Restore(const std::string& state_file) {
-  DEMI_CHECK(state_file.size() < 3 || state_file.compare(state_file.size() - 3, 3, ".h5") != 0, "'",
-             state_file, "' is an HDF5 solver state, which is not supported");
+  DEMI_CHECK(!EndsWith(state_file, ".h5"), "'", state_file,
+             "' is an HDF5 solver state, which is not supported");
   const std::string weights_hint =
       StrCat(state_file, " is a weights file (NetParameter), not a .solverstate; use --weights");
   DEMI_CHECK(std::filesystem::path(state_file).extension() != ".caffemodel", weights_hint);

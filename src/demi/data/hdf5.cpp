@@ -47,11 +47,12 @@ void Quiet() {
   }
 }
 
-Handle OpenFile(const std::string& path) {
+/// `hint` ends the error where the file does not open.
+Handle OpenFile(const std::string& path, const char* hint = "; check the path in the list file") {
   Quiet();
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  DEMI_CHECK(file.ok(), "cannot open HDF5 file '", path,
-             "': it is missing or not an HDF5 file; check the path in the list file");
+  DEMI_CHECK(file.ok(), "cannot open HDF5 file '", path, "': it is missing or not an HDF5 file",
+             hint);
   return file;
 }
 
@@ -96,9 +97,7 @@ std::vector<Hdf5ListEntry> ReadHdf5List(const std::string& path) {
 }
 
 std::vector<std::string> Hdf5GroupMembers(const std::string& path, const std::string& group) {
-  Quiet();
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  DEMI_CHECK(file.ok(), "cannot open HDF5 file '", path, "': it is missing or not an HDF5 file");
+  Handle file = OpenFile(path, "");
   DEMI_CHECK(H5Lexists(file.get(), group.c_str(), H5P_DEFAULT) > 0, "HDF5 file '", path,
              "' has no group '", group, "'");
   Handle opened(H5Gopen2(file.get(), group.c_str(), H5P_DEFAULT), H5Gclose);

@@ -15,19 +15,11 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "demi/data/transformer.hpp"  // BadRecordError
+#include "demi/util/strings.hpp"
 
 namespace demi {
 
 namespace {
-
-bool StartsWith(std::string_view data, std::string_view prefix) {
-  return data.size() >= prefix.size() && data.compare(0, prefix.size(), prefix) == 0;
-}
-
-bool EndsWith(std::string_view data, std::string_view suffix) {
-  return data.size() >= suffix.size() &&
-         data.compare(data.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 /// `data` without trailing zero and whitespace bytes (padding some writers add).
 std::string_view TrimPadding(std::string_view data) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "demi/common.hpp"
+#include "demi/util/strings.hpp"
 #include "demi/util/svg.hpp"
 
 namespace demi {
@@ -66,7 +67,7 @@ const char* Fill(const TimelineTensor& tensor, const std::set<std::string>& drop
   const std::string& name = tensor.request.name;
   if (dropped.count(name)) return "#e06060";
   if (tensor.memory == nullptr) return "#bbbbbb";
-  if (name.size() > 5 && name.compare(name.size() - 5, 5, " diff") == 0) return "#f0a860";
+  if (EndsWith(name, " diff")) return "#f0a860";
   if (name.find('/') != std::string::npos) return "#b090d0";
   return "#7fa7e0";
 }
