@@ -155,7 +155,7 @@ TEST_F(AccuracyLayerTest, LabelOutOfRangeIsAnError) {
   // A NaN label is no class (ClassLabel), never converted as one.
   labels_.mutable_cpu_data()[1] = std::numeric_limits<float>::quiet_NaN();
   ExpectErrorContaining([&] { layer->Forward(bottom_, top); },
-                        {"label -9223372036854775808", "index 1"});
+                        {"label at index 1 is NaN, infinite or past int64's range"});
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
 #include "demi/util/dnnl.hpp"
+#include "log_capture.hpp"
 #include "test_util.hpp"
 
 namespace demi {
@@ -102,6 +103,20 @@ TEST(EngineDecisionTest, AnEngineTheDeviceLacksRunsCaffeAsCaffeDoes) {
   EXPECT_NE(Decide("type: 'LRN' lrn_param { norm_region: WITHIN_CHANNEL }", EngineKind::kDnnl)
                 .reason.find("WITHIN_CHANNEL"),
             std::string::npos);
+}
+
+TEST(EngineDecisionTest, ANetAskingForCudnnOnTheCpuSaysWhatRunsInstead) {
+  // Every layer runs CAFFE there, as in Caffe's CPU mode: one warning per
+  // net, since DEFAULT would have run oneDNN's kernels.
+  LogCapture log;
+  Net net(ParseText<NetParameter>(R"(engine: CUDNN name: "asks" state { phase: TRAIN }
+    layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 3 } } }
+    layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y"
+            inner_product_param { num_output: 2 } })"),
+          Context());
+  EXPECT_EQ(net.layer_by_name("ip")->running_engine(), EngineKind::kCaffe);
+  EXPECT_EQ(log.Containing("Net 'asks' asks for engine CUDNN, which runs on GPUs only").size(), 1u)
+      << ::testing::PrintToString(log.messages());
 }
 
 #ifdef USE_CUDNN

@@ -4,12 +4,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "demi/net.hpp"
 #include "demi/util/device.hpp"
 #include "demi/util/host_memory.hpp"
+#include "demi/util/io.hpp"
+#include "test_util.hpp"
 
 namespace demi {
 namespace {
@@ -79,6 +83,61 @@ TEST(HostMemoryTest, AnAddressSpaceLimitBoundsWhatIsAvailable) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no VmSize, 3: setrlimit failed, 4: more than the "
                                        "limit allows, 5: another limit named";
+}
+
+/// In a child whose address space may grow by `headroom` bytes more than it
+/// uses: builds a net planning 64 MiB and exits 0 where it fits; else writes
+/// the error to `message_file` and exits 1 (2, 3: the limit could not be set).
+int BuildPlannedNetUnderALimit(size_t headroom, const std::string& message_file) {
+  const pid_t child = fork();
+  if (child == 0) {
+    size_t in_use = 0;
+    std::ifstream status("/proc/self/status");
+    std::stringstream text;
+    text << status.rdbuf();
+    if (!ParseKiBField(text.str(), "VmSize", &in_use)) _exit(2);
+    rlimit lowered{};
+    getrlimit(RLIMIT_AS, &lowered);
+    lowered.rlim_cur = in_use + headroom;
+    if (setrlimit(RLIMIT_AS, &lowered) != 0) _exit(3);
+    try {
+      Net net(ParseText<NetParameter>(R"(name: "roomy"
+        layer { name: "data" type: "DummyData" top: "x"
+                dummy_data_param { shape { dim: 16 dim: 1024 dim: 1024 } } }
+        layer { name: "relu" type: "ReLU" bottom: "x" top: "y" }
+        layer { name: "sum" type: "Reduction" bottom: "y" top: "s" })"));
+    } catch (const std::exception& error) {
+      std::ofstream(message_file) << error.what();
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+TEST(HostMemoryTest, APlanLeavesTheLibrariesRoom) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' shadow memory needs terabytes of address space";
+#endif
+  // oneDNN crashes where its own buffers cannot be allocated: a plan that
+  // fits the limit with less than 64 MiB to spare is refused, saying so.
+  const std::string message_file = StrCat(testing::TempDir(), "plan_room_", getpid(), ".txt");
+  ASSERT_EQ(BuildPlannedNetUnderALimit(size_t{8} << 20, message_file), 1);
+  const std::string small = ReadFileToString(message_file);
+  ASSERT_NE(small.find("its plan needs "), std::string::npos) << small;
+  const double needed_mib = std::stod(small.substr(small.find("its plan needs ") + 15));
+  EXPECT_GE(needed_mib, 64.0) << small;
+  const size_t just_over = static_cast<size_t>((needed_mib + 40) * (1 << 20));
+  ASSERT_EQ(BuildPlannedNetUnderALimit(just_over, message_file), 1);
+  const std::string refused = ReadFileToString(message_file);
+  EXPECT_NE(refused.find("does not fit host memory"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("and leaves 64.0 MiB for the libraries' buffers"), std::string::npos)
+      << refused;
+  EXPECT_EQ(BuildPlannedNetUnderALimit(just_over + (size_t{256} << 20), message_file), 0)
+      << ReadFileToString(message_file);
+  std::remove(message_file.c_str());
 }
 
 }  // namespace

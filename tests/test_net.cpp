@@ -112,6 +112,59 @@ TEST(NetTest, SharedParamShapeMismatchNamesBothLayers) {
       {"'w'", "layer 'b'", "2 2 (4)", "layer 'a'", "2 3 (6)"});
 }
 
+TEST(NetTest, SharedParamMultipliersMustAgreeWhereGiven) {
+  // Caffe's rule: a sharer that gives lr_mult (decay_mult) gives the
+  // others'; one that gives none takes theirs.
+  const auto net_with = [](const std::string& a_spec, const std::string& b_spec) {
+    return MakeNet(StrCat(R"(
+      layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 } } }
+      layer { name: "a" type: "InnerProduct" bottom: "x" top: "a" param { name: "w" )",
+                          a_spec, R"( }
+              inner_product_param { num_output: 3 bias_term: false } }
+      layer { name: "b" type: "InnerProduct" bottom: "a" top: "b" param { name: "w" )",
+                          b_spec, R"( }
+              inner_product_param { num_output: 3 bias_term: false } })"));
+  };
+  ExpectErrorContaining(
+      [&] { net_with("lr_mult: 1", "lr_mult: 0"); },
+      {"shared param 'w' has mismatched lr_mult", "layer 'a' gives 1", "layer 'b' gives 0"});
+  ExpectErrorContaining([&] { net_with("decay_mult: 2", "lr_mult: 1 decay_mult: 0"); },
+                        {"mismatched decay_mult", "layer 'a' gives 2", "layer 'b' gives 0"});
+  EXPECT_EQ(net_with("lr_mult: 3", "lr_mult: 3")->params_lr(), std::vector<float>{3});
+  EXPECT_EQ(net_with("", "lr_mult: 0 decay_mult: 4")->params_lr(), std::vector<float>{0});
+  EXPECT_EQ(net_with("lr_mult: 2", "")->params_weight_decay(), std::vector<float>{1});
+}
+
+TEST(NetTest, InPlaceLayersThatCannotRunInPlaceAreRefused) {
+  const auto in_place = [](const std::string& layer) {
+    MakeNet(StrCat(R"(
+      layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } } }
+      )",
+                   layer));
+  };
+  // Their windows or columns read what the top overwrites.
+  ExpectErrorContaining(
+      [&] {
+        in_place(R"(layer { name: "pool" type: "Pooling" bottom: "x" top: "x"
+                            pooling_param { pool: AVE kernel_size: 1 } })");
+      },
+      {"Pooling layer 'pool' cannot run in place", "bottom 0 'x' (in place)"});
+  ExpectErrorContaining(
+      [&] {
+        in_place(R"(layer { name: "cols" type: "Im2col" bottom: "x" top: "x"
+                            convolution_param { kernel_size: 3 } })");
+      },
+      {"Im2col layer 'cols' cannot run in place"});
+  // Any layer whose top takes another shape than its bottom's.
+  ExpectErrorContaining(
+      [&] { in_place(R"(layer { name: "top1" type: "ArgMax" bottom: "x" top: "x" })"); },
+      {"ArgMax layer 'top1' cannot run in place: it changes its blob's shape from 2 3 4 4 (96) to "
+       "2 1 1 1 (2)",
+       "give its top a name of its own"});
+  // An element-wise layer still runs in place.
+  EXPECT_NO_THROW(in_place(R"(layer { name: "relu" type: "ReLU" bottom: "x" top: "x" })"));
+}
+
 const char* kStaged = R"(
   layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 2 } } }
   layer { name: "train_only" type: "ReLU" bottom: "x" top: "t" include { phase: TRAIN } }

@@ -162,8 +162,10 @@ TEST(SolverTest, TestNetConfigurationErrors) {
       },
       {"1 test nets but 0 test_iter values"});
   ExpectErrorContaining(
-      [] { MakeSolver(WithNet(kStagedNet, R"(test_iter: 3 lr_policy: "fixed")")); },
-      {"test_interval is 0"});
+      [] {
+        MakeSolver(WithNet(kStagedNet, R"(test_iter: 3 test_interval: -2 lr_policy: "fixed")"));
+      },
+      {"test_interval is -2"});
   ExpectErrorContaining(
       [] {
         MakeSolver(WithNet(kStagedNet, R"(test_iter: 3 test_interval: 2
@@ -215,6 +217,16 @@ TEST(SolverTest, TestsAtIntervalsAndOptionallyAtTheStart) {
     EXPECT_EQ(TestBatchesRun(before, *solver->test_nets()[0]->layers()[0]->rng()),
               initialization ? 6 : 4);
   }
+}
+
+TEST(SolverTest, TestIntervalZeroBuildsTheTestNetsAndNeverRunsThem) {
+  // Caffe's default test_interval: pycaffe code may run solver.test_nets itself.
+  auto solver = MakeSolver(WithNet(kStagedNet, R"(test_iter: 2 lr_policy: "fixed" base_lr: 0.01
+                                                  test_initialization: true)"));
+  ASSERT_EQ(solver->test_nets().size(), 1u);
+  const RandomEngine before = *solver->test_nets()[0]->layers()[0]->rng();
+  solver->Step(4);
+  EXPECT_EQ(TestBatchesRun(before, *solver->test_nets()[0]->layers()[0]->rng()), 0);
 }
 
 // loss = w + b on a constant input: with plain SGD at lr 0.1 the loss falls

@@ -102,6 +102,24 @@ TEST_P(ResumeTest, ResumeIsBitIdentical) {
   EXPECT_EQ(runs.second_half->TestAll(), runs.straight->TestAll());
 }
 
+TEST(SnapshotTest, ResumeShowsTheUninterruptedSmoothedLoss) {
+  // The window of average_loss losses spans the resume (8 iterations,
+  // resumed at 4): the state carries it, so the resumed run's smoothed loss
+  // is the straight run's, bit for bit.
+  ScratchDir dir;
+  const ResumeRuns runs = RunStraightAndResumed(
+      dir,
+      [&](const std::string& prefix, int max_iter, const std::string& extra) {
+        return RandomSolver("Adam", prefix, max_iter, extra + " average_loss: 6");
+      },
+      8);
+  EXPECT_EQ(runs.second_half->smoothed_loss(), runs.straight->smoothed_loss());
+  EXPECT_NE(runs.first_half->smoothed_loss(), runs.straight->smoothed_loss());
+  SolverState state;
+  ReadProtoFromBinaryFile(dir.file("split_iter_4.solverstate"), &state);
+  EXPECT_EQ(state.loss_window_size(), 4);  // all 4 losses so far, within 6
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryType, ResumeTest,
                          ::testing::Values("SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta",
                                            "Adam"));

@@ -424,6 +424,26 @@ TEST(MemoryToolTest, ReportsEveryStrategyForBothPhases) {
   }
 }
 
+TEST(MemoryToolTest, ASolversNetsFollowThePhaseFlag) {
+  ScratchDir dir;
+  const std::string solver = "--solver=" + WriteSolver(dir, "SGD", "");
+  const auto phases = [](const std::string& output) {
+    return std::make_pair(Contains(output, "(TRAIN, batch"), Contains(output, "(TEST, batch"));
+  };
+  const Result both = Tool("memory", solver);
+  ASSERT_EQ(both.status, 0) << both.output;
+  EXPECT_EQ(phases(both.output), std::make_pair(true, true)) << both.output;
+  const Result train = Tool("memory", solver + " --phase=TRAIN");
+  ASSERT_EQ(train.status, 0) << train.output;
+  EXPECT_EQ(phases(train.output), std::make_pair(true, false)) << train.output;
+  const Result test = Tool("memory", solver + " --phase=TEST");
+  ASSERT_EQ(test.status, 0) << test.output;
+  EXPECT_EQ(phases(test.output), std::make_pair(false, true)) << test.output;
+  const Result bad = Tool("memory", solver + " --phase=test");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_TRUE(Contains(bad.output, "--phase must be TRAIN or TEST, got 'test'")) << bad.output;
+}
+
 TEST(MemoryToolTest, Bfloat16WithoutOnednnsBfloat16KernelsIsAStorageType) {
   // oneDNN computes bfloat16 with AVX-512 only. Capped at AVX2 by its own
   // ONEDNN_MAX_CPU_ISA (any CPU then is one without), --precision=BFLOAT16

@@ -144,10 +144,11 @@ class Layer {
   /// The layer that absorbed this one, or empty.
   const std::string& absorbed_by() const { return absorbed_by_; }
 
-  /// Whether Forward sets its tops' shapes from its bottoms' values (Filter:
-  /// the items selected), within the sizes Reshape gave them: the net then
+  /// Whether Forward may set its tops' shapes (Filter: the items selected;
+  /// Python: its reshape() and forward()): where it changes one, the net
   /// reshapes the layers after it, as Caffe reshapes every layer at every
-  /// Forward.
+  /// Forward, and a blob that grows past its plan is planned again at the
+  /// next pass.
   virtual bool ForwardReshapesTops() const { return false; }
 
   /// Whether Forward draws random numbers or advances a reader (Dropout,

@@ -238,6 +238,10 @@ class Net {
   /// the param block.
   void AppendParams();
   void AppendParam(const LayerParameter& layer_param, int layer_id, int param_id);
+  /// Refuses a shared param whose layers give different lr_mult or
+  /// decay_mult (param `net_param_id` of `layer_param`, owned by `owner_id`).
+  void CheckSharedMultipliers(const LayerParameter& layer_param, const ParamSpec& spec,
+                              int owner_id, int net_param_id) const;
   void CollectOutputs();
   /// Lets an in-place layer read the previous in-place layer's saved copy of
   /// their shared blob instead of keeping its own (BatchNorm then Scale).
@@ -364,6 +368,9 @@ class Net {
   std::shared_ptr<Arena> arena_;
   Plan plan_;
   std::vector<size_t> planned_sizes_;
+  /// A top grew out of the arena in a Forward (ForwardReshapesTops): the
+  /// next pass re-plans first.
+  bool replan_pending_ = false;
   size_t persistent_bytes_ = 0;
 
   std::vector<Blob*> net_input_blobs_;

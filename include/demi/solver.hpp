@@ -252,7 +252,7 @@ class Solver {
   /// layers' deferred errors, reduces each over the replicas and adds it to
   /// the smoothed loss, in order. Every replica calls it at the same
   /// iterations (the reductions are collective).
-  void ReadLosses(int start_iter);
+  void ReadLosses();
   /// The table of this iteration's update: a row per learnable param.
   void FillUpdateTable(float rate);
   /// The factor that brings the global L2 norm of `diff` (the diff block on
@@ -269,8 +269,10 @@ class Solver {
 #ifndef CPU_ONLY
   void UpdateOnGpu(const UpdateBlocks& blocks, const UpdateConstants& constants);
 #endif
-  /// Adds `iteration`'s loss to the mean of the last average_loss ones.
-  void UpdateSmoothedLoss(float loss, int iteration, int start_iter);
+  /// Adds the next iteration's loss to the window of the last average_loss
+  /// ones and takes their mean, summed oldest first: the same value
+  /// whichever iteration the window started at.
+  void UpdateSmoothedLoss(float loss);
   /// Every element of the train net's outputs, in order (every replica
   /// calls it, for ReduceOutputs).
   std::vector<float> TrainOutputs() const;
@@ -304,8 +306,10 @@ class Solver {
   SyncedMemory update_table_;  ///< update_rows_ for the GPU kernels
   int iter_ = 0;
   int current_step_ = 0;
-  std::vector<float> losses_;
+  std::vector<float> losses_;  ///< the smoothed loss's window, oldest first
   float smoothed_loss_ = 0;
+  /// Solve resumed from a state: its first Step keeps the state's window.
+  bool keep_loss_window_ = false;
   std::unique_ptr<PendingLosses> pending_losses_;
 #ifndef CPU_ONLY
   /// With cuda_graph, where it applies (CudaGraphBlocker): the passes'

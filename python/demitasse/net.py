@@ -120,18 +120,26 @@ class Net:
         """Each layer with learnable blobs, by name: [weights, bias, ...]."""
         def build():
             params = OrderedDict()
-            for layer in self.layers:
-                if layer.blobs:
-                    params[layer.name] = layer.blobs
+            for i, name in enumerate(self._net.layer_names):
+                blobs = self._net.layer_blobs(i)
+                if blobs:
+                    params[name] = blobs
             return params
         return self._cached("params", build)
 
     @property
     def layers(self):
         def build():
+            # A Python layer is its own object, as in pycaffe (its methods
+            # and attributes reachable: net.layers[0].set_roidb(...)).
             names, types = self._net.layer_names, self._net.layer_types
-            return [LayerEntry(names[i], types[i], self._net.layer_blobs(i))
-                    for i in range(len(names))]
+
+            def entry(i):
+                instance = self._net.layer_instance(i)
+                if instance is not None:
+                    return instance
+                return LayerEntry(names[i], types[i], self._net.layer_blobs(i))
+            return [entry(i) for i in range(len(names))]
         return self._cached("layers", build)
 
     @property
@@ -145,6 +153,18 @@ class Net:
     @property
     def _blob_names(self):
         return self._net.blob_names
+
+    @property
+    def _inputs(self):
+        """pycaffe's: the input blobs' indices in _blob_names."""
+        names = list(self._blob_names)
+        return [names.index(name) for name in self.inputs]
+
+    @property
+    def _outputs(self):
+        """pycaffe's: the output blobs' indices in _blob_names."""
+        names = list(self._blob_names)
+        return [names.index(name) for name in self.outputs]
 
     @property
     def inputs(self):

@@ -106,8 +106,12 @@ class Solver:
 
 
 def get_solver(solver_file):
-    """The solver of the type the file gives (pycaffe's caffe.get_solver)."""
-    return Solver(solver_file)
+    """The solver of the type the file gives, as an instance of its typed
+    class (pycaffe's caffe.get_solver: an Adam file gives an AdamSolver)."""
+    solver = Solver(solver_file)
+    # The typed classes differ only in what their constructor forces.
+    solver.__class__ = _TYPED_SOLVERS.get(solver.type, Solver)
+    return solver
 
 
 def _typed_solver(type_name):
@@ -126,3 +130,5 @@ AdaGradSolver = _typed_solver("AdaGrad")
 RMSPropSolver = _typed_solver("RMSProp")
 AdaDeltaSolver = _typed_solver("AdaDelta")
 AdamSolver = _typed_solver("Adam")
+_TYPED_SOLVERS = {cls._forced_type: cls for cls in (SGDSolver, NesterovSolver, AdaGradSolver,
+                                                     RMSPropSolver, AdaDeltaSolver, AdamSolver)}

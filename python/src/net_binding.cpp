@@ -15,6 +15,9 @@
 #include "demi/net_schedule.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/upgrade_proto.hpp"
+#ifdef WITH_PYTHON_LAYER
+#include "python_layer.hpp"
+#endif
 
 namespace demi {
 namespace python {
@@ -57,12 +60,25 @@ NamedBlobs Blobs(const NetPtr& net) {
 
 /// The learnable blobs of layer `layer_id` (weights, bias, ...), as pycaffe's
 /// net.params lists them.
-std::vector<PyBlob> LayerBlobs(const NetPtr& net, int layer_id) {
+std::vector<PyBlob> BlobsOfLayer(const NetPtr& net, int layer_id) {
   DEMI_CHECK(layer_id >= 0 && layer_id < static_cast<int>(net->layers().size()), "layer index ",
              layer_id, " is outside net '", net->name(), "' (", net->layers().size(), " layers)");
   std::vector<PyBlob> blobs;
   for (const auto& blob : net->layers()[layer_id]->blobs()) blobs.push_back(PyBlob{blob, net});
   return blobs;
+}
+
+/// The Python object of a Python layer (pycaffe's net.layers[i] is it, and
+/// py-faster-rcnn calls its methods there), else None.
+py::object LayerInstance(const NetPtr& net, int layer_id) {
+  DEMI_CHECK(layer_id >= 0 && layer_id < static_cast<int>(net->layers().size()), "layer index ",
+             layer_id, " is outside net '", net->name(), "' (", net->layers().size(), " layers)");
+#ifdef WITH_PYTHON_LAYER
+  if (const auto* layer = dynamic_cast<const PythonLayer*>(net->layers()[layer_id].get())) {
+    return layer->instance();
+  }
+#endif
+  return py::none();
 }
 
 std::string BlobName(const Net& net, const Blob* blob) {
@@ -189,7 +205,8 @@ void DefineNet(py::module_& module) {
       .def_property_readonly(
           "top_names", [](const Net& net) { return BlobNamesPerLayer(net, net.top_id_vecs()); })
       .def("blobs", &Blobs)
-      .def("layer_blobs", &LayerBlobs, py::arg("layer_id"))
+      .def("layer_blobs", &BlobsOfLayer, py::arg("layer_id"))
+      .def("layer_instance", &LayerInstance, py::arg("layer_id"))
       .def("forward", &ForwardFromTo, py::arg("start"), py::arg("end"))
       .def("backward", &BackwardFromTo, py::arg("start"), py::arg("end"))
       .def("reshape", &Net::Reshape)

@@ -21,6 +21,37 @@ namespace demi {
 
 namespace {
 
+/// The shapes of a layer's tops, and which were views into the arena,
+/// before a Forward that may reshape them (Layer::ForwardReshapesTops).
+class TopsBefore {
+ public:
+  TopsBefore() = default;
+  explicit TopsBefore(const std::vector<Blob*>& tops) {
+    for (const Blob* top : tops) {
+      shapes_.push_back(top->shape());
+      views_.push_back(top->data()->is_view());
+    }
+  }
+  bool ShapeChanged(const std::vector<Blob*>& tops) const {
+    for (size_t t = 0; t < tops.size(); ++t) {
+      if (tops[t]->shape() != shapes_[t]) return true;
+    }
+    return false;
+  }
+  /// Whether a top grew past its planned bytes: it then left the arena for
+  /// memory of its own (SyncedMemory::Resize), right but unplanned.
+  bool LeftArena(const std::vector<Blob*>& tops) const {
+    for (size_t t = 0; t < tops.size(); ++t) {
+      if (views_[t] && !tops[t]->data()->is_view()) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::vector<int64_t>> shapes_;
+  std::vector<bool> views_;
+};
+
 /// A distinct, reproducible seed for each layer's random stream.
 uint32_t LayerSeed(uint32_t net_seed, int layer_id, int replica) {
   // Replica 0 keeps the single-replica stream; the others get their own, so
@@ -75,6 +106,11 @@ void Net::Init(const NetParameter& in_param) {
   context_.engine = engine_defaults_.engine;
   if (context_.device == Device::kGPU) {
     LOG(INFO) << "Net '" << upgraded.name() << "' GPU math: " << Describe(context_.gpu_math);
+  } else if (engine_defaults_.engine == EngineKind::kCudnn) {
+    // As Caffe in CPU mode; but DEFAULT would have given oneDNN's kernels.
+    LOG(WARNING) << "Net '" << upgraded.name() << "' asks for engine CUDNN, which runs on GPUs "
+                 << "only: on the CPU its layers without an engine of their own run CAFFE "
+                 << "(DEFAULT picks DNNL's faster kernels here)";
   }
   NetParameter filtered;
   FilterNet(upgraded, &filtered);
@@ -230,9 +266,13 @@ std::string Net::DescribeBottoms(int layer_id) const {
   std::string text;
   for (size_t i = 0; i < bottom_id_vecs_[layer_id].size(); ++i) {
     const int blob_id = bottom_id_vecs_[layer_id][i];
-    text += StrCat(i ? "; " : "", "bottom ", i, " '", blob_names_[blob_id], "' from layer '",
-                   layer_names_[blob_producer_[blob_id]], "' has shape ",
-                   blobs_[blob_id]->shape_string());
+    // An in-place layer is its blob's producer by now: its input came before.
+    const int producer = blob_producer_[blob_id];
+    const std::string from = producer == layer_id
+                                 ? std::string(" (in place)")
+                                 : StrCat(" from layer '", layer_names_[producer], "'");
+    text += StrCat(i ? "; " : "", "bottom ", i, " '", blob_names_[blob_id], "'", from,
+                   " has shape ", blobs_[blob_id]->shape_string());
   }
   return text;
 }
@@ -241,7 +281,20 @@ void Net::SetUpLayer(int layer_id) {
   Layer& layer = *layers_[layer_id];
   LOG(INFO) << "Setting up " << layer_names_[layer_id];
   try {
+    // Shapes of blobs the layer runs in place: it must keep them.
+    std::vector<std::pair<const Blob*, std::vector<int64_t>>> in_place;
+    for (const Blob* bottom : bottom_vecs_[layer_id]) {
+      const auto& tops = top_vecs_[layer_id];
+      if (std::find(tops.begin(), tops.end(), bottom) != tops.end()) {
+        in_place.emplace_back(bottom, bottom->shape());
+      }
+    }
     layer.SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+    for (const auto& [blob, shape] : in_place) {
+      DEMI_CHECK(blob->shape() == shape, layer.type(), " layer '", layer_names_[layer_id],
+                 "' cannot run in place: it changes its blob's shape from ", ShapeString(shape),
+                 " to ", blob->shape_string(), "; give its top a name of its own");
+    }
   } catch (const Error& error) {
     std::string bottoms = DescribeBottoms(layer_id);
     ThrowError(StrCat("cannot set up layer '", layer_names_[layer_id], "' (", layer.type(),
@@ -320,12 +373,34 @@ void Net::AppendParam(const LayerParameter& layer_param, int layer_id, int param
                ") has shape ", owner.shape_string(),
                "; set share_mode: PERMISSIVE to share by count");
   }
+  CheckSharedMultipliers(layer_param, spec, owner_id, net_param_id);
   const int learnable_id = learnable_param_ids_[owner_id];
   learnable_param_ids_.push_back(learnable_id);
   if (spec.has_lr_mult()) params_lr_[learnable_id] = spec.lr_mult();
   if (spec.has_decay_mult()) params_weight_decay_[learnable_id] = spec.decay_mult();
   blob->ShareData(owner);
   blob->ShareDiff(owner);
+}
+
+void Net::CheckSharedMultipliers(const LayerParameter& layer_param, const ParamSpec& spec,
+                                 int owner_id, int net_param_id) const {
+  // Caffe's rule: the layers sharing a param that give lr_mult (decay_mult)
+  // give the same; one that gives none takes the others'.
+  for (int id = 0; id < net_param_id; ++id) {
+    if (id != owner_id && param_owners_[id] != owner_id) continue;
+    const auto& [layer_id, param_id] = param_layer_indices_[id];
+    const LayerParameter& other = layers_[layer_id]->layer_param();
+    if (param_id >= other.param_size()) continue;
+    const ParamSpec& given = other.param(param_id);
+    const auto check = [&](bool both, float theirs, float ours, const char* field) {
+      DEMI_CHECK(!both || theirs == ours, "shared param '", spec.name(), "' has mismatched ", field,
+                 ": layer '", other.name(), "' gives ", theirs, ", layer '", layer_param.name(),
+                 "' gives ", ours);
+    };
+    check(given.has_lr_mult() && spec.has_lr_mult(), given.lr_mult(), spec.lr_mult(), "lr_mult");
+    check(given.has_decay_mult() && spec.has_decay_mult(), given.decay_mult(), spec.decay_mult(),
+          "decay_mult");
+  }
 }
 
 void Net::CollectOutputs() {
@@ -381,18 +456,29 @@ float Net::ForwardFromTo(int start, int end) {
 void Net::ForwardAddingLoss(int start, int end, float* loss) {
   DEMI_CHECK(start >= 0 && end < static_cast<int>(layers_.size()), "net '", name_,
              "': no forward steps ", start, " to ", end, " among ", layers_.size());
+  if (start == 0 && replan_pending_) {
+    // A blob grew out of the arena in the last pass: plan for the shapes now.
+    replan_pending_ = false;
+    PlanMemory();
+  }
   // A layer weighs its loss by its tops' diffs, which hold the gradient
   // scale too (exact to divide out when it is a power of two).
   for (int step = start; step <= end; ++step) {
     const int i = execution_order_[step];
+    const bool reshapes = layers_[i]->ForwardReshapesTops();
+    const TopsBefore before = reshapes ? TopsBefore(top_vecs_[i]) : TopsBefore();
     layers_[i]->ForwardAddingLoss(bottom_vecs_[i], top_vecs_[i], loss, gradient_scale_);
     if (debug_info_) LogForwardDebugInfo(i);
-    if (layers_[i]->ForwardReshapesTops()) {
-      // Its tops' new shapes (never larger than planned) reach every later step.
+    if (reshapes && before.ShapeChanged(top_vecs_[i])) {
+      bool left_arena = before.LeftArena(top_vecs_[i]);
       for (int later = step + 1; later < static_cast<int>(layers_.size()); ++later) {
         const int j = execution_order_[later];
+        const TopsBefore later_before(top_vecs_[j]);
         layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
+        left_arena = left_arena || later_before.LeftArena(top_vecs_[j]);
       }
+      replan_pending_ = replan_pending_ || left_arena;
+      SeedLossDiffs();  // a loss top reshaped past its capacity lost its weight
     }
   }
 }

@@ -1,6 +1,7 @@
 // Whether a net's memory plan fits the machine, checked before the arena is
 // allocated: a plan that cannot fit fails with its figures and a hint,
 // instead of ending in std::bad_alloc or the kernel's OOM killer.
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 
@@ -37,6 +38,11 @@ size_t UnallocatedBytes(const std::vector<SyncedMemory*>& memories, bool on_devi
   return bytes;
 }
 
+/// What a host plan of `planned_bytes` leaves free for the libraries.
+size_t HostLibraryReserve(size_t planned_bytes) {
+  return std::max(size_t{64} << 20, planned_bytes / 16);
+}
+
 }  // namespace
 
 void Net::CheckPlanFits(const NetLiveness& liveness) const {
@@ -60,13 +66,19 @@ void Net::CheckPlanFits(const NetLiveness& liveness) const {
     available = host.bytes;
     limit = host.limit;
   }
-  if (needed <= available) return;
-  ThrowError(StrCat("net '", name_, "' (", phase_ == TRAIN ? "TRAIN" : "TEST", ") does not fit ",
-                    on_device ? "the GPU" : "host memory", ": its plan needs ", MiB(needed),
-                    " more (arena ", MiB(arena_needed), ", persistent: params, inputs, outputs ",
-                    MiB(persistent_needed), "), but ", MiB(available), " are available (", limit,
-                    "); try: build/tools/memory --model=",
-                    source_.empty() ? "net.prototxt" : source_, " (see --fit)"));
+  // On the host, oneDNN's and OpenBLAS's own buffers (a GEMM's packed
+  // panels) come from outside the plan, and oneDNN does not survive an
+  // allocation failing inside a primitive (a segfault under ulimit -v): a
+  // plan leaves them room.
+  const size_t reserve = needed == 0 || on_device ? 0 : HostLibraryReserve(needed);
+  if (needed <= available && reserve <= available - needed) return;
+  ThrowError(StrCat(
+      "net '", name_, "' (", phase_ == TRAIN ? "TRAIN" : "TEST", ") does not fit ",
+      on_device ? "the GPU" : "host memory", ": its plan needs ", MiB(needed), " more (arena ",
+      MiB(arena_needed), ", persistent: params, inputs, outputs ", MiB(persistent_needed), ")",
+      reserve ? StrCat(" and leaves ", MiB(reserve), " for the libraries' buffers") : std::string(),
+      ", but ", MiB(available), " are available (", limit, "); try: build/tools/memory --model=",
+      source_.empty() ? "net.prototxt" : source_, " (see --fit)"));
 }
 
 }  // namespace demi

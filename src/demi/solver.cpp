@@ -37,7 +37,7 @@ uint32_t ChooseSeed(const SolverParameter& param) {
   return entropy() ^ static_cast<uint32_t>(ticks) ^ static_cast<uint32_t>(ticks >> 32);
 }
 
-/// Whether a layer of `net` sets its tops' shapes in Forward (Filter).
+/// Whether a layer of `net` sets its tops' shapes in Forward (Filter, Python).
 bool ShapesTopsInForward(const Net& net) {
   return std::any_of(
       net.layers().begin(), net.layers().end(),
@@ -78,6 +78,14 @@ int FirstNonFiniteTop(const Net& net, int layer_id) {
   return -1;
 }
 
+/// The mean of the smoothed loss's window, summed oldest first (0 when empty).
+float MeanOfWindow(const std::vector<float>& losses) {
+  if (losses.empty()) return 0;
+  double sum = 0;
+  for (float loss : losses) sum += loss;
+  return static_cast<float>(sum / static_cast<double>(losses.size()));
+}
+
 }  // namespace
 
 bool HasComputedParams(const Layer& layer) { return std::string(layer.type()) == "BatchNorm"; }
@@ -88,16 +96,8 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
     : param_(param), context_(context), rule_(rule), history_sets_(HistorySets(rule)) {
   UpgradeSolverAsNeeded("solver parameters", &param_);
   CheckSolverValues(param_, "the solver parameters");
+  GetLearningRate(param_, 0);  // no lr_policy at all: refused now, not at the first update
   LOG(INFO) << "Initializing solver from parameters:\n" << param_.DebugString();
-  DEMI_CHECK(param_.iter_size() >= 1, "iter_size must be at least 1, got ", param_.iter_size());
-  DEMI_CHECK(param_.average_loss() >= 1, "average_loss must be at least 1, got ",
-             param_.average_loss());
-  DEMI_CHECK(param_.regularization_type() == "L2" || param_.regularization_type() == "L1",
-             "unknown regularization_type \"", param_.regularization_type(), "\"; use L1 or L2");
-  DEMI_CHECK(param_.snapshot_format() == SolverParameter::BINARYPROTO,
-             "snapshot_format HDF5 is not supported; use BINARYPROTO");
-  DEMI_CHECK(param_.snapshot() >= 0, "snapshot must not be negative, got ", param_.snapshot());
-  GetLearningRate(param_, 0);  // reports a bad lr policy now, not at the first update
   context_.seed = ChooseSeed(param_);
   if (param_.has_deterministic()) {
     context_.gpu_math = param_.deterministic() ? GpuMath::kDeterministic : GpuMath::kTensorOps;
@@ -154,8 +154,9 @@ void Solver::UseCudaGraphs() {
     return;
   }
   if (ShapesTopsInForward(*net_)) {
-    LOG(WARNING) << "cuda_graph is off: a layer shapes its tops in each Forward (Filter), which "
-                    "a graph would replay unchanged";
+    LOG(WARNING)
+        << "cuda_graph is off: a layer shapes its tops in each Forward (Filter, Python), which "
+           "a graph would replay unchanged";
     return;
   }
 #ifndef CPU_ONLY
@@ -273,8 +274,8 @@ void Solver::Solve(const std::string& resume_file) {
   if (!resume_file.empty()) {
     LOG(INFO) << "Restoring previous solver status from " << resume_file;
     Restore(resume_file);
+    keep_loss_window_ = true;
   }
-  const int start_iter = iter_;
   Step(param_.max_iter() - iter_);
   // A stopped run snapshots too, so that it can be resumed; a snapshot_stop
   // request has written this iteration's already.
@@ -290,7 +291,7 @@ void Solver::Solve(const std::string& resume_file) {
   if (param_.display() && iter_ % param_.display() == 0) {
     float loss = net_->Forward();
     for (Callback* callback : callbacks_) loss = callback->ReduceLoss(loss);
-    UpdateSmoothedLoss(loss, iter_, start_iter);
+    UpdateSmoothedLoss(loss);
     if (is_root()) LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) {
@@ -305,8 +306,11 @@ void Solver::Step(int iters) {
   requested_early_exit_ = false;
   const int start_iter = iter_;
   const int stop_iter = iter_ + iters;
-  losses_.clear();
-  smoothed_loss_ = 0;
+  // As Caffe, each Step averages its own losses; a resumed Solve goes on
+  // with the window its state saved.
+  if (!keep_loss_window_) losses_.clear();
+  keep_loss_window_ = false;
+  smoothed_loss_ = MeanOfWindow(losses_);
   pending_losses_->Clear();
   display_start_ = std::chrono::steady_clock::now();
   display_start_iter_ = iter_;
@@ -314,7 +318,7 @@ void Solver::Step(int iters) {
     net_->ClearParamDiffs();
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
-      ReadLosses(start_iter);
+      ReadLosses();
       BeforeTestOrSnapshot();
       TestAll();
       // The root alone tests (and sees stop requests meanwhile).
@@ -329,7 +333,7 @@ void Solver::Step(int iters) {
     SolverAction early_request = SolverAction::kNone;
     if (!ForwardBackwardAll(&early_request, pending_losses_->Add(iter_))) {
       pending_losses_->DropLast();
-      ReadLosses(start_iter);  // every replica stopped here (Agree)
+      ReadLosses();  // every replica stopped here (Agree)
       // Stopped between passes: the state is the iteration's start again.
       if (ActionSnapshots(early_request)) {
         BeforeTestOrSnapshot();
@@ -343,11 +347,11 @@ void Solver::Step(int iters) {
     for (Callback* callback : callbacks_) callback->OnGradientsReady();
     // Before the update, as every pass's loss was once checked before it:
     // on a CPU (one pending) a non-finite loss stops the run unapplied.
-    if (display || pending_losses_->full()) ReadLosses(start_iter);
+    if (display || pending_losses_->full()) ReadLosses();
     std::vector<float> outputs;
     if (display) {
       outputs = TrainOutputs();
-      // After a Filter an output's size is each replica's own: the root's
+      // After a Filter or a Python layer an output's size is each replica's own: the root's
       // values are shown then, as every replica must reduce alike.
       if (!ShapesTopsInForward(*net_)) {
         for (Callback* callback : callbacks_) callback->ReduceOutputs(&outputs);
@@ -370,7 +374,7 @@ void Solver::Step(int iters) {
       request = ActionStops(request) ? SolverAction::kSnapshotStop : SolverAction::kSnapshot;
     }
     if ((param_.snapshot() && iter_ % param_.snapshot() == 0) || ActionSnapshots(request)) {
-      ReadLosses(start_iter);  // a non-finite loss stops the run before its snapshot
+      ReadLosses();  // a non-finite loss stops the run before its snapshot
       BeforeTestOrSnapshot();
       Snapshot();
     }
@@ -379,7 +383,7 @@ void Solver::Step(int iters) {
       break;
     }
   }
-  ReadLosses(start_iter);
+  ReadLosses();
 }
 
 bool Solver::ForwardBackwardAll(SolverAction* request, float* loss) {
@@ -475,7 +479,7 @@ void Solver::ForwardBackwardAdding(float* loss) {
   net_->Backward();
 }
 
-void Solver::ReadLosses(int start_iter) {
+void Solver::ReadLosses() {
   if (pending_losses_->empty()) return;
   const std::vector<PendingLosses::Loss> losses = pending_losses_->Take();
   net_->CheckDeferredErrors();
@@ -486,21 +490,15 @@ void Solver::ReadLosses(int start_iter) {
     for (Callback* callback : callbacks_) loss = callback->ReduceLoss(loss);
     DEMI_CHECK(std::isfinite(loss), "loss is ", std::isnan(loss) ? "NaN" : "infinite",
                " at iteration ", pending.iteration, nonfinite_where_);
-    UpdateSmoothedLoss(loss, pending.iteration, start_iter);
+    UpdateSmoothedLoss(loss);
   }
 }
 
-void Solver::UpdateSmoothedLoss(float loss, int iteration, int start_iter) {
-  const int average_loss = param_.average_loss();
-  if (static_cast<int>(losses_.size()) < average_loss) {
-    losses_.push_back(loss);
-    const int size = static_cast<int>(losses_.size());
-    smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
-  } else {
-    const int index = (iteration - start_iter) % average_loss;
-    smoothed_loss_ += (loss - losses_[index]) / average_loss;
-    losses_[index] = loss;
-  }
+void Solver::UpdateSmoothedLoss(float loss) {
+  losses_.push_back(loss);
+  const size_t window = static_cast<size_t>(param_.average_loss());
+  if (losses_.size() > window) losses_.erase(losses_.begin(), losses_.end() - window);
+  smoothed_loss_ = MeanOfWindow(losses_);
 }
 
 std::vector<float> Solver::TrainOutputs() const {

@@ -114,6 +114,23 @@ void CheckSolverValues(const SolverParameter& param, const std::string& source) 
              "; give the number of iterations to train, 0 or more");
   DEMI_CHECK(std::isfinite(param.base_lr()) && param.base_lr() >= 0, source, ": base_lr is ",
              param.base_lr(), "; give a learning rate of 0 or more (e.g. base_lr: 0.01)");
+  DEMI_CHECK(param.iter_size() >= 1, source, ": iter_size must be at least 1, got ",
+             param.iter_size());
+  DEMI_CHECK(param.average_loss() >= 1, source, ": average_loss must be at least 1, got ",
+             param.average_loss());
+  DEMI_CHECK(param.regularization_type() == "L2" || param.regularization_type() == "L1", source,
+             ": unknown regularization_type \"", param.regularization_type(), "\"; use L1 or L2");
+  DEMI_CHECK(param.snapshot_format() == SolverParameter::BINARYPROTO, source,
+             ": snapshot_format HDF5 is not supported; use BINARYPROTO");
+  DEMI_CHECK(param.snapshot() >= 0, source, ": snapshot must not be negative, got ",
+             param.snapshot());
+  // A bad lr policy now, not at the first update (none given: the solver
+  // refuses it, as one who reads the file may still give it).
+  try {
+    if (param.has_lr_policy()) GetLearningRate(param, 0);
+  } catch (const Error& error) {
+    ThrowError(StrCat(source, ": ", error.what()));
+  }
 }
 
 void ReadSolverParamsFromTextFile(const std::string& path, SolverParameter* param) {

@@ -72,6 +72,7 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
     state.add_data_position()->Swap(&position);
   }
   state.set_random_seed(context_.seed);
+  for (float loss : losses_) state.add_loss_window(loss);
   const std::string state_filename = SnapshotFilename(".solverstate");
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
   WriteProtoToBinaryFile(state, state_filename);
@@ -244,6 +245,7 @@ void Solver::Restore(const std::string& state_file) {
                  << " in the solver to resume it exactly (the train tool does so itself when "
                  << "the solver sets none)";
   }
+  losses_.assign(state.loss_window().begin(), state.loss_window().end());
   loss_scaler_.Restore(state, state_file);
   if (loss_scaler_.enabled()) net_->SetGradientScale(loss_scaler_.scale());
   RestoreReadPositions(state, state_file);

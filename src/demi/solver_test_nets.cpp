@@ -31,7 +31,7 @@ struct TestNetSource {
 };
 
 /// Checks that the solver's test fields agree (a test_iter per test net,
-/// none or one test_state per test net, a positive test_interval when there
+/// none or one test_state per test net, a test_interval not negative when there
 /// are test nets, positive test_iter values); returns how many test nets
 /// they give.
 int CountTestNets(const SolverParameter& param) {
@@ -56,8 +56,12 @@ int CountTestNets(const SolverParameter& param) {
              "the solver has ", num_instances, " test nets but ", param.test_state_size(),
              " test_state values; give none or one per test net");
   if (num_instances > 0) {
-    DEMI_CHECK(param.test_interval() > 0, "the solver has test nets but test_interval is ",
-               param.test_interval(), "; give a positive test_interval");
+    DEMI_CHECK(param.test_interval() >= 0, "the solver has test nets but test_interval is ",
+               param.test_interval(), "; give a positive test_interval (or 0: never test)");
+    // As in Caffe: built (pycaffe may run solver.test_nets itself), never
+    // run by the solver.
+    LOG_IF(INFO, param.test_interval() == 0) << "test_interval is 0: the solver builds its "
+                                             << num_instances << " test net(s) and never runs them";
   }
   for (int i = 0; i < num_instances; ++i) {
     DEMI_CHECK(param.test_iter(i) > 0, "test_iter ", i, " must be positive, got ",

@@ -58,3 +58,51 @@ class FailsInForward(caffe.Layer):
 
     def forward(self, bottom, top):
         raise ValueError("no batch of " + str(bottom[0].num) + " today")
+
+
+# Image sizes a variable-size data layer cycles through: it grows, shrinks and
+# grows again past every size before it.
+SIZES = [(8, 8), (16, 12), (6, 20), (32, 32), (10, 10)]
+
+
+def image(i):
+    """The i-th image of SIZES (1 x 3 x h x w), a fixed function of i."""
+    h, w = SIZES[i % len(SIZES)]
+    return np.random.default_rng(i).normal(size=(1, 3, h, w)).astype(np.float32)
+
+
+class ImagesInReshape(caffe.Layer):
+    """FCN's data layers: reshape() loads the next image and sizes the top to
+    it, forward() copies it and moves on. Counts its calls."""
+
+    def setup(self, bottom, top):
+        self.index = 0
+        self.calls = {"reshape": 0, "forward": 0}
+
+    def reshape(self, bottom, top):
+        self.calls["reshape"] += 1
+        self.data = image(self.index)
+        top[0].reshape(*self.data.shape)
+
+    def forward(self, bottom, top):
+        self.calls["forward"] += 1
+        top[0].data[...] = self.data
+        self.index += 1
+
+
+class ImagesInForward(caffe.Layer):
+    """py-faster-rcnn's RoI data layer: the top takes each image's shape in
+    forward() itself."""
+
+    def setup(self, bottom, top):
+        self.index = 0
+        top[0].reshape(1, 3, 4, 4)
+
+    def reshape(self, bottom, top):
+        pass
+
+    def forward(self, bottom, top):
+        data = image(self.index)
+        top[0].reshape(*data.shape)
+        top[0].data[...] = data
+        self.index += 1

@@ -26,6 +26,9 @@ def test_structure(deploy):
         "Input", "Convolution", "Pooling", "Convolution", "Pooling", "InnerProduct", "ReLU",
         "InnerProduct", "Softmax"]
     assert net._layer_names[1] == "conv1" and net.layer_dict["ip2"].type == "InnerProduct"
+    # pycaffe's private lists, which some scripts read: blob indices.
+    assert [net._blob_names[i] for i in net._inputs] == ["data"]
+    assert [net._blob_names[i] for i in net._outputs] == ["prob"]
     assert net.top_names["relu1"] == ["ip1"] and net.bottom_names["ip2"] == ["ip1"]
     weights, bias = net.params["conv1"]
     assert weights.shape == (20, 1, 5, 5) and weights.data.shape == (20, 1, 5, 5)

@@ -173,3 +173,95 @@ def test_a_missing_module_names_it(tmp_path):
           python_param { module: "no_such_module_here" layer: "X" } }""")
     with pytest.raises(RuntimeError, match="ModuleNotFoundError.*no_such_module_here"):
         caffe.Net(net_file, caffe.TEST)
+
+
+# A variable-size Python data layer feeding planned layers: a convolution
+# (whose output follows the image's size), pooling and a summed loss.
+VARIABLE_SIZE = """
+name: "variable"
+force_backward: true
+%(data)s
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+  convolution_param { num_output: 4 kernel_size: 3 pad: 1
+                      weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "pool" type: "Pooling" bottom: "conv" top: "pool"
+  pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+layer { name: "loss" type: "Reduction" bottom: "pool" top: "loss" loss_weight: 1
+  reduction_param { operation: SUMSQ } }
+"""
+PYTHON_DATA = ('layer { name: "data" type: "Python" top: "data" '
+               'python_param { module: "pylayers" layer: "%s" } }')
+INPUT_DATA = ('layer { name: "data" type: "Input" top: "data" '
+              'input_param { shape { dim: 1 dim: 3 dim: %d dim: %d } } }')
+
+
+@pytest.mark.parametrize("layer", ["ImagesInReshape", "ImagesInForward"])
+def test_a_python_data_layer_may_change_its_tops_shape_at_every_forward(tmp_path, layer):
+    import pylayers
+    net = caffe.Net(_write(tmp_path / "net.prototxt",
+                           VARIABLE_SIZE % {"data": PYTHON_DATA % layer}), caffe.TRAIN)
+    weights = net.params["conv"][0].data.copy(), net.params["conv"][1].data.copy()
+    passes = 2 * len(pylayers.SIZES)
+    for i in range(passes):
+        for param in net.params["conv"]:
+            param.diff[...] = 0  # backward adds into them, as Caffe's
+        net.forward()
+        net.backward()
+        image = pylayers.image(i)
+        # The same pass on a net made for this image's size.
+        reference = caffe.Net(_write(tmp_path / "reference.prototxt", VARIABLE_SIZE % {
+            "data": INPUT_DATA % image.shape[2:]}), caffe.TRAIN)
+        reference.params["conv"][0].data[...], reference.params["conv"][1].data[...] = weights
+        reference.blobs["data"].data[...] = image
+        reference.forward()
+        reference.backward()
+        np.testing.assert_array_equal(net.blobs["data"].data, image)
+        assert net.blobs["pool"].data.shape == reference.blobs["pool"].data.shape, i
+        np.testing.assert_allclose(net.blobs["loss"].data, reference.blobs["loss"].data,
+                                   rtol=1e-5)
+        for k in range(2):
+            np.testing.assert_allclose(net.params["conv"][k].diff,
+                                       reference.params["conv"][k].diff, rtol=1e-4, atol=1e-5)
+    if layer == "ImagesInReshape":
+        # As Caffe: reshape() once at set-up, then before every forward().
+        # net.layers[0] is the layer's own object, as in pycaffe.
+        assert isinstance(net.layers[0], pylayers.ImagesInReshape)
+        assert net.layers[0].calls == {"reshape": 1 + passes, "forward": passes}
+        assert (net.layers[0].name, net.layers[0].type) == ("data", "Python")
+
+
+def test_a_variable_size_python_data_layer_trains_on_each_image(tmp_path):
+    # FCN's pattern through a solver: every iteration reads its own image,
+    # not the first one again, and the planned net follows its size.
+    import pylayers
+    net = _write(tmp_path / "net.prototxt",
+                 VARIABLE_SIZE % {"data": PYTHON_DATA % "ImagesInReshape"})
+    solver = caffe.SGDSolver(_write(tmp_path / "solver.prototxt", SOLVER % {
+        "net": net, "iters": 5, "prefix": tmp_path / "run", "plan": "ARENA"}))
+    for i in range(len(pylayers.SIZES) + 1):
+        solver.step(1)
+        image = pylayers.image(i)
+        np.testing.assert_array_equal(solver.net.blobs["data"].data, image)
+        assert solver.net.blobs["conv"].data.shape[2:] == image.shape[2:]
+
+
+def test_a_growing_python_data_layer_trains_alike_planned_and_unplanned(tmp_path):
+    # From the train tool the net is planned (Python's own nets keep every
+    # blob): blobs that outgrow their plan take memory of their own for the
+    # pass, the next pass re-plans, and the losses are the unplanned run's.
+    # A mean, not SUMSQ: at base_lr 0.05 its gradient stays bounded.
+    net = _write(tmp_path / "net.prototxt", VARIABLE_SIZE.replace("SUMSQ", "MEAN") % {
+        "data": PYTHON_DATA % "ImagesInForward"})
+    logs = {}
+    for plan in ("ARENA", "NONE"):
+        solver = _write(tmp_path / f"{plan}_solver.prototxt", SOLVER % {
+            "net": net, "iters": 12, "prefix": tmp_path / plan, "plan": plan})
+        result = _run_train(solver)
+        assert result.returncode == 0, result.stderr[-3000:]
+        logs[plan] = result.stderr
+    losses = _losses(logs["ARENA"])
+    assert len(losses) == 13 and len(set(losses)) > 5, losses  # and Solve's last line
+    assert losses == _losses(logs["NONE"])
+    # Planned at set-up, then again after each pass that grew a blob.
+    plans = logs["ARENA"].count("Memory plan (ARENA) for net 'variable'")
+    assert plans >= 3, logs["ARENA"][-3000:]

@@ -93,7 +93,10 @@ def test_every_solver_type_runs(make_solver_file, prototypes):
         assert solver.type == solver_type
         train(solver, prototypes, 2)
         assert solver.iter == 2
-    assert demitasse.get_solver(make_solver_file("Adam")).type == "Adam"
+    adam = demitasse.get_solver(make_solver_file("Adam"))
+    assert adam.type == "Adam"
+    assert isinstance(adam, demitasse.AdamSolver)  # as pycaffe's get_solver gives
+    assert isinstance(demitasse.get_solver(make_solver_file("SGD")), demitasse.SGDSolver)
 
 
 def test_snapshot_and_restore(tmp_path, make_solver_file, prototypes):

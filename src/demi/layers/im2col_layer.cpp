@@ -7,6 +7,8 @@
 namespace demi {
 
 void Im2colLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
+  DEMI_CHECK(bottom[0] != top[0], "Im2col layer '", layer_param_.name(),
+             "' cannot run in place: its columns are not its image");
   geometry_ = ReadConvGeometry(layer_param_, *bottom[0]);
 }
 

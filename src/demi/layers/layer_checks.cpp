@@ -1,6 +1,7 @@
 #include "demi/layers/layer_checks.hpp"
 
 #include <cmath>
+#include <cstdint>
 
 namespace demi {
 
@@ -57,6 +58,10 @@ void CheckClassLabel(const Layer& layer, int64_t value, int64_t index, int64_t c
 
 void CheckClassLabel(const Layer& layer, int64_t value, int64_t index, int64_t classes,
                      const std::vector<int64_t>& scores_shape) {
+  // ClassLabel's mark for a float that is no integer at all.
+  DEMI_CHECK(value != INT64_MIN, layer.type(), " layer '", layer.layer_param().name(),
+             "': the label at index ", index, " is NaN, infinite or past int64's range, not a ",
+             "class in [0, ", classes, ") for scores ", ShapeString(scores_shape));
   DEMI_CHECK(value >= 0 && value < classes, layer.type(), " layer '", layer.layer_param().name(),
              "': label ", value, " at index ", index, " is outside [0, ", classes, ") for scores ",
              ShapeString(scores_shape));

@@ -45,6 +45,8 @@ void PoolingLayer::LayerSetUp(const std::vector<Blob*>& bottom, const std::vecto
   const PoolingParameter& param = layer_param_.pooling_param();
   const std::string& name = layer_param_.name();
   method_ = param.pool();
+  DEMI_CHECK(bottom[0] != top[0], "Pooling layer '", name,
+             "' cannot run in place: its output is written while its windows read the input");
   DEMI_CHECK(method_ != PoolingParameter::STOCHASTIC, "Pooling layer '", name,
              "': STOCHASTIC pooling is not supported; use MAX or AVE");
   global_ = param.global_pooling();

@@ -57,6 +57,15 @@ NetState StateFor(Phase phase, const NetState* base) {
   return state;
 }
 
+/// The phases --phase asks for, TRAIN first: both when it is empty.
+std::vector<Phase> PhasesAsked() {
+  DEMI_CHECK(FLAGS_phase.empty() || FLAGS_phase == "TRAIN" || FLAGS_phase == "TEST",
+             "--phase must be TRAIN or TEST, got '", FLAGS_phase, "'");
+  if (FLAGS_phase == "TRAIN") return {TRAIN};
+  if (FLAGS_phase == "TEST") return {TEST};
+  return {TRAIN, TEST};
+}
+
 /// The nets to report on, each with its state: the --model's, or the
 /// solver's train net (sized with its history and iter_size, for --fit) and
 /// test nets.
@@ -65,11 +74,7 @@ std::vector<FitSpec> CollectNets() {
   if (!FLAGS_model.empty()) {
     NetParameter param;
     ReadNetParamsFromTextFile(FLAGS_model, &param);
-    std::vector<Phase> phases;
-    if (FLAGS_phase.empty() || FLAGS_phase == "TRAIN") phases.push_back(TRAIN);
-    if (FLAGS_phase.empty() || FLAGS_phase == "TEST") phases.push_back(TEST);
-    DEMI_CHECK(!phases.empty(), "--phase must be TRAIN or TEST");
-    for (Phase phase : phases) {
+    for (Phase phase : PhasesAsked()) {
       FitSpec spec;
       spec.param = param;
       spec.source = FLAGS_model;
@@ -82,10 +87,15 @@ std::vector<FitSpec> CollectNets() {
   SolverParameter solver;
   ReadProtoFromTextFile(FLAGS_solver, &solver);
   if (!solver.has_train_state()) *solver.mutable_train_state() = StateFor(TRAIN, nullptr);
-  nets.push_back(SolverTrainNet(solver, FLAGS_solver));
+  const std::vector<Phase> phases = PhasesAsked();
+  const FitSpec train = SolverTrainNet(solver, FLAGS_solver);
+  if (phases.front() == TRAIN) nets.push_back(train);
+  if (phases.back() != TEST) return nets;
   const int num_tests = std::max(solver.test_iter_size(), solver.test_state_size());
+  DEMI_CHECK(num_tests > 0 || phases.front() == TRAIN, "--phase=TEST: the solver ", FLAGS_solver,
+             " has no test nets (no test_iter)");
   for (int i = 0; i < num_tests; ++i) {
-    FitSpec test = nets.front();
+    FitSpec test = train;
     *test.param.mutable_state() =
         StateFor(TEST, i < solver.test_state_size() ? &solver.test_state(i) : nullptr);
     nets.push_back(test);
