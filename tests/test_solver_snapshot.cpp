@@ -9,8 +9,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <string>
 
+#include "demi/data/hdf5.hpp"
+#include "demi/hdf5_snapshots.hpp"
 #include "demi/util/io.hpp"
 #include "solver_test_util.hpp"
 
@@ -118,6 +121,91 @@ TEST(SnapshotTest, ResumeShowsTheUninterruptedSmoothedLoss) {
   SolverState state;
   ReadProtoFromBinaryFile(dir.file("split_iter_4.solverstate"), &state);
   EXPECT_EQ(state.loss_window_size(), 4);  // all 4 losses so far, within 6
+}
+
+TEST(SnapshotTest, Hdf5SnapshotsHoldCaffesLayoutAndResumeBitIdentically) {
+  ScratchDir dir;
+  const auto solver_text = [&](const std::string& prefix, int max_iter, const std::string& extra) {
+    return RandomSolver("Adam", prefix, max_iter,
+                        extra + " snapshot_format: HDF5 average_loss: 3 snapshot_diff: true");
+  };
+  auto straight = MakeSolver(solver_text(dir.file("straight"), 8, ""));
+  straight->Solve();
+  auto first = MakeSolver(solver_text(dir.file("split"), 4, "snapshot_after_train: true"));
+  first->Solve();
+  // Caffe's files: weights as data/<layer>/<i> (and the diffs), the state's
+  // own datasets.
+  const std::string model = dir.file("split_iter_4.caffemodel.h5");
+  const std::string state = dir.file("split_iter_4.solverstate.h5");
+  ASSERT_TRUE(IsHdf5File(model) && IsHdf5File(state));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("split_iter_4.caffemodel")));
+  std::vector<float> values;
+  EXPECT_EQ(ReadHdf5Dataset(model, "data/ip1/0", &values), (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(values, DataOf(*first->net().layer_by_name("ip1")->blobs()[0]));
+  EXPECT_EQ(ReadHdf5Dataset(model, "diff/ip2/1", &values), (std::vector<int64_t>{2}));
+  EXPECT_TRUE(Hdf5HasMember(model, "data/relu"));  // every layer has its group, as in Caffe
+  EXPECT_EQ(ReadHdf5Int(state, "iter"), 4);
+  EXPECT_EQ(ReadHdf5String(state, "learned_net"), model);
+  EXPECT_EQ(ReadHdf5Int(state, "current_step"), 1);
+  EXPECT_EQ(Hdf5GroupMembers(state, "history").size(), 18u);
+  // Resumed from it, the run is the straight one's, bit for bit.
+  auto second = MakeSolver(solver_text(dir.file("split"), 8, ""));
+  second->Solve(state);
+  EXPECT_EQ(AllParams(second->net()), AllParams(straight->net()));
+  EXPECT_EQ(AllHistory(*second), AllHistory(*straight));
+  EXPECT_EQ(second->smoothed_loss(), straight->smoothed_loss());
+  EXPECT_EQ(second->TestAll(), straight->TestAll());
+  // The weights alone load as any weights do.
+  auto fine_tuned = MakeSolver(solver_text(dir.file("tuned"), 1, ""));
+  fine_tuned->net().CopyTrainedLayersFrom(model);
+  EXPECT_EQ(AllParams(fine_tuned->net()), AllParams(first->net()));
+}
+
+TEST(SnapshotTest, Hdf5WeightsOfLayersNamedWithSlashesNestAndReadBack) {
+  // GoogLeNet's "inception_3a/1x1" beside a layer "inception_3a" of its own.
+  ScratchDir dir;
+  NetParameter weights = ParseText<NetParameter>(R"(
+    layer { name: "inception_3a" blobs { shape { dim: 2 } data: 1 data: 2 } }
+    layer { name: "inception_3a/1x1" blobs { shape { dim: 1 dim: 2 } data: 3 data: 4 }
+                                     blobs { shape { } data: 5 } }
+    layer { name: "relu" })");
+  WriteHdf5Weights(weights, dir.file("w.caffemodel.h5"));
+  const NetParameter read = ReadHdf5Weights(dir.file("w.caffemodel.h5"));
+  ASSERT_EQ(read.layer_size(), 2);  // relu holds nothing
+  std::map<std::string, std::string> by_name;
+  for (const LayerParameter& layer : read.layer()) by_name[layer.name()] = layer.DebugString();
+  for (const LayerParameter& layer : weights.layer()) {
+    if (layer.blobs_size() > 0) {
+      EXPECT_EQ(by_name[layer.name()], layer.DebugString());
+    }
+  }
+}
+
+TEST(SnapshotTest, ACaffeHdf5StateResumesWithFreshRandomStreams) {
+  // Caffe's .solverstate.h5 has no demitasse_state: iteration, history and
+  // weights come back, the random streams start afresh.
+  ScratchDir dir;
+  auto first = MakeSolver(RandomSolver("SGD", dir.file("ours"), 3, "snapshot_after_train: true"));
+  first->Solve();
+  SolverState ours;
+  ReadProtoFromBinaryFile(dir.file("ours_iter_3.solverstate"), &ours);
+  Hdf5FileImage caffes;
+  caffes.AddInt("iter", ours.iter());
+  caffes.AddString("learned_net", dir.file("ours_iter_3.caffemodel"));
+  caffes.AddInt("current_step", ours.current_step());
+  for (int i = 0; i < ours.history_size(); ++i) {
+    const BlobProto& blob = ours.history(i);
+    caffes.AddFloats(StrCat("history/", i), ShapeFromProto(blob), blob.data().data());
+  }
+  caffes.Save(dir.file("caffe.solverstate.h5"));
+  auto resumed = MakeSolver(RandomSolver("SGD", dir.file("resumed"), 5));
+  resumed->Restore(dir.file("caffe.solverstate.h5"));
+  EXPECT_EQ(resumed->iter(), 3);
+  EXPECT_EQ(AllParams(resumed->net()), AllParams(first->net()));
+  EXPECT_EQ(AllHistory(*resumed), AllHistory(*first));
+  // HDF5 weights given as a state are refused by name.
+  ExpectErrorContaining([&] { resumed->Restore(dir.file("ours_iter_3.caffemodel")); },
+                        {"is a weights file"});
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryType, ResumeTest,

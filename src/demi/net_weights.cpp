@@ -4,6 +4,7 @@
 #include <set>
 
 #include "demi/data/hdf5.hpp"
+#include "demi/hdf5_snapshots.hpp"
 #include "demi/net.hpp"
 #include "demi/util/strings.hpp"
 #include "demi/util/upgrade_proto.hpp"
@@ -83,38 +84,6 @@ void Net::WarnLayersWithoutWeights(const std::set<std::string>& fed) const {
   LOG(WARNING) << "No weights for layer(s) " << missing << " of net '" << name_
                << "': they keep their initial values";
 }
-
-namespace {
-
-/// Caffe's HDF5 weights (snapshot_format: HDF5, pycaffe's save_hdf5): group
-/// data/<layer> with float datasets "0", "1", ... of the layer's params, as
-/// a NetParameter of those layers.
-NetParameter ReadHdf5Weights(const std::string& path) {
-  NetParameter weights;
-  for (const std::string& layer : Hdf5GroupMembers(path, "data")) {
-    const std::vector<std::string> datasets = Hdf5GroupMembers(path, "data/" + layer);
-    // A layer without params, or whose params another layer owns (written
-    // once, under the owner), takes nothing.
-    if (datasets.empty()) continue;
-    LayerParameter* target = weights.add_layer();
-    target->set_name(layer);
-    for (size_t i = 0; i < datasets.size(); ++i) {
-      const std::string name = StrCat("data/", layer, "/", i);
-      DEMI_CHECK(std::find(datasets.begin(), datasets.end(), StrCat(i)) != datasets.end(),
-                 "HDF5 weights '", path, "': layer '", layer, "' holds ", datasets.size(),
-                 " datasets but no '", name, "'");
-      std::vector<float> values;
-      const std::vector<int64_t> shape = ReadHdf5Dataset(path, name, &values, true);
-      BlobProto* blob = target->add_blobs();
-      BlobShape* dims = blob->mutable_shape();  // present even with no axes (a scalar)
-      for (int64_t dim : shape) dims->add_dim(dim);
-      *blob->mutable_data() = {values.begin(), values.end()};
-    }
-  }
-  return weights;
-}
-
-}  // namespace
 
 void Net::CopyTrainedLayersFrom(const std::vector<std::string>& paths) {
   std::set<std::string> fed;

@@ -120,8 +120,6 @@ void CheckSolverValues(const SolverParameter& param, const std::string& source) 
              param.average_loss());
   DEMI_CHECK(param.regularization_type() == "L2" || param.regularization_type() == "L1", source,
              ": unknown regularization_type \"", param.regularization_type(), "\"; use L1 or L2");
-  DEMI_CHECK(param.snapshot_format() == SolverParameter::BINARYPROTO, source,
-             ": snapshot_format HDF5 is not supported; use BINARYPROTO");
   DEMI_CHECK(param.snapshot() >= 0, source, ": snapshot must not be negative, got ",
              param.snapshot());
   // A bad lr policy now, not at the first update (none given: the solver

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "demi/data/hdf5.hpp"
+#include "demi/hdf5_snapshots.hpp"
 #include "demi/solver.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/strings.hpp"
@@ -24,6 +26,15 @@ bool IsWeightsFile(const std::string& path, const SolverState& state) {
     return false;
   }
   return net.layer_size() > 0 || net.layers_size() > 0;
+}
+
+/// A .solverstate, binary proto or (by its signature, as Caffe tells them
+/// apart by name) HDF5.
+SolverState ReadSolverState(const std::string& path) {
+  if (IsHdf5File(path)) return ReadHdf5SolverState(path);
+  SolverState state;
+  ReadProtoFromBinaryFile(path, &state);
+  return state;
 }
 
 }  // namespace
@@ -48,11 +59,18 @@ void Solver::Snapshot() {
     LOG(WARNING) << "snapshot_prefix is not set; not snapshotting iteration " << iter_;
     return;
   }
-  const std::string model_filename = SnapshotFilename(".caffemodel");
-  LOG(INFO) << "Snapshotting to binary proto file " << model_filename;
   NetParameter net_param;
   net_->ToProto(&net_param, param_.snapshot_diff());
-  WriteProtoToBinaryFile(net_param, model_filename);
+  std::string model_filename;
+  if (param_.snapshot_format() == SolverParameter::HDF5) {
+    model_filename = SnapshotFilename(".caffemodel.h5");
+    LOG(INFO) << "Snapshotting to HDF5 file " << model_filename;
+    WriteHdf5Weights(net_param, model_filename);
+  } else {
+    model_filename = SnapshotFilename(".caffemodel");
+    LOG(INFO) << "Snapshotting to binary proto file " << model_filename;
+    WriteProtoToBinaryFile(net_param, model_filename);
+  }
   SnapshotSolverState(model_filename);
 }
 
@@ -73,6 +91,12 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
   }
   state.set_random_seed(context_.seed);
   for (float loss : losses_) state.add_loss_window(loss);
+  if (param_.snapshot_format() == SolverParameter::HDF5) {
+    const std::string state_filename = SnapshotFilename(".solverstate.h5");
+    LOG(INFO) << "Snapshotting solver state to HDF5 file " << state_filename;
+    WriteHdf5SolverState(state, state_filename);
+    return;
+  }
   const std::string state_filename = SnapshotFilename(".solverstate");
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
   WriteProtoToBinaryFile(state, state_filename);
@@ -157,7 +181,7 @@ bool SeedFromSolverState(const std::string& state_file, SolverParameter* param) 
   if (param->random_seed() >= 0) return false;
   SolverState state;
   try {
-    ReadProtoFromBinaryFile(state_file, &state);
+    state = ReadSolverState(state_file);
   } catch (const Error&) {
     return false;  // Restore says what is wrong with it
   }
@@ -169,14 +193,13 @@ bool SeedFromSolverState(const std::string& state_file, SolverParameter* param) 
 }
 
 void Solver::Restore(const std::string& state_file) {
-  DEMI_CHECK(!EndsWith(state_file, ".h5"), "'", state_file,
-             "' is an HDF5 solver state, which is not supported");
   const std::string weights_hint =
       StrCat(state_file, " is a weights file (NetParameter), not a .solverstate; use --weights");
-  DEMI_CHECK(std::filesystem::path(state_file).extension() != ".caffemodel", weights_hint);
-  SolverState state;
-  ReadProtoFromBinaryFile(state_file, &state);
-  DEMI_CHECK(!IsWeightsFile(state_file, state), weights_hint);
+  DEMI_CHECK(std::filesystem::path(state_file).extension() != ".caffemodel" &&
+                 !EndsWith(state_file, ".caffemodel.h5"),
+             weights_hint);
+  const SolverState state = ReadSolverState(state_file);
+  DEMI_CHECK(IsHdf5File(state_file) || !IsWeightsFile(state_file, state), weights_hint);
   if (state.has_learned_net()) {
     std::string model = state.learned_net();
     if (!std::filesystem::exists(model)) {

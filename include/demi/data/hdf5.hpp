@@ -60,6 +60,45 @@ class Hdf5Appender {
   int64_t file_ = -1;  ///< hid_t, kept out of this header
 };
 
+/// @brief An HDF5 file built in memory (HDF5's core driver) and written in
+/// one go by Save, atomically: a temporary file, fsync and a rename, so a
+/// crash leaves the previous file. Caffe's HDF5 weights and solver states.
+/// Datasets and groups may be named by paths ("data/conv1/0"): the groups
+/// on the way are made.
+class Hdf5FileImage {
+ public:
+  Hdf5FileImage();
+  ~Hdf5FileImage();
+  Hdf5FileImage(const Hdf5FileImage&) = delete;
+  Hdf5FileImage& operator=(const Hdf5FileImage&) = delete;
+
+  /// A group, empty until something is written under it.
+  void AddGroup(const std::string& name);
+  /// A float32 dataset of `shape` (no axes: a scalar) holding `values`.
+  void AddFloats(const std::string& name, const std::vector<int64_t>& shape, const float* values);
+  /// A scalar int32 dataset, as Caffe's hdf5_save_int writes it.
+  void AddInt(const std::string& name, int value);
+  /// A scalar fixed-length, NUL-terminated string, as Caffe's hdf5_save_string.
+  void AddString(const std::string& name, const std::string& value);
+  /// A 1-D uint8 dataset holding `bytes`.
+  void AddBytes(const std::string& name, const std::string& bytes);
+  /// Writes the file to `path` atomically; `what` names it in errors.
+  void Save(const std::string& path) const;
+
+ private:
+  int64_t file_ = -1;         ///< hid_t
+  int64_t link_create_ = -1;  ///< a property list that makes intermediate groups
+};
+
+/// Whether the HDF5 file `path` has a member (group or dataset) `name`.
+bool Hdf5HasMember(const std::string& path, const std::string& name);
+/// A scalar integer dataset (Caffe's hdf5_load_int).
+int64_t ReadHdf5Int(const std::string& path, const std::string& name);
+/// A scalar string dataset, fixed-length (Caffe's) or variable-length (h5py's).
+std::string ReadHdf5String(const std::string& path, const std::string& name);
+/// A 1-D uint8 dataset's bytes.
+std::string ReadHdf5Bytes(const std::string& path, const std::string& name);
+
 }  // namespace demi
 
 #endif  // DEMI_DATA_HDF5_HPP_

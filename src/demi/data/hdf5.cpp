@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "demi/common.hpp"
+#include "demi/util/io.hpp"
 
 namespace demi {
 
@@ -211,6 +212,179 @@ void Hdf5Appender::Append(const std::string& name, const std::vector<int64_t>& s
                       H5P_DEFAULT, values) >= 0,
              "HDF5 file '", path_, "': writing dataset '", name, "' failed (disk full?)");
   H5Fflush(file_, H5F_SCOPE_LOCAL);
+}
+
+Hdf5FileImage::Hdf5FileImage() {
+  Quiet();
+  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  // In memory, growing 1 MiB at a time, never backed by a file of its own.
+  DEMI_CHECK(access.ok() && H5Pset_fapl_core(access.get(), size_t{1} << 20, false) >= 0,
+             "cannot set up an in-memory HDF5 file");
+  file_ = H5Fcreate("demitasse-image.h5", H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
+  DEMI_CHECK(file_ >= 0, "cannot create an in-memory HDF5 file");
+  link_create_ = H5Pcreate(H5P_LINK_CREATE);
+  DEMI_CHECK(link_create_ >= 0 && H5Pset_create_intermediate_group(link_create_, 1) >= 0,
+             "cannot set up HDF5 group creation");
+}
+
+Hdf5FileImage::~Hdf5FileImage() {
+  if (link_create_ >= 0) H5Pclose(link_create_);
+  if (file_ >= 0) H5Fclose(file_);
+}
+
+void Hdf5FileImage::AddGroup(const std::string& name) {
+  Quiet();
+  if (H5Lexists(file_, name.c_str(), H5P_DEFAULT) > 0) return;
+  Handle group(H5Gcreate2(file_, name.c_str(), link_create_, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  DEMI_CHECK(group.ok(), "cannot make HDF5 group '", name, "'");
+}
+
+namespace {
+
+/// Makes dataset `name` of `type` over `space` and writes `values` (in
+/// `memory_type`) to it.
+void AddDataset(hid_t file, hid_t link_create, const std::string& name, hid_t type, hid_t space,
+                hid_t memory_type, const void* values) {
+  Handle dataset(H5Dcreate2(file, name.c_str(), type, space, link_create, H5P_DEFAULT, H5P_DEFAULT),
+                 H5Dclose);
+  DEMI_CHECK(dataset.ok(), "cannot make HDF5 dataset '", name, "' (is the name taken?)");
+  DEMI_CHECK(H5Dwrite(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0,
+             "cannot write HDF5 dataset '", name, "'");
+}
+
+}  // namespace
+
+void Hdf5FileImage::AddFloats(const std::string& name, const std::vector<int64_t>& shape,
+                              const float* values) {
+  Quiet();
+  const std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Handle space(shape.empty()
+                   ? H5Screate(H5S_SCALAR)
+                   : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+               H5Sclose);
+  AddDataset(file_, link_create_, name, H5T_IEEE_F32LE, space.get(), H5T_NATIVE_FLOAT, values);
+}
+
+void Hdf5FileImage::AddInt(const std::string& name, int value) {
+  Quiet();
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  AddDataset(file_, link_create_, name, H5T_NATIVE_INT, space.get(), H5T_NATIVE_INT, &value);
+}
+
+void Hdf5FileImage::AddString(const std::string& name, const std::string& value) {
+  Quiet();
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), value.size() + 1);
+  H5Tset_strpad(type.get(), H5T_STR_NULLTERM);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  AddDataset(file_, link_create_, name, type.get(), space.get(), type.get(), value.c_str());
+}
+
+void Hdf5FileImage::AddBytes(const std::string& name, const std::string& bytes) {
+  Quiet();
+  const hsize_t size = bytes.size();
+  Handle space(H5Screate_simple(1, &size, nullptr), H5Sclose);
+  AddDataset(file_, link_create_, name, H5T_STD_U8LE, space.get(), H5T_NATIVE_UINT8, bytes.data());
+}
+
+void Hdf5FileImage::Save(const std::string& path) const {
+  Quiet();
+  DEMI_CHECK(H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0, "cannot write '", path,
+             "': flushing the HDF5 image failed");
+  const ssize_t size = H5Fget_file_image(file_, nullptr, 0);
+  DEMI_CHECK(size > 0, "cannot write '", path, "': HDF5 gave no file image");
+  std::string image(static_cast<size_t>(size), '\0');
+  DEMI_CHECK(H5Fget_file_image(file_, image.data(), image.size()) == size, "cannot write '", path,
+             "': HDF5 gave a short file image");
+  WriteFileAtomically(path, image);
+}
+
+bool Hdf5HasMember(const std::string& path, const std::string& name) {
+  Handle file = OpenFile(path, "");
+  // Each link on the way must exist for H5Lexists to look further.
+  size_t slash = 0;
+  while ((slash = name.find('/', slash + 1)) != std::string::npos) {
+    if (H5Lexists(file.get(), name.substr(0, slash).c_str(), H5P_DEFAULT) <= 0) return false;
+  }
+  return H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) > 0;
+}
+
+namespace {
+
+/// Opens scalar or 1-D dataset `name` of `file`; returns it, its type's
+/// class in `type_class` and its element count in `count`.
+Handle OpenPlainDataset(const Handle& file, const std::string& path, const std::string& name,
+                        H5T_class_t* type_class, hsize_t* count) {
+  DEMI_CHECK(H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) > 0, "HDF5 file '", path,
+             "' has no dataset '", name, "'");
+  Handle dataset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  DEMI_CHECK(dataset.ok(), "HDF5 file '", path, "': '", name, "' is not a dataset");
+  Handle type(H5Dget_type(dataset.get()), H5Tclose);
+  *type_class = H5Tget_class(type.get());
+  Handle space(H5Dget_space(dataset.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  DEMI_CHECK(rank == 0 || rank == 1, "HDF5 file '", path, "': dataset '", name, "' has rank ", rank,
+             " where a scalar or a vector was expected");
+  *count = 1;
+  if (rank == 1) H5Sget_simple_extent_dims(space.get(), count, nullptr);
+  return dataset;
+}
+
+}  // namespace
+
+int64_t ReadHdf5Int(const std::string& path, const std::string& name) {
+  Handle file = OpenFile(path, "");
+  H5T_class_t type_class;
+  hsize_t count = 0;
+  Handle dataset = OpenPlainDataset(file, path, name, &type_class, &count);
+  DEMI_CHECK(type_class == H5T_INTEGER && count == 1, "HDF5 file '", path, "': dataset '", name,
+             "' is not one integer");
+  int64_t value = 0;
+  DEMI_CHECK(H5Dread(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0,
+             "HDF5 file '", path, "': reading dataset '", name, "' failed");
+  return value;
+}
+
+std::string ReadHdf5String(const std::string& path, const std::string& name) {
+  Handle file = OpenFile(path, "");
+  H5T_class_t type_class;
+  hsize_t count = 0;
+  Handle dataset = OpenPlainDataset(file, path, name, &type_class, &count);
+  DEMI_CHECK(type_class == H5T_STRING && count == 1, "HDF5 file '", path, "': dataset '", name,
+             "' is not one string");
+  Handle type(H5Dget_type(dataset.get()), H5Tclose);
+  if (H5Tis_variable_str(type.get()) > 0) {
+    char* text = nullptr;
+    Handle memory_type(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(memory_type.get(), H5T_VARIABLE);
+    DEMI_CHECK(
+        H5Dread(dataset.get(), memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0 &&
+            text != nullptr,
+        "HDF5 file '", path, "': reading string '", name, "' failed");
+    std::string value(text);
+    H5free_memory(text);
+    return value;
+  }
+  std::string value(H5Tget_size(type.get()), '\0');
+  DEMI_CHECK(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()) >= 0,
+             "HDF5 file '", path, "': reading string '", name, "' failed");
+  value.resize(std::strlen(value.c_str()));  // up to its NUL, if padded with them
+  return value;
+}
+
+std::string ReadHdf5Bytes(const std::string& path, const std::string& name) {
+  Handle file = OpenFile(path, "");
+  H5T_class_t type_class;
+  hsize_t count = 0;
+  Handle dataset = OpenPlainDataset(file, path, name, &type_class, &count);
+  DEMI_CHECK(type_class == H5T_INTEGER, "HDF5 file '", path, "': dataset '", name,
+             "' is not bytes");
+  std::string bytes(count, '\0');
+  if (count == 0) return bytes;
+  DEMI_CHECK(
+      H5Dread(dataset.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) >= 0,
+      "HDF5 file '", path, "': reading dataset '", name, "' failed");
+  return bytes;
 }
 
 }  // namespace demi
