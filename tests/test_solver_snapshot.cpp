@@ -203,9 +203,83 @@ TEST(SnapshotTest, ACaffeHdf5StateResumesWithFreshRandomStreams) {
   EXPECT_EQ(resumed->iter(), 3);
   EXPECT_EQ(AllParams(resumed->net()), AllParams(first->net()));
   EXPECT_EQ(AllHistory(*resumed), AllHistory(*first));
-  // HDF5 weights given as a state are refused by name.
+  // Weights given as a state are refused by name, HDF5 ones too, and a
+  // state given as weights, whatever its name.
   ExpectErrorContaining([&] { resumed->Restore(dir.file("ours_iter_3.caffemodel")); },
                         {"is a weights file"});
+  WriteHdf5Weights(NetParameter(), dir.file("w.caffemodel.h5"));
+  ExpectErrorContaining([&] { resumed->Restore(dir.file("w.caffemodel.h5")); },
+                        {"is a weights file"});
+  std::filesystem::copy_file(dir.file("caffe.solverstate.h5"), dir.file("renamed.h5"));
+  ExpectErrorContaining([&] { resumed->net().CopyTrainedLayersFrom(dir.file("renamed.h5")); },
+                        {"is an HDF5 solver state, not weights; use --snapshot"});
+  // A state of a negative iteration is refused, naming the file.
+  Hdf5FileImage negative;
+  negative.AddInt("iter", -5);
+  negative.Save(dir.file("negative.solverstate.h5"));
+  ExpectErrorContaining([&] { resumed->Restore(dir.file("negative.solverstate.h5")); },
+                        {"negative.solverstate.h5' holds iteration -5"});
+}
+
+TEST(SnapshotTest, Hdf5WeightsMayLeaveOutSharedParamsAsCaffeWrites) {
+  // Caffe's ToHDF5 writes a shared param under its owner only: here b's
+  // weights (a's) are absent, its bias present; a layer whose own param is
+  // absent is an error naming it.
+  ScratchDir dir;
+  const std::string net_text = R"(
+    layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 } } }
+    layer { name: "a" type: "InnerProduct" bottom: "x" top: "a" param { name: "w" }
+            inner_product_param { num_output: 3 bias_term: false } }
+    layer { name: "b" type: "InnerProduct" bottom: "a" top: "b" param { name: "w" } param { }
+            inner_product_param { num_output: 3 } })";
+  Net net(ParseText<NetParameter>(StrCat("state { phase: TEST } ", net_text)));
+  Hdf5FileImage caffes;
+  const std::vector<float> w{1, 2, 3, 4, 5, 6, 7, 8, 9}, bias{-1, -2, -3};
+  caffes.AddFloats("data/a/0", {3, 3}, w.data());
+  caffes.AddFloats("data/b/1", {3}, bias.data());
+  caffes.Save(dir.file("caffe.caffemodel.h5"));
+  net.CopyTrainedLayersFrom(dir.file("caffe.caffemodel.h5"));
+  EXPECT_EQ(DataOf(*net.layer_by_name("b")->blobs()[0]), w);
+  EXPECT_EQ(DataOf(*net.layer_by_name("b")->blobs()[1]), bias);
+  Hdf5FileImage lacking;
+  lacking.AddFloats("data/a/0", {3, 3}, w.data());
+  lacking.AddFloats("data/b/0", {3, 3}, w.data());
+  lacking.Save(dir.file("lacking.caffemodel.h5"));
+  ExpectErrorContaining([&] { net.CopyTrainedLayersFrom(dir.file("lacking.caffemodel.h5")); },
+                        {"layer 'b' has 2 params but the weights file holds 1"});
+  Hdf5FileImage without_bias;
+  without_bias.AddFloats("data/b/0", {3, 3}, w.data());
+  without_bias.AddFloats("data/b/2", {3}, bias.data());
+  without_bias.Save(dir.file("gap.caffemodel.h5"));
+  ExpectErrorContaining([&] { net.CopyTrainedLayersFrom(dir.file("gap.caffemodel.h5")); },
+                        {"layer 'b' has 2 params but the weights file holds 3"});
+  Hdf5FileImage owner_missing;
+  owner_missing.AddFloats("data/b/1", {3}, bias.data());
+  owner_missing.AddGroup("data/a");
+  owner_missing.Save(dir.file("owner.caffemodel.h5"));
+  Net owner(ParseText<NetParameter>(StrCat("state { phase: TEST } ", R"(
+    layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 } } }
+    layer { name: "b" type: "InnerProduct" bottom: "x" top: "b" inner_product_param { num_output: 3 } })")));
+  ExpectErrorContaining([&] { owner.CopyTrainedLayersFrom(dir.file("owner.caffemodel.h5")); },
+                        {"holds no param 0 of layer 'b', which owns it"});
+  // Names that cannot both be groups: a layer "x" with param 1 and a layer "x/1".
+  Hdf5FileImage colliding;
+  colliding.AddFloats("data/x/1", {3}, bias.data());
+  ExpectErrorContaining([&] { colliding.AddFloats("data/x/1/0", {3}, bias.data()); }, {"data/x/1"});
+  ExpectErrorContaining([&] { colliding.AddGroup("data/x/1"); },
+                        {"'data/x/1' is a dataset already"});
+}
+
+TEST(SnapshotTest, ASolverFineTunesFromHdf5Weights) {
+  ScratchDir dir;
+  auto source = MakeSolver(RandomSolver("SGD", dir.file("source"), 2,
+                                        "snapshot_after_train: true snapshot_format: HDF5"));
+  source->Solve();
+  auto tuned = MakeSolver(
+      RandomSolver("SGD", dir.file("tuned"), 2,
+                   StrCat("weights: \"", dir.file("source_iter_2.caffemodel.h5"), "\"")));
+  EXPECT_EQ(AllParams(tuned->net()), AllParams(source->net()));
+  EXPECT_EQ(AllParams(*tuned->test_nets()[0]), AllParams(source->net()));
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryType, ResumeTest,

@@ -21,8 +21,12 @@ namespace demi {
 /// Writes `weights` (Net::ToProto's, with diffs where it kept them) to
 /// `path` atomically.
 void WriteHdf5Weights(const NetParameter& weights, const std::string& path);
-/// Reads HDF5 weights as a NetParameter of the layers that hold params.
+/// Reads HDF5 weights as a NetParameter of the layers that hold params. A
+/// param the file leaves out below the layer's last one (Caffe writes a
+/// shared param under its owner only) reads as a placeholder blob:
+/// IsAbsentParam.
 NetParameter ReadHdf5Weights(const std::string& path);
+bool IsAbsentParam(const BlobProto& blob);
 
 void WriteHdf5SolverState(const SolverState& state, const std::string& path);
 SolverState ReadHdf5SolverState(const std::string& path);

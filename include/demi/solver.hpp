@@ -308,7 +308,7 @@ class Solver {
   int current_step_ = 0;
   std::vector<float> losses_;  ///< the smoothed loss's window, oldest first
   float smoothed_loss_ = 0;
-  /// Solve resumed from a state: its first Step keeps the state's window.
+  /// Restore loaded the state's window: the next Step averages on with it.
   bool keep_loss_window_ = false;
   std::unique_ptr<PendingLosses> pending_losses_;
 #ifndef CPU_ONLY

@@ -21,6 +21,16 @@ def _h5py():
     return h5py
 
 
+def _hdf5_layer_groups(group, h5py, prefix=""):
+    """(layer name, group) for every group under `group`: a layer named with
+    '/' (GoogLeNet's inception_3a/1x1) is a nested group."""
+    if prefix:
+        yield prefix, group
+    for key, item in group.items():
+        if isinstance(item, h5py.Group):
+            yield from _hdf5_layer_groups(item, h5py, f"{prefix}/{key}" if prefix else key)
+
+
 def _is_path(value):
     return isinstance(value, (str, bytes, os.PathLike))
 
@@ -349,7 +359,9 @@ class Net:
         with h5py.File(os.fspath(filename), "w") as hdf5:
             data = hdf5.create_group("data")
             for layer in self.layers:
-                group = data.create_group(layer.name)
+                # A name with '/' nests (inception_3a/1x1 under inception_3a),
+                # whichever of the two comes first.
+                group = data.require_group(layer.name)
                 for i, blob in enumerate(layer.blobs):
                     values = blob.data
                     address = values.__array_interface__["data"][0]
@@ -370,13 +382,14 @@ class Net:
             if "data" not in hdf5:
                 raise ValueError(f"{filename} has no 'data' group: not HDF5 weights as Caffe "
                                  "and save_hdf5 write them")
-            for name, group in hdf5["data"].items():
+            for name, group in _hdf5_layer_groups(hdf5["data"], h5py):
                 if name not in layers:
                     continue
                 blobs = layers[name].blobs
-                if len(group) > len(blobs):
+                held = sum(isinstance(item, h5py.Dataset) for item in group.values())
+                if held > len(blobs):
                     raise ValueError(f"layer '{name}' has {len(blobs)} params but {filename} "
-                                     f"holds {len(group)} for it")
+                                     f"holds {held} for it")
                 for i, blob in enumerate(blobs):
                     if str(i) not in group:
                         if self._is_shared(name, i):

@@ -94,11 +94,12 @@ class Solver:
         return self._solver.test_all()
 
     def snapshot(self):
-        """Writes <snapshot_prefix>_iter_<iter>.caffemodel and .solverstate."""
+        """Writes <snapshot_prefix>_iter_<iter>.caffemodel and .solverstate
+        (.caffemodel.h5 and .solverstate.h5 with snapshot_format: HDF5)."""
         self._solver.snapshot()
 
     def restore(self, state_file):
-        """Loads a .solverstate and the .caffemodel it names."""
+        """Loads a .solverstate (binary or HDF5) and the weights it names."""
         self._solver.restore(require_file(state_file, "solver state"))
 
     def __repr__(self):

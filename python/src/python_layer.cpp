@@ -114,7 +114,6 @@ void PythonLayer::Reshape(const std::vector<Blob*>& bottom, const std::vector<Bl
 }
 
 void PythonLayer::Forward_cpu(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
-  Reshape(bottom, top);
   Call("forward", [&] { self_.attr("forward")(BlobList(bottom), BlobList(top)); });
 }
 

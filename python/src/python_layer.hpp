@@ -50,9 +50,9 @@ class PythonLayer : public Layer {
   const char* type() const override { return "Python"; }
   /// Python may draw random numbers or read a file: keep its prototxt order.
   bool ForwardDraws() const override { return true; }
-  /// Each Forward calls reshape() and then forward(), as Caffe's
+  /// The net calls reshape() before each forward(), as Caffe's
   /// Layer::Forward does, and either may give the tops new shapes (a data
-  /// layer loading an image of another size): the net follows.
+  /// layer loading an image of another size): the layers after it follow.
   bool ForwardReshapesTops() const override { return true; }
 
   /// The instance of the Python class (None before construction finished).

@@ -39,26 +39,31 @@ bool IsParamIndex(const std::string& name) {
 void ReadLayers(const std::string& path, const std::string& group, const std::string& layer,
                 NetParameter* weights) {
   const std::vector<std::string> members = Hdf5GroupMembers(path, group);
-  int params = 0;
+  int params = 0;  // one past the last param index
   for (const std::string& member : members) {
-    if (!layer.empty() && IsParamIndex(member)) {
-      ++params;
-    } else {
+    // A group continues a layer's name (one with '/'); a dataset is a param.
+    if (Hdf5IsGroup(path, group + "/" + member)) {
       ReadLayers(path, group + "/" + member, layer.empty() ? member : layer + "/" + member,
                  weights);
+      continue;
     }
+    DEMI_CHECK(!layer.empty() && IsParamIndex(member) && member.size() < 6, "HDF5 weights '", path,
+               "': dataset '", group, "/", member, "' is not a param of a layer (", group, "/0, ",
+               group, "/1, ...)");
+    params = std::max(params, std::stoi(member) + 1);
   }
-  // A layer without params, or whose params another layer owns (Caffe
-  // writes them once, under the owner), takes nothing.
+  // A layer without params, or whose params another layer owns, takes
+  // nothing.
   if (params == 0) return;
   LayerParameter* target = weights->add_layer();
   target->set_name(layer);
   for (int i = 0; i < params; ++i) {
-    const std::string name = StrCat(group, "/", i);
-    DEMI_CHECK(std::find(members.begin(), members.end(), StrCat(i)) != members.end(),
-               "HDF5 weights '", path, "': layer '", layer, "' holds ", params,
-               " datasets but no '", name, "'");
-    ReadBlob(path, name, target->add_blobs());
+    BlobProto* blob = target->add_blobs();
+    if (std::find(members.begin(), members.end(), StrCat(i)) == members.end()) {
+      blob->mutable_shape()->add_dim(-1);  // IsAbsentParam
+      continue;
+    }
+    ReadBlob(path, StrCat(group, "/", i), blob);
   }
 }
 
@@ -88,7 +93,13 @@ void WriteHdf5Weights(const NetParameter& weights, const std::string& path) {
   file.Save(path);
 }
 
+bool IsAbsentParam(const BlobProto& blob) {
+  return blob.shape().dim_size() == 1 && blob.shape().dim(0) == -1;
+}
+
 NetParameter ReadHdf5Weights(const std::string& path) {
+  DEMI_CHECK(Hdf5HasMember(path, "data") || !Hdf5HasMember(path, "iter"), "'", path,
+             "' is an HDF5 solver state, not weights; use --snapshot to resume from it");
   NetParameter weights;
   ReadLayers(path, "data", "", &weights);
   return weights;

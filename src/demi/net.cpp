@@ -30,6 +30,7 @@ class TopsBefore {
     for (const Blob* top : tops) {
       shapes_.push_back(top->shape());
       views_.push_back(top->data()->is_view());
+      diff_views_.push_back(top->diff()->is_view());
     }
   }
   bool ShapeChanged(const std::vector<Blob*>& tops) const {
@@ -38,19 +39,30 @@ class TopsBefore {
     }
     return false;
   }
-  /// Whether a top grew past its planned bytes: it then left the arena for
-  /// memory of its own (SyncedMemory::Resize), right but unplanned.
+  /// Whether a top's data or diff grew past its planned bytes: it then left
+  /// the arena for memory of its own (SyncedMemory::Resize), right but
+  /// unplanned.
   bool LeftArena(const std::vector<Blob*>& tops) const {
     for (size_t t = 0; t < tops.size(); ++t) {
-      if (views_[t] && !tops[t]->data()->is_view()) return true;
+      if ((views_[t] && !tops[t]->data()->is_view()) ||
+          (diff_views_[t] && !tops[t]->diff()->is_view())) {
+        return true;
+      }
     }
     return false;
   }
 
  private:
   std::vector<std::vector<int64_t>> shapes_;
-  std::vector<bool> views_;
+  std::vector<bool> views_, diff_views_;
 };
+
+bool HasLossTop(const Layer& layer, size_t num_tops) {
+  for (size_t t = 0; t < num_tops; ++t) {
+    if (layer.loss(static_cast<int>(t)) != 0.0f) return true;
+  }
+  return false;
+}
 
 /// A distinct, reproducible seed for each layer's random stream.
 uint32_t LayerSeed(uint32_t net_seed, int layer_id, int replica) {
@@ -141,6 +153,17 @@ void Net::Init(const NetParameter& in_param) {
   }
   memory_budget_ = param.memory_budget();
   schedule_order_ = param.schedule();
+  const auto reshapes_in_forward =
+      std::find_if(layers_.begin(), layers_.end(),
+                   [](const auto& layer) { return layer->ForwardReshapesTops(); });
+  if (schedule_order_ == SEARCH && reshapes_in_forward != layers_.end()) {
+    // Its blobs' sizes change from pass to pass, and a re-plan must not move
+    // a layer: replicas' gradient hand-overs follow the backward order.
+    schedule_order_ = PROTOTXT;
+    LOG(INFO) << "Net '" << name_ << "' runs in prototxt order: layer '"
+              << layer_names_[reshapes_in_forward - layers_.begin()]
+              << "' shapes its tops in Forward";
+  }
   channels_last_ = param.channels_last();
   DEMI_CHECK(memory_budget_ == 0 || strategy_ == ARENA, "net '", name_,
              "': memory_budget needs memory_optimization ARENA, not ",
@@ -281,7 +304,8 @@ void Net::SetUpLayer(int layer_id) {
   Layer& layer = *layers_[layer_id];
   LOG(INFO) << "Setting up " << layer_names_[layer_id];
   try {
-    // Shapes of blobs the layer runs in place: it must keep them.
+    // Shapes of blobs the layer runs in place: it must keep their counts
+    // (as Caffe, an N x C blob may read as N x C x 1 x 1).
     std::vector<std::pair<const Blob*, std::vector<int64_t>>> in_place;
     for (const Blob* bottom : bottom_vecs_[layer_id]) {
       const auto& tops = top_vecs_[layer_id];
@@ -291,9 +315,11 @@ void Net::SetUpLayer(int layer_id) {
     }
     layer.SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
     for (const auto& [blob, shape] : in_place) {
-      DEMI_CHECK(blob->shape() == shape, layer.type(), " layer '", layer_names_[layer_id],
-                 "' cannot run in place: it changes its blob's shape from ", ShapeString(shape),
-                 " to ", blob->shape_string(), "; give its top a name of its own");
+      int64_t count = 0;
+      DEMI_CHECK(CountOfDims(shape, &count) && blob->count() == count, layer.type(), " layer '",
+                 layer_names_[layer_id], "' cannot run in place: it changes its blob's shape from ",
+                 ShapeString(shape), " to ", blob->shape_string(),
+                 "; give its top a name of its own");
     }
   } catch (const Error& error) {
     std::string bottoms = DescribeBottoms(layer_id);
@@ -457,30 +483,33 @@ void Net::ForwardAddingLoss(int start, int end, float* loss) {
   DEMI_CHECK(start >= 0 && end < static_cast<int>(layers_.size()), "net '", name_,
              "': no forward steps ", start, " to ", end, " among ", layers_.size());
   if (start == 0 && replan_pending_) {
-    // A blob grew out of the arena in the last pass: plan for the shapes now.
-    replan_pending_ = false;
+    // A blob grew out of the arena in the last pass: plan for the shapes now
+    // (in the same order: see Init), and again next pass if this throws.
     PlanMemory();
+    replan_pending_ = false;
   }
   // A layer weighs its loss by its tops' diffs, which hold the gradient
   // scale too (exact to divide out when it is a power of two).
+  bool reshaping = false;  // a top changed shape earlier in this pass
+  bool reseed = false;
   for (int step = start; step <= end; ++step) {
     const int i = execution_order_[step];
-    const bool reshapes = layers_[i]->ForwardReshapesTops();
-    const TopsBefore before = reshapes ? TopsBefore(top_vecs_[i]) : TopsBefore();
+    // As Caffe's Layer::Forward: a layer that may shape its tops, and every
+    // layer after a changed shape, is reshaped first, just before it runs
+    // (its bottoms are this pass's then).
+    const bool reshape = reshaping || layers_[i]->ForwardReshapesTops();
+    const TopsBefore before = reshape ? TopsBefore(top_vecs_[i]) : TopsBefore();
+    if (reshape) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
     layers_[i]->ForwardAddingLoss(bottom_vecs_[i], top_vecs_[i], loss, gradient_scale_);
     if (debug_info_) LogForwardDebugInfo(i);
-    if (reshapes && before.ShapeChanged(top_vecs_[i])) {
-      bool left_arena = before.LeftArena(top_vecs_[i]);
-      for (int later = step + 1; later < static_cast<int>(layers_.size()); ++later) {
-        const int j = execution_order_[later];
-        const TopsBefore later_before(top_vecs_[j]);
-        layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
-        left_arena = left_arena || later_before.LeftArena(top_vecs_[j]);
-      }
-      replan_pending_ = replan_pending_ || left_arena;
-      SeedLossDiffs();  // a loss top reshaped past its capacity lost its weight
-    }
+    if (!reshape) continue;
+    const bool changed = before.ShapeChanged(top_vecs_[i]);
+    reshaping = reshaping || changed;
+    replan_pending_ = replan_pending_ || before.LeftArena(top_vecs_[i]);
+    // A loss top reshaped past its capacity lost its weight.
+    reseed = reseed || (changed && HasLossTop(*layers_[i], top_vecs_[i].size()));
   }
+  if (reseed) SeedLossDiffs();
 }
 
 void Net::CheckDeferredErrors() {

@@ -3,13 +3,28 @@
 #include <algorithm>
 #include <set>
 
-#include "demi/data/hdf5.hpp"
 #include "demi/hdf5_snapshots.hpp"
 #include "demi/net.hpp"
-#include "demi/util/strings.hpp"
-#include "demi/util/upgrade_proto.hpp"
+#include "demi/weights_file.hpp"
 
 namespace demi {
+
+namespace {
+
+/// Whether params [begin, end) of layer `layer_id` are all shared, owned by
+/// another layer's (a weights file may leave them out, as Caffe's HDF5 does).
+bool ParamsShared(const Net& net, int layer_id, int begin, int end) {
+  const auto& indices = net.param_layer_indices();
+  for (size_t id = 0; id < indices.size(); ++id) {
+    const auto& [layer, param] = indices[id];
+    if (layer == layer_id && param >= begin && param < end && net.param_owners()[id] < 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 void Net::ShareTrainedLayersWith(const Net& other) {
   for (size_t i = 0; i < other.layers_.size(); ++i) {
@@ -40,10 +55,22 @@ std::vector<std::string> Net::CopyTrainedLayersFrom(const NetParameter& param) {
       LOG(INFO) << "Ignoring source layer " << source.name();  // Caffe's line
       continue;
     }
-    auto& target = layers_[layer_index_.at(source.name())]->blobs();
-    DEMI_CHECK(static_cast<int>(target.size()) == source.blobs_size(), "layer '", source.name(),
-               "' has ", target.size(), " params but the weights file holds ", source.blobs_size());
-    for (size_t j = 0; j < target.size(); ++j) {
+    const int layer_id = layer_index_.at(source.name());
+    auto& target = layers_[layer_id]->blobs();
+    DEMI_CHECK(
+        static_cast<int>(target.size()) == source.blobs_size() ||
+            (static_cast<int>(target.size()) > source.blobs_size() && source.blobs_size() > 0 &&
+             ParamsShared(*this, layer_id, source.blobs_size(), static_cast<int>(target.size()))),
+        "layer '", source.name(), "' has ", target.size(), " params but the weights file holds ",
+        source.blobs_size());
+    for (size_t j = 0; j < target.size() && static_cast<int>(j) < source.blobs_size(); ++j) {
+      if (IsAbsentParam(source.blobs(static_cast<int>(j)))) {
+        // Caffe writes a shared param under its owner only.
+        DEMI_CHECK(ParamsShared(*this, layer_id, static_cast<int>(j), static_cast<int>(j) + 1),
+                   "the weights file holds no param ", j, " of layer '", source.name(),
+                   "', which owns it");
+        continue;
+      }
       DEMI_CHECK(target[j]->ShapeEquals(source.blobs(static_cast<int>(j))), "cannot copy param ", j,
                  " of layer '", source.name(), "': the weights file has shape ",
                  ShapeString(ShapeFromProto(source.blobs(static_cast<int>(j)))),
@@ -88,15 +115,7 @@ void Net::WarnLayersWithoutWeights(const std::set<std::string>& fed) const {
 void Net::CopyTrainedLayersFrom(const std::vector<std::string>& paths) {
   std::set<std::string> fed;
   for (const std::string& path : paths) {
-    DEMI_CHECK(!EndsWith(path, ".solverstate") && !EndsWith(path, ".solverstate.h5"), "'", path,
-               "' is a solver state, not weights (a .caffemodel); use --snapshot to resume "
-               "from it");
-    NetParameter weights;
-    if (IsHdf5File(path)) {  // by its signature, as Caffe tells the formats apart
-      weights = ReadHdf5Weights(path);
-    } else {
-      ReadNetParamsFromBinaryFile(path, &weights);
-    }
+    const NetParameter weights = ReadWeightsFile(path);
     LOG(INFO) << "Copying weights from " << path;
     std::vector<std::string> copied;
     try {

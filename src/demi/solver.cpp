@@ -16,17 +16,11 @@
 #include "demi/util/math.hpp"
 #include "demi/util/temporary_files.hpp"
 #include "demi/util/upgrade_proto.hpp"
+#include "demi/weights_file.hpp"
 
 namespace demi {
 
 namespace {
-
-/// Reads a .caffemodel (legacy formats are upgraded on the way in).
-NetParameter ReadWeights(const std::string& path) {
-  NetParameter param;
-  ReadNetParamsFromBinaryFile(path, &param);
-  return param;
-}
 
 /// A seed for the nets' random streams: random_seed when given, else one
 /// from the clock and the system's entropy source.
@@ -250,7 +244,7 @@ void Solver::InitTrainNet() {
 void Solver::CopyWeights(const std::string& paths) {
   std::set<std::string> fed;  // train net layers any file fed
   for (const std::string& path : SplitList(paths)) {
-    const NetParameter weights = ReadWeights(path);
+    const NetParameter weights = ReadWeightsFile(path);
     LOG(INFO) << "Copying weights from " << path;
     std::vector<std::string> copied;
     try {
@@ -274,7 +268,6 @@ void Solver::Solve(const std::string& resume_file) {
   if (!resume_file.empty()) {
     LOG(INFO) << "Restoring previous solver status from " << resume_file;
     Restore(resume_file);
-    keep_loss_window_ = true;
   }
   Step(param_.max_iter() - iter_);
   // A stopped run snapshots too, so that it can be resumed; a snapshot_stop
@@ -306,8 +299,8 @@ void Solver::Step(int iters) {
   requested_early_exit_ = false;
   const int start_iter = iter_;
   const int stop_iter = iter_ + iters;
-  // As Caffe, each Step averages its own losses; a resumed Solve goes on
-  // with the window its state saved.
+  // As Caffe, each Step averages its own losses; the first after a Restore
+  // goes on with the window the state saved.
   if (!keep_loss_window_) losses_.clear();
   keep_loss_window_ = false;
   smoothed_loss_ = MeanOfWindow(losses_);

@@ -130,7 +130,8 @@ void Solver::RestoreReadPositions(const SolverState& state, const std::string& s
                                             state.data_position().end());
   if (saved.empty()) {
     if (is_root() && (!net_->SaveReadPositions(0, 0).empty() || !TestReadPositions().empty())) {
-      LOG(WARNING) << "'" << state_file << "' holds no data read positions (it predates them): "
+      LOG(WARNING) << "'" << state_file << "' holds no data read positions (Caffe's states and "
+                   << "ours before 2026-11 hold none): "
                    << "the data layers read from their beginning, so the resumed run trains on "
                    << "other batches than an uninterrupted one would";
     }
@@ -200,6 +201,8 @@ void Solver::Restore(const std::string& state_file) {
              weights_hint);
   const SolverState state = ReadSolverState(state_file);
   DEMI_CHECK(IsHdf5File(state_file) || !IsWeightsFile(state_file, state), weights_hint);
+  DEMI_CHECK(state.iter() >= 0, "'", state_file, "' holds iteration ", state.iter(),
+             "; a solver state's iteration is 0 or more");
   if (state.has_learned_net()) {
     std::string model = state.learned_net();
     if (!std::filesystem::exists(model)) {
@@ -269,9 +272,17 @@ void Solver::Restore(const std::string& state_file) {
                  << "the solver sets none)";
   }
   losses_.assign(state.loss_window().begin(), state.loss_window().end());
+  keep_loss_window_ = true;
   loss_scaler_.Restore(state, state_file);
   if (loss_scaler_.enabled()) net_->SetGradientScale(loss_scaler_.scale());
   RestoreReadPositions(state, state_file);
+  const auto python =
+      std::find_if(net_->layers().begin(), net_->layers().end(),
+                   [](const auto& layer) { return layer->type() == std::string("Python"); });
+  LOG_IF(WARNING, python != net_->layers().end())
+      << "The train net has Python layers: their own state (a data layer's place in its list, "
+      << "say) is theirs to keep, not the .solverstate's; they go on from their set-up, as in "
+      << "Caffe";
   LOG(INFO) << "Restored iteration " << iter_ << " from " << state_file;
 }
 

@@ -106,3 +106,23 @@ class ImagesInForward(caffe.Layer):
         top[0].reshape(*data.shape)
         top[0].data[...] = data
         self.index += 1
+
+
+class LabelsInForward(caffe.Layer):
+    """A second layer that sizes its top in forward(): one label plane the
+    size of the i-th image (a data and a label layer of their own, as some
+    detection code has). Counts its reshape() calls."""
+
+    def setup(self, bottom, top):
+        self.index = 0
+        self.reshapes = 0
+        top[0].reshape(1, 1, 4, 4)
+
+    def reshape(self, bottom, top):
+        self.reshapes += 1
+
+    def forward(self, bottom, top):
+        h, w = image(self.index).shape[2:]
+        top[0].reshape(1, 1, h, w)
+        top[0].data[...] = np.arange(h * w).reshape(1, 1, h, w) % 4
+        self.index += 1

@@ -322,6 +322,33 @@ def test_hdf5_writes_a_shared_param_once(tmp_path):
     np.testing.assert_array_equal(from_cpp.params["c"][1].data, 7)
 
 
+@pytest.mark.parametrize("names", [["inc/conv1", "inc/conv2"], ["conv1", "conv1/bn"],
+                                   ["fc/bn", "fc"]])
+def test_hdf5_weights_of_layers_named_with_slashes(tmp_path, names):
+    # GoogLeNet's inception_3a/1x1 (no layer inception_3a), MobileNet's
+    # conv1 and conv1/bn, and a child before its parent: nested groups both
+    # ways, and what one side writes the other reads.
+    pytest.importorskip("h5py")
+    layers = "".join(
+        f'layer {{ name: "{name}" type: "InnerProduct" bottom: "{"x" if i == 0 else names[i - 1]}" '
+        f'top: "{name}" inner_product_param {{ num_output: 3 weight_filler {{ type: "gaussian" }} '
+        f'bias_filler {{ type: "gaussian" }} }} }}\n' for i, name in enumerate(names))
+    prototxt = tmp_path / "slashes.prototxt"
+    prototxt.write_text('layer { name: "in" type: "Input" top: "x" '
+                        'input_param { shape { dim: 2 dim: 3 } } }\n' + layers)
+    net = demitasse.Net(str(prototxt), demitasse.TEST)
+    path = tmp_path / "slashes.h5"
+    net.save_hdf5(str(path))
+    fresh = demitasse.Net(str(prototxt), demitasse.TEST)
+    fresh.load_hdf5(str(path))
+    from_cpp = demitasse.Net(str(prototxt), str(path), demitasse.TEST)
+    for name in names:
+        for blob, loaded, read in zip(net.params[name], fresh.params[name],
+                                      from_cpp.params[name]):
+            np.testing.assert_array_equal(loaded.data, blob.data)
+            np.testing.assert_array_equal(read.data, blob.data)
+
+
 def test_forward_all_and_forward_backward_all_batch_any_length(tmp_path, deploy):
     forced = tmp_path / "forced.prototxt"
     forced.write_text(deploy.read_text() + "\nforce_backward: true\n")

@@ -265,3 +265,26 @@ def test_a_growing_python_data_layer_trains_alike_planned_and_unplanned(tmp_path
     # Planned at set-up, then again after each pass that grew a blob.
     plans = logs["ARENA"].count("Memory plan (ARENA) for net 'variable'")
     assert plans >= 3, logs["ARENA"][-3000:]
+
+
+def test_layers_after_a_changed_shape_are_reshaped_just_before_they_run(tmp_path):
+    # Data and labels from two Python layers that size their tops in
+    # forward(): the loss is reshaped after both ran (reshaped after the
+    # first alone, its label count would not match), and the label layer's
+    # reshape() runs once a pass, as in Caffe.
+    import pylayers
+    net = caffe.Net(_write(tmp_path / "net.prototxt", """
+layer { name: "data" type: "Python" top: "data"
+  python_param { module: "pylayers" layer: "ImagesInForward" } }
+layer { name: "label" type: "Python" top: "label"
+  python_param { module: "pylayers" layer: "LabelsInForward" } }
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+  convolution_param { num_output: 4 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" } } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "conv" bottom: "label" top: "loss" }
+"""), caffe.TRAIN)
+    passes = len(pylayers.SIZES) + 1
+    for i in range(passes):
+        net.forward()
+        assert net.blobs["label"].data.shape[2:] == pylayers.image(i).shape[2:]
+        assert np.isfinite(net.blobs["loss"].data).all()
+    assert net.layers[1].reshapes == 1 + passes

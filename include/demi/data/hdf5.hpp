@@ -90,6 +90,9 @@ class Hdf5FileImage {
   int64_t link_create_ = -1;  ///< a property list that makes intermediate groups
 };
 
+/// Whether member `name` of the HDF5 file `path` is a group (not a dataset,
+/// not missing).
+bool Hdf5IsGroup(const std::string& path, const std::string& name);
 /// Whether the HDF5 file `path` has a member (group or dataset) `name`.
 bool Hdf5HasMember(const std::string& path, const std::string& name);
 /// A scalar integer dataset (Caffe's hdf5_load_int).

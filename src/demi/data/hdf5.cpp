@@ -1,8 +1,10 @@
 #include "demi/data/hdf5.hpp"
 
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -31,6 +33,12 @@ class Handle {
   Handle& operator=(const Handle&) = delete;
   hid_t get() const { return id_; }
   bool ok() const { return id_ >= 0; }
+  /// Hands the handle over: it is not closed here.
+  hid_t release() {
+    const hid_t id = id_;
+    id_ = -1;
+    return id;
+  }
 
  private:
   hid_t id_;
@@ -216,15 +224,19 @@ void Hdf5Appender::Append(const std::string& name, const std::vector<int64_t>& s
 
 Hdf5FileImage::Hdf5FileImage() {
   Quiet();
+  Handle link_create(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  DEMI_CHECK(link_create.ok() && H5Pset_create_intermediate_group(link_create.get(), 1) >= 0,
+             "cannot set up HDF5 group creation");
   Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   // In memory, growing 1 MiB at a time, never backed by a file of its own.
   DEMI_CHECK(access.ok() && H5Pset_fapl_core(access.get(), size_t{1} << 20, false) >= 0,
              "cannot set up an in-memory HDF5 file");
-  file_ = H5Fcreate("demitasse-image.h5", H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
+  // The core driver tells its files apart by name: one each.
+  static std::atomic<uint64_t> images{0};
+  const std::string name = StrCat("demitasse-image-", getpid(), "-", images++, ".h5");
+  file_ = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
   DEMI_CHECK(file_ >= 0, "cannot create an in-memory HDF5 file");
-  link_create_ = H5Pcreate(H5P_LINK_CREATE);
-  DEMI_CHECK(link_create_ >= 0 && H5Pset_create_intermediate_group(link_create_, 1) >= 0,
-             "cannot set up HDF5 group creation");
+  link_create_ = link_create.release();
 }
 
 Hdf5FileImage::~Hdf5FileImage() {
@@ -234,7 +246,12 @@ Hdf5FileImage::~Hdf5FileImage() {
 
 void Hdf5FileImage::AddGroup(const std::string& name) {
   Quiet();
-  if (H5Lexists(file_, name.c_str(), H5P_DEFAULT) > 0) return;
+  if (H5Lexists(file_, name.c_str(), H5P_DEFAULT) > 0) {
+    Handle existing(H5Gopen2(file_, name.c_str(), H5P_DEFAULT), H5Gclose);
+    DEMI_CHECK(existing.ok(), "HDF5 name '", name, "' is a dataset already, so it cannot be a ",
+               "group too (layers named 'x' and 'x/1' collide in Caffe's HDF5 layout)");
+    return;
+  }
   Handle group(H5Gcreate2(file_, name.c_str(), link_create_, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
   DEMI_CHECK(group.ok(), "cannot make HDF5 group '", name, "'");
 }
@@ -297,6 +314,12 @@ void Hdf5FileImage::Save(const std::string& path) const {
   DEMI_CHECK(H5Fget_file_image(file_, image.data(), image.size()) == size, "cannot write '", path,
              "': HDF5 gave a short file image");
   WriteFileAtomically(path, image);
+}
+
+bool Hdf5IsGroup(const std::string& path, const std::string& name) {
+  Handle file = OpenFile(path, "");
+  Handle group(H5Gopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Gclose);
+  return group.ok();
 }
 
 bool Hdf5HasMember(const std::string& path, const std::string& name) {
