@@ -54,24 +54,31 @@ TEST(HostMemoryTest, ParsesCgroupLimits) {
   EXPECT_FALSE(ParseCgroupLimit("", &bytes));       // no such file
 }
 
+/// In a forked child: lowers RLIMIT_AS to `headroom` bytes above the address
+/// space in use (a lowered limit cannot be raised again); exits 2 where
+/// VmSize cannot be read, 3 where the limit cannot be set.
+void LimitAddressSpaceInChild(size_t headroom) {
+  size_t in_use = 0;
+  std::ifstream status("/proc/self/status");
+  std::stringstream text;
+  text << status.rdbuf();
+  if (!ParseKiBField(text.str(), "VmSize", &in_use)) _exit(2);
+  rlimit lowered{};
+  getrlimit(RLIMIT_AS, &lowered);
+  lowered.rlim_cur = in_use + headroom;
+  if (setrlimit(RLIMIT_AS, &lowered) != 0) _exit(3);
+}
+
 TEST(HostMemoryTest, AnAddressSpaceLimitBoundsWhatIsAvailable) {
   const HostMemory unlimited = AvailableHostMemory();
   EXPECT_GT(unlimited.bytes, size_t{1} << 20) << unlimited.limit;
-  // A child lowers RLIMIT_AS to 256 MiB above the address space it uses (a
-  // lowered limit cannot be raised again) and reports what it finds.
+  // A child lowers RLIMIT_AS to 256 MiB above the address space it uses and
+  // reports what it finds.
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    size_t in_use = 0;
-    std::ifstream status("/proc/self/status");
-    std::stringstream text;
-    text << status.rdbuf();
-    if (!ParseKiBField(text.str(), "VmSize", &in_use)) _exit(2);
     const size_t headroom = size_t{256} << 20;
-    rlimit lowered{};
-    getrlimit(RLIMIT_AS, &lowered);
-    lowered.rlim_cur = in_use + headroom;
-    if (setrlimit(RLIMIT_AS, &lowered) != 0) _exit(3);
+    LimitAddressSpaceInChild(headroom);
     const HostMemory limited = AvailableHostMemory();
     if (limited.bytes > headroom) _exit(4);
     // Unless the machine has under 256 MiB available, the ulimit is the tightest.
@@ -92,15 +99,7 @@ int BuildPlannedNetUnderALimit(size_t headroom, const std::string& message_file)
   std::remove(message_file.c_str());
   const pid_t child = fork();
   if (child == 0) {
-    size_t in_use = 0;
-    std::ifstream status("/proc/self/status");
-    std::stringstream text;
-    text << status.rdbuf();
-    if (!ParseKiBField(text.str(), "VmSize", &in_use)) _exit(2);
-    rlimit lowered{};
-    getrlimit(RLIMIT_AS, &lowered);
-    lowered.rlim_cur = in_use + headroom;
-    if (setrlimit(RLIMIT_AS, &lowered) != 0) _exit(3);
+    LimitAddressSpaceInChild(headroom);
     alarm(60);  // a child of a threaded process: never hang the suite
     try {
       Net net(ParseText<NetParameter>(R"(name: "roomy"

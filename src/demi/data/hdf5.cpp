@@ -334,79 +334,74 @@ bool Hdf5HasMember(const std::string& path, const std::string& name) {
 
 namespace {
 
-/// Opens scalar or 1-D dataset `name` of `file`; returns it, its type's
-/// class in `type_class` and its element count in `count`.
-Handle OpenPlainDataset(const Handle& file, const std::string& path, const std::string& name,
-                        H5T_class_t* type_class, hsize_t* count) {
+/// A scalar or 1-D dataset, open with its file.
+struct PlainDataset {
+  Handle file;
+  Handle dataset;
+  hsize_t count = 1;  ///< its elements
+};
+
+/// Opens scalar or 1-D dataset `name` of `path` and checks its type's class
+/// is `expected` (`what` names it in the error).
+PlainDataset OpenPlainDataset(const std::string& path, const std::string& name,
+                              H5T_class_t expected, const char* what) {
+  Handle file = OpenFile(path, "");
   DEMI_CHECK(H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) > 0, "HDF5 file '", path,
              "' has no dataset '", name, "'");
   Handle dataset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
   DEMI_CHECK(dataset.ok(), "HDF5 file '", path, "': '", name, "' is not a dataset");
   Handle type(H5Dget_type(dataset.get()), H5Tclose);
-  *type_class = H5Tget_class(type.get());
   Handle space(H5Dget_space(dataset.get()), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space.get());
-  DEMI_CHECK(rank == 0 || rank == 1, "HDF5 file '", path, "': dataset '", name, "' has rank ", rank,
-             " where a scalar or a vector was expected");
-  *count = 1;
-  if (rank == 1) H5Sget_simple_extent_dims(space.get(), count, nullptr);
-  return dataset;
+  hsize_t count = 1;
+  if (rank == 1) H5Sget_simple_extent_dims(space.get(), &count, nullptr);
+  DEMI_CHECK(H5Tget_class(type.get()) == expected && (rank == 0 || rank == 1), "HDF5 file '", path,
+             "': dataset '", name, "' is not ", what);
+  return PlainDataset{std::move(file), std::move(dataset), count};
 }
 
 }  // namespace
 
 int64_t ReadHdf5Int(const std::string& path, const std::string& name) {
-  Handle file = OpenFile(path, "");
-  H5T_class_t type_class;
-  hsize_t count = 0;
-  Handle dataset = OpenPlainDataset(file, path, name, &type_class, &count);
-  DEMI_CHECK(type_class == H5T_INTEGER && count == 1, "HDF5 file '", path, "': dataset '", name,
-             "' is not one integer");
+  const PlainDataset plain = OpenPlainDataset(path, name, H5T_INTEGER, "one integer");
+  DEMI_CHECK(plain.count == 1, "HDF5 file '", path, "': dataset '", name, "' is not one integer");
   int64_t value = 0;
-  DEMI_CHECK(H5Dread(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0,
-             "HDF5 file '", path, "': reading dataset '", name, "' failed");
+  DEMI_CHECK(
+      H5Dread(plain.dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0,
+      "HDF5 file '", path, "': reading dataset '", name, "' failed");
   return value;
 }
 
 std::string ReadHdf5String(const std::string& path, const std::string& name) {
-  Handle file = OpenFile(path, "");
-  H5T_class_t type_class;
-  hsize_t count = 0;
-  Handle dataset = OpenPlainDataset(file, path, name, &type_class, &count);
-  DEMI_CHECK(type_class == H5T_STRING && count == 1, "HDF5 file '", path, "': dataset '", name,
-             "' is not one string");
-  Handle type(H5Dget_type(dataset.get()), H5Tclose);
+  const PlainDataset plain = OpenPlainDataset(path, name, H5T_STRING, "one string");
+  DEMI_CHECK(plain.count == 1, "HDF5 file '", path, "': dataset '", name, "' is not one string");
+  const hid_t dataset = plain.dataset.get();
+  Handle type(H5Dget_type(dataset), H5Tclose);
   if (H5Tis_variable_str(type.get()) > 0) {
     char* text = nullptr;
     Handle memory_type(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(memory_type.get(), H5T_VARIABLE);
-    DEMI_CHECK(
-        H5Dread(dataset.get(), memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0 &&
-            text != nullptr,
-        "HDF5 file '", path, "': reading string '", name, "' failed");
+    DEMI_CHECK(H5Dread(dataset, memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0 &&
+                   text != nullptr,
+               "HDF5 file '", path, "': reading string '", name, "' failed");
     std::string value(text);
     H5free_memory(text);
     return value;
   }
   std::string value(H5Tget_size(type.get()), '\0');
-  DEMI_CHECK(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()) >= 0,
+  DEMI_CHECK(H5Dread(dataset, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()) >= 0,
              "HDF5 file '", path, "': reading string '", name, "' failed");
   value.resize(std::strlen(value.c_str()));  // up to its NUL, if padded with them
   return value;
 }
 
 std::string ReadHdf5Bytes(const std::string& path, const std::string& name) {
-  Handle file = OpenFile(path, "");
-  H5T_class_t type_class;
-  hsize_t count = 0;
-  Handle dataset = OpenPlainDataset(file, path, name, &type_class, &count);
-  DEMI_CHECK(type_class == H5T_INTEGER, "HDF5 file '", path, "': dataset '", name,
-             "' is not bytes");
-  std::string bytes(count, '\0');
-  if (count == 0) return bytes;
-  DEMI_CHECK(
-      H5Dread(dataset.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) >= 0,
-      "HDF5 file '", path, "': reading dataset '", name, "' failed");
+  const PlainDataset plain = OpenPlainDataset(path, name, H5T_INTEGER, "bytes");
+  std::string bytes(plain.count, '\0');
+  if (plain.count == 0) return bytes;
+  DEMI_CHECK(H5Dread(plain.dataset.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                     bytes.data()) >= 0,
+             "HDF5 file '", path, "': reading dataset '", name, "' failed");
   return bytes;
 }
 
