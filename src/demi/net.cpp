@@ -491,7 +491,6 @@ void Net::ForwardAddingLoss(int start, int end, float* loss) {
   // A layer weighs its loss by its tops' diffs, which hold the gradient
   // scale too (exact to divide out when it is a power of two).
   bool reshaping = false;  // a top changed shape earlier in this pass
-  bool reseed = false;
   for (int step = start; step <= end; ++step) {
     const int i = execution_order_[step];
     // As Caffe's Layer::Forward: a layer that may shape its tops, and every
@@ -499,17 +498,20 @@ void Net::ForwardAddingLoss(int start, int end, float* loss) {
     // (its bottoms are this pass's then).
     const bool reshape = reshaping || layers_[i]->ForwardReshapesTops();
     const TopsBefore before = reshape ? TopsBefore(top_vecs_[i]) : TopsBefore();
-    if (reshape) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+    if (reshape) {
+      layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+      // A loss top reshaped past its capacity lost its weight: seeded
+      // before the layer weighs its loss with it.
+      if (HasLossTop(*layers_[i], top_vecs_[i].size()) && before.ShapeChanged(top_vecs_[i])) {
+        SeedLossDiffs();
+      }
+    }
     layers_[i]->ForwardAddingLoss(bottom_vecs_[i], top_vecs_[i], loss, gradient_scale_);
     if (debug_info_) LogForwardDebugInfo(i);
     if (!reshape) continue;
-    const bool changed = before.ShapeChanged(top_vecs_[i]);
-    reshaping = reshaping || changed;
+    reshaping = reshaping || before.ShapeChanged(top_vecs_[i]);
     replan_pending_ = replan_pending_ || before.LeftArena(top_vecs_[i]);
-    // A loss top reshaped past its capacity lost its weight.
-    reseed = reseed || (changed && HasLossTop(*layers_[i], top_vecs_[i].size()));
   }
-  if (reseed) SeedLossDiffs();
 }
 
 void Net::CheckDeferredErrors() {

@@ -126,3 +126,23 @@ class LabelsInForward(caffe.Layer):
         top[0].reshape(1, 1, h, w)
         top[0].data[...] = np.arange(h * w).reshape(1, 1, h, w) % 4
         self.index += 1
+
+
+class GrowingLoss(caffe.Layer):
+    """A loss with no bottoms whose top (all ones) takes a new length each
+    pass: 1, 3, 2, 5, ...; its weighted loss is loss_weight x the length."""
+
+    LENGTHS = [1, 3, 2, 5]
+
+    def setup(self, bottom, top):
+        self.index = 0
+
+    def reshape(self, bottom, top):
+        top[0].reshape(self.LENGTHS[self.index % len(self.LENGTHS)])
+
+    def forward(self, bottom, top):
+        top[0].data[...] = 1
+        self.index += 1
+
+    def backward(self, top, propagate_down, bottom):
+        pass

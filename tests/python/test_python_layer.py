@@ -288,3 +288,20 @@ layer { name: "loss" type: "SoftmaxWithLoss" bottom: "conv" bottom: "label" top:
         assert net.blobs["label"].data.shape[2:] == pylayers.image(i).shape[2:]
         assert np.isfinite(net.blobs["loss"].data).all()
     assert net.layers[1].reshapes == 1 + passes
+
+
+def test_a_loss_top_that_grows_keeps_its_loss_weight(tmp_path):
+    # The loss weight lives in the top's diff: a top reshaped past its
+    # capacity gets fresh memory, seeded again before the layer's loss is
+    # weighed with it.
+    import pylayers
+    net = _write(tmp_path / "net.prototxt", """
+layer { name: "loss" type: "Python" top: "loss" loss_weight: 2
+  python_param { module: "pylayers" layer: "GrowingLoss" } }
+""")
+    solver = caffe.SGDSolver(_write(tmp_path / "solver.prototxt", SOLVER % {
+        "net": net, "iters": 8, "prefix": tmp_path / "run", "plan": "ARENA"}))
+    for i in range(8):
+        solver.step(1)
+        length = pylayers.GrowingLoss.LENGTHS[i % 4]
+        assert solver.smoothed_loss == pytest.approx(2.0 * length), i
