@@ -289,6 +289,22 @@ TEST(ToolErrorsTest, AWeightsFileGivenAsASnapshotIsNamedAsSuch) {
   }
 }
 
+TEST(ToolErrorsTest, SolverValuesAreRefusedNamingTheSolverFile) {
+  ScratchDir dir;
+  const std::string net = dir.file("small.prototxt");
+  WriteFileAtomically(net, kSmallNet);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"type: \"adam\"", "unknown solver type 'adam'; known types: AdaDelta, AdaGrad, Adam"},
+      {"iter_size: 0", "iter_size must be at least 1, got 0"},
+      {"average_loss: 0", "average_loss must be at least 1"},
+      {"regularization_type: \"L3\"", "unknown regularization_type \"L3\""},
+  };
+  for (const auto& [extra, message] : cases) {
+    const std::string solver = WriteSolverFor(dir, net, extra);
+    ExpectOneClearError(Tool("train", "--solver=" + solver), {solver + ": " + message}, extra);
+  }
+}
+
 TEST(ToolErrorsTest, BadReplicationFlagsAreNamed) {
   ScratchDir dir;
   const std::string net = dir.file("small.prototxt");
