@@ -25,6 +25,9 @@ class SolverRegistry {
   static std::unique_ptr<Solver> Create(const SolverParameter& param,
                                         const Context& context = Context());
   static std::vector<std::string> Types() { return Table().Types(); }
+  /// Throws Create's error for an unknown `type`, beginning with `source`
+  /// (the solver file), before any net is built.
+  static void CheckType(const std::string& type, const std::string& source);
 
  private:
   static TypeRegistry<Creator>& Table();

@@ -90,7 +90,9 @@ Solver::Solver(const SolverParameter& param, const Context& context, UpdateRule 
     : param_(param), context_(context), rule_(rule), history_sets_(HistorySets(rule)) {
   UpgradeSolverAsNeeded("solver parameters", &param_);
   CheckSolverValues(param_, "the solver parameters");
-  GetLearningRate(param_, 0);  // no lr_policy at all: refused now, not at the first update
+  // No lr_policy at all: refused now, not at the first update (a given one
+  // CheckSolverValues checked).
+  if (!param_.has_lr_policy()) GetLearningRate(param_, 0);
   LOG(INFO) << "Initializing solver from parameters:\n" << param_.DebugString();
   context_.seed = ChooseSeed(param_);
   if (param_.has_deterministic()) {

@@ -7,6 +7,10 @@ TypeRegistry<SolverRegistry::Creator>& SolverRegistry::Table() {
   return table;
 }
 
+void SolverRegistry::CheckType(const std::string& type, const std::string& source) {
+  Table().Get(type, [&] { return StrCat(source, ": unknown solver type '", type, "'"); });
+}
+
 std::unique_ptr<Solver> SolverRegistry::Create(const SolverParameter& param,
                                                const Context& context) {
   SolverParameter upgraded(param);

@@ -272,14 +272,7 @@ int Train() {
   ApplyThreadsFlag(ChooseThreads(launch));
   SolverParameter param;
   ReadSolverParamsFromTextFile(FLAGS_solver, &param);
-  // Here, where the file's name is known (SolverRegistry::Create says it too).
-  const std::vector<std::string> types = SolverRegistry::Types();
-  if (std::find(types.begin(), types.end(), param.type()) == types.end()) {
-    std::string known;
-    for (const std::string& type : types) known += (known.empty() ? "" : ", ") + type;
-    ThrowError(
-        StrCat(FLAGS_solver, ": unknown solver type '", param.type(), "'; known types: ", known));
-  }
+  SolverRegistry::CheckType(param.type(), FLAGS_solver);
   Engine engine;
   if (ParseEngineFlag(FLAGS_engine, &engine)) param.set_engine(engine);
   Type precision;
