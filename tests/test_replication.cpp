@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <random>
@@ -520,6 +522,65 @@ TEST(ReplicationBatchNormTest, StatisticsAreAveragedIntoTestsAndSnapshots) {
   restored->Restore(dir.file("bn_iter_20.solverstate"));
   EXPECT_EQ(BatchNormStatistics(*restored), BatchNormStatistics(group.solver(0)));
   EXPECT_EQ(restored->Test(0), scores);
+}
+
+/// Two replicas drawing random data and Dropout masks, SGD with momentum.
+std::string RandomStreamsSolver(const std::string& prefix, const std::string& extra) {
+  return StrCat(R"(
+    base_lr: 0.1 momentum: 0.9 lr_policy: "fixed" max_iter: 8 display: 0 random_seed: 7
+    snapshot_prefix: ")",
+                prefix, "\" ", extra, R"(
+    net_param {
+      layer { name: "data" type: "DummyData" top: "data" top: "label"
+              dummy_data_param { shape { dim: 3 dim: 6 } shape { dim: 3 }
+                                 data_filler { type: "gaussian" }
+                                 data_filler { type: "constant" value: 1 } } }
+      layer { name: "drop" type: "Dropout" bottom: "data" top: "data" }
+      layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+              inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+    })");
+}
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Each replica draws its own DummyData and Dropout masks: the snapshot holds
+// every replica's streams, and each resumes its own.
+TEST(ReplicationResumeTest, EveryReplicasRandomStreamsResumeBitIdentically) {
+  ScratchDir dir;
+  Replicas straight(
+      ParseText<SolverParameter>(RandomStreamsSolver(dir.file("straight"), "snapshot: 4")),
+      CpuReplicas(2));
+  straight.Solve("");
+  SolverState state;
+  ReadProtoFromBinaryFile(dir.file("straight_iter_4.solverstate"), &state);
+  ASSERT_EQ(state.replica_rng_state_size(), 1);  // the root's are rng_state
+  EXPECT_EQ(state.replica_rng_state(0).replica(), 1);
+  EXPECT_EQ(state.replica_rng_state(0).rng_state_size(), 4);
+  EXPECT_NE(state.replica_rng_state(0).rng_state(0), state.rng_state(0));
+
+  Replicas resumed(ParseText<SolverParameter>(RandomStreamsSolver(dir.file("resumed"), "")),
+                   CpuReplicas(2));
+  resumed.Solve(dir.file("straight_iter_4.solverstate"));
+  const std::string expected = FileBytes(dir.file("straight_iter_8.caffemodel"));
+  EXPECT_FALSE(expected.empty());
+  EXPECT_EQ(FileBytes(dir.file("resumed_iter_8.caffemodel")), expected);
+
+  // A state without replica 1's streams (an older one): replica 1 starts
+  // its streams afresh, saying so, and the run goes on.
+  state.clear_replica_rng_state();
+  WriteProtoToBinaryFile(state, dir.file("old.solverstate"));
+  Replicas old(ParseText<SolverParameter>(RandomStreamsSolver(dir.file("old"), "")),
+               CpuReplicas(2));
+  LogCapture log;
+  old.Solve(dir.file("old.solverstate"));
+  EXPECT_EQ(log.Containing("holds no random streams for replica 1").size(), 1u);
+  EXPECT_EQ(old.solver(0).iter(), 8);
+  EXPECT_NE(FileBytes(dir.file("old_iter_8.caffemodel")), expected);
 }
 
 TEST(ReplicationTest, AReplicaThatFailsStopsTheOthers) {

@@ -53,6 +53,7 @@ std::string Solver(const std::string& source, int batch, const std::string& extr
       layer { name: "ip1" type: "InnerProduct" bottom: "conv1" top: "ip1"
               inner_product_param { num_output: 64 weight_filler { type: "xavier" } } }
       layer { name: "relu2" type: "ReLU" bottom: "ip1" top: "ip1" }
+      layer { name: "drop2" type: "Dropout" bottom: "ip1" top: "ip1" }
       layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
               inner_product_param { num_output: 10 weight_filler { type: "xavier" } } }
       layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" }
@@ -102,7 +103,8 @@ TEST(ReplicationProcessesTest, TwoProcessesOfTwoReplicasMatchOneReplica) {
 
 /// Ranks resumed from a snapshot train on bit-identically to the ranks that
 /// were not interrupted: the root gathered both ranks' data read positions
-/// (over Gloo) into the state, and each rank resumes its own.
+/// and Dropout streams (over Gloo) into the state, and each rank resumes its
+/// own.
 TEST(ReplicationProcessesTest, ResumedRanksMatchTheUninterruptedRun) {
   ScratchDir dir;
   WriteBandsDB(dir.file("db"), 20);  // global batches of 2 x 3 wrap mid-batch
@@ -125,6 +127,8 @@ TEST(ReplicationProcessesTest, ResumedRanksMatchTheUninterruptedRun) {
   ASSERT_EQ(state.data_position_size(), 2);
   EXPECT_EQ(state.data_position(0).stream_position(), 21);  // blocks 0, 2, 4, 6 of 3
   EXPECT_EQ(state.data_position(1).stream_position(), 24);
+  ASSERT_EQ(state.replica_rng_state_size(), 1);
+  EXPECT_EQ(state.replica_rng_state(0).replica(), 1);
   const std::string straight = ReadAll(dir.file("straight_iter_8.caffemodel"));
   EXPECT_FALSE(straight.empty());
   EXPECT_EQ(ReadAll(dir.file("resumed_iter_8.caffemodel")), straight);

@@ -298,6 +298,10 @@ TEST(ToolErrorsTest, SolverValuesAreRefusedNamingTheSolverFile) {
       {"iter_size: 0", "iter_size must be at least 1, got 0"},
       {"average_loss: 0", "average_loss must be at least 1"},
       {"regularization_type: \"L3\"", "unknown regularization_type \"L3\""},
+      {"test_iter: 0 test_interval: 10", "test_iter 0 must be positive, got 0"},
+      {"test_iter: 5 test_interval: -1", "the solver has test nets but test_interval is -1"},
+      {"test_iter: 5 test_state { stage: \"a\" } test_state { stage: \"b\" }",
+       "the solver has 1 test nets but 2 test_state values"},
   };
   for (const auto& [extra, message] : cases) {
     const std::string solver = WriteSolverFor(dir, net, extra);

@@ -145,10 +145,11 @@ class Layer {
   const std::string& absorbed_by() const { return absorbed_by_; }
 
   /// Whether Forward may set its tops' shapes (Filter: the items selected;
-  /// Python: its reshape() and forward()): where it changes one, the net
-  /// reshapes the layers after it, as Caffe reshapes every layer at every
-  /// Forward, and a blob that grows past its plan is planned again at the
-  /// next pass.
+  /// Python: its reshape() and forward()). The net calls Reshape before each
+  /// Forward of such a layer (Caffe calls it before every layer's); where a
+  /// top's shape changed, it reshapes each later layer just before that
+  /// layer runs in the same pass, and a blob grown past its plan is planned
+  /// again at the next pass.
   virtual bool ForwardReshapesTops() const { return false; }
 
   /// Whether Forward draws random numbers or advances a reader (Dropout,

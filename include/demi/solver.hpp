@@ -117,12 +117,10 @@ class Solver {
     virtual void OnBeforeTestOrSnapshot() {}
     /// After OnBeforeTestOrSnapshot, on every replica of a replicated run
     /// (a snapshot may come during the test, when the root runs alone):
-    /// given this replica's data read positions, returns those of every
-    /// replica on the root (gathered there) and anything on the others.
-    virtual std::vector<DataReadPosition> GatherReadPositions(
-        std::vector<DataReadPosition> positions) {
-      return positions;
-    }
+    /// given this replica's part of a snapshot (its train net's data read
+    /// positions and random streams), returns every replica's parts merged
+    /// on the root (gathered there) and anything on the others.
+    virtual SolverState GatherReplicaStates(SolverState state) { return state; }
   };
 
   virtual ~Solver() = default;
@@ -288,6 +286,12 @@ class Solver {
   /// (gathered by BeforeTestOrSnapshot when replicated), then each test
   /// net's (as before the tests, when taken during them).
   std::vector<DataReadPosition> SnapshotReadPositions() const;
+  /// This replica's part of a snapshot, for GatherReplicaStates: its train
+  /// net's read positions and, but on the root, its random streams.
+  SolverState ReplicaState();
+  /// Moves this replica's train net random streams to those `state` holds
+  /// for it (replica_rng_state), warning where it holds none.
+  void RestoreReplicaStreams(const SolverState& state, const std::string& state_file);
   std::vector<DataReadPosition> TestReadPositions() const;
   /// Moves this replica's data layers to their positions in `state`.
   void RestoreReadPositions(const SolverState& state, const std::string& state_file);
@@ -330,10 +334,12 @@ class Solver {
   std::vector<RandomEngine> start_engines_;        ///< SaveIterationStart's
   std::vector<std::vector<float>> start_stats_;    ///< SaveIterationStart's
   std::vector<DataReadPosition> start_positions_;  ///< SaveIterationStart's (train net)
-  /// Every replica's train read positions (the root's; replication only;
-  /// cleared at each iteration's end) and the test nets' before the current
-  /// tests (TestAll).
-  std::vector<DataReadPosition> gathered_positions_;
+  /// Every replica's train read positions and the other replicas' random
+  /// streams (the root's; replication only; cleared at each iteration's
+  /// end; has_gathered_ says whether set), and the test nets' read positions
+  /// before the current tests (TestAll).
+  SolverState gathered_;
+  bool has_gathered_ = false;
   std::vector<DataReadPosition> test_start_positions_;
   bool testing_ = false;  ///< in TestAll
 };

@@ -50,6 +50,7 @@ SolverPtr LoadSolver(const std::string& path, const std::string& type, bool gpu,
     param.set_type(type);
     param.clear_solver_type();
   }
+  SolverRegistry::CheckType(param.type(), path);  // names the file, as train does
   param.add_keep_blob("*");
   // Its nets' forward(start, end) take layer indices: run them as written.
   param.set_schedule(PROTOTXT);

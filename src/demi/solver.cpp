@@ -362,7 +362,7 @@ void Solver::Step(int iters) {
     }
     ApplyUpdate();
     ++iter_;
-    gathered_positions_.clear();  // the replicas read on: gathered again when needed
+    has_gathered_ = false;  // the replicas read on: gathered again when needed
     SolverAction request = Agree(RequestedAction());
     // A snapshot asked for between the passes is served now.
     if (ActionSnapshots(early_request) && !ActionSnapshots(request)) {
@@ -549,11 +549,10 @@ void Solver::BeforeTestOrSnapshot() {
   // A snapshot may also come during the test that follows, when the root
   // runs alone: every replica's read positions are gathered now.
   if (context_.num_replicas > 1) {
-    std::vector<DataReadPosition> positions = net_->SaveReadPositions(0, context_.replica);
-    for (Callback* callback : callbacks_) {
-      positions = callback->GatherReadPositions(std::move(positions));
-    }
-    gathered_positions_ = std::move(positions);
+    SolverState state = ReplicaState();
+    for (Callback* callback : callbacks_) state = callback->GatherReplicaStates(std::move(state));
+    gathered_ = std::move(state);
+    has_gathered_ = true;
   }
 }
 

@@ -109,6 +109,35 @@ bool UpgradeSolverAsNeeded(const std::string& source, SolverParameter* param) {
   return true;
 }
 
+namespace {
+
+/// Checks that the solver's test fields agree: a test_iter per test net
+/// (with a generic net, each test_iter beyond the specific test nets is one
+/// more instance of it), none or one test_state per test net, positive
+/// test_iter values, a test_interval not negative when there are test nets.
+void CheckTestFields(const SolverParameter& param, const std::string& source) {
+  DEMI_CHECK(!(param.has_net_param() && param.has_net()), source,
+             ": the solver gives both net and net_param");
+  const bool generic = param.has_net_param() || param.has_net();
+  const int num_specific = param.test_net_param_size() + param.test_net_size();
+  const int num_instances = param.test_iter_size();
+  DEMI_CHECK(generic ? num_instances >= num_specific : num_instances == num_specific, source,
+             ": the solver has ", num_specific, " test nets but ", num_instances,
+             " test_iter values; give one per test net");
+  DEMI_CHECK(param.test_state_size() == 0 || param.test_state_size() == num_instances, source,
+             ": the solver has ", num_instances, " test nets but ", param.test_state_size(),
+             " test_state values; give none or one per test net");
+  DEMI_CHECK(num_instances == 0 || param.test_interval() >= 0, source,
+             ": the solver has test nets but test_interval is ", param.test_interval(),
+             "; give a positive test_interval (or 0: never test)");
+  for (int i = 0; i < num_instances; ++i) {
+    DEMI_CHECK(param.test_iter(i) > 0, source, ": test_iter ", i, " must be positive, got ",
+               param.test_iter(i));
+  }
+}
+
+}  // namespace
+
 void CheckSolverValues(const SolverParameter& param, const std::string& source) {
   DEMI_CHECK(param.max_iter() >= 0, source, ": max_iter is ", param.max_iter(),
              "; give the number of iterations to train, 0 or more");
@@ -122,6 +151,7 @@ void CheckSolverValues(const SolverParameter& param, const std::string& source) 
              ": unknown regularization_type \"", param.regularization_type(), "\"; use L1 or L2");
   DEMI_CHECK(param.snapshot() >= 0, source, ": snapshot must not be negative, got ",
              param.snapshot());
+  CheckTestFields(param, source);
   // A bad lr policy now, not at the first update (none given: the solver
   // refuses it, as one who reads the file may still give it).
   try {

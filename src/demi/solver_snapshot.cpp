@@ -89,6 +89,9 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
   for (DataReadPosition& position : SnapshotReadPositions()) {
     state.add_data_position()->Swap(&position);
   }
+  if (context_.num_replicas > 1 && has_gathered_) {
+    state.mutable_replica_rng_state()->CopyFrom(gathered_.replica_rng_state());
+  }
   state.set_random_seed(context_.seed);
   for (float loss : losses_) state.add_loss_window(loss);
   if (param_.snapshot_format() == SolverParameter::HDF5) {
@@ -117,12 +120,56 @@ std::vector<DataReadPosition> Solver::SnapshotReadPositions() const {
   // Replication: without a gather this iteration (a direct call), the
   // other replicas' positions are unknown and they resume from the start.
   std::vector<DataReadPosition> positions =
-      context_.num_replicas > 1 && !gathered_positions_.empty()
-          ? gathered_positions_
+      context_.num_replicas > 1 && has_gathered_
+          ? std::vector<DataReadPosition>(gathered_.data_position().begin(),
+                                          gathered_.data_position().end())
           : net_->SaveReadPositions(0, context_.replica);
   const std::vector<DataReadPosition> test = testing_ ? test_start_positions_ : TestReadPositions();
   positions.insert(positions.end(), test.begin(), test.end());
   return positions;
+}
+
+SolverState Solver::ReplicaState() {
+  SolverState state;
+  for (DataReadPosition& position : net_->SaveReadPositions(0, context_.replica)) {
+    state.add_data_position()->Swap(&position);
+  }
+  if (context_.replica != 0) {
+    ReplicaRandomState* streams = state.add_replica_rng_state();
+    streams->set_replica(context_.replica);
+    for (const auto& layer : net_->layers()) {
+      std::ostringstream text;
+      text << *layer->rng();
+      streams->add_rng_state(text.str());
+    }
+  }
+  return state;
+}
+
+void Solver::RestoreReplicaStreams(const SolverState& state, const std::string& state_file) {
+  const auto& all = state.replica_rng_state();
+  const auto own = std::find_if(all.begin(), all.end(), [&](const ReplicaRandomState& streams) {
+    return streams.replica() == context_.replica;
+  });
+  if (own == all.end()) {
+    // A state of fewer replicas, or from before 2026-12: this replica's
+    // streams go on from their seeds, as the root's would with no state.
+    LOG(WARNING) << "'" << state_file << "' holds no random streams for replica "
+                 << context_.replica << ": its Dropout masks and random DummyData start afresh, "
+                 << "so the resume is approximate";
+    return;
+  }
+  const auto& layers = net_->layers();
+  DEMI_CHECK(own->rng_state_size() == static_cast<int>(layers.size()), "'", state_file, "' holds ",
+             own->rng_state_size(), " random states for replica ", context_.replica,
+             ", but the train net has ", layers.size(),
+             " layers; resume with the net that wrote it");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    std::istringstream text(own->rng_state(static_cast<int>(i)));
+    text >> *layers[i]->rng();
+    DEMI_CHECK(!text.fail(), "random state ", i, " of replica ", context_.replica, " in '",
+               state_file, "' is corrupt");
+  }
 }
 
 void Solver::RestoreReadPositions(const SolverState& state, const std::string& state_file) {
@@ -244,7 +291,9 @@ void Solver::Restore(const std::string& state_file) {
   const std::vector<RandomEngine*> engines = RandomEngines();
   const size_t num_train = net_->layers().size();
   const size_t num_states = static_cast<size_t>(state.rng_state_size());
-  if (num_states == 0) {
+  if (context_.replica != 0) {
+    RestoreReplicaStreams(state, state_file);  // rng_state holds the root's
+  } else if (num_states == 0) {
     LOG(INFO) << "'" << state_file << "' holds no random states; random streams start afresh";
   } else {
     DEMI_CHECK(num_states >= num_train, "'", state_file, "' holds ", num_states,

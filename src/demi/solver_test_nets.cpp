@@ -30,43 +30,15 @@ struct TestNetSource {
   std::string path;
 };
 
-/// Checks that the solver's test fields agree (a test_iter per test net,
-/// none or one test_state per test net, a test_interval not negative when there
-/// are test nets, positive test_iter values); returns how many test nets
-/// they give.
+/// How many test nets the solver's fields give (CheckTestFields checked
+/// that they agree): one per test_iter.
 int CountTestNets(const SolverParameter& param) {
-  const bool has_net_param = param.has_net_param();
-  const bool has_net_file = param.has_net();
-  DEMI_CHECK(!(has_net_param && has_net_file), "the solver gives both net and net_param");
-  const int num_generic = has_net_param + has_net_file;
-  const int num_specific = param.test_net_param_size() + param.test_net_size();
-  if (num_generic > 0) {
-    DEMI_CHECK(param.test_iter_size() >= num_specific, "the solver has ", num_specific,
-               " test nets but ", param.test_iter_size(),
-               " test_iter values; give one per test net");
-  } else {
-    DEMI_CHECK(param.test_iter_size() == num_specific, "the solver has ", num_specific,
-               " test nets but ", param.test_iter_size(),
-               " test_iter values; give one per test net");
-  }
-  // With a generic net, every test_iter beyond the specific test nets is
-  // one more test instance of the generic net.
   const int num_instances = param.test_iter_size();
-  DEMI_CHECK(param.test_state_size() == 0 || param.test_state_size() == num_instances,
-             "the solver has ", num_instances, " test nets but ", param.test_state_size(),
-             " test_state values; give none or one per test net");
-  if (num_instances > 0) {
-    DEMI_CHECK(param.test_interval() >= 0, "the solver has test nets but test_interval is ",
-               param.test_interval(), "; give a positive test_interval (or 0: never test)");
-    // As in Caffe: built (pycaffe may run solver.test_nets itself), never
-    // run by the solver.
-    LOG_IF(INFO, param.test_interval() == 0) << "test_interval is 0: the solver builds its "
-                                             << num_instances << " test net(s) and never runs them";
-  }
-  for (int i = 0; i < num_instances; ++i) {
-    DEMI_CHECK(param.test_iter(i) > 0, "test_iter ", i, " must be positive, got ",
-               param.test_iter(i));
-  }
+  // As in Caffe: built (pycaffe may run solver.test_nets itself), never run
+  // by the solver.
+  LOG_IF(INFO, num_instances > 0 && param.test_interval() == 0)
+      << "test_interval is 0: the solver builds its " << num_instances
+      << " test net(s) and never runs them";
   return num_instances;
 }
 

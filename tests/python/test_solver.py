@@ -99,6 +99,13 @@ def test_every_solver_type_runs(make_solver_file, prototypes):
     assert isinstance(demitasse.get_solver(make_solver_file("SGD")), demitasse.SGDSolver)
 
 
+def test_an_unknown_solver_type_names_the_solver_file(make_solver_file):
+    path = make_solver_file("Lion")
+    with pytest.raises(RuntimeError) as error:
+        demitasse.get_solver(path)
+    assert f"{path}: unknown solver type 'Lion'; known types: AdaDelta" in str(error.value)
+
+
 def test_snapshot_and_restore(tmp_path, make_solver_file, prototypes):
     solver = demitasse.Solver(make_solver_file())
     train(solver, prototypes, 4)

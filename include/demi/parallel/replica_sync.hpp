@@ -106,8 +106,7 @@ class ReplicaSync : public Solver::Callback {
   bool AgreeOnOverflow(bool overflow) override;
   SolverAction AgreeOnAction(SolverAction action) override;
   void OnBeforeTestOrSnapshot() override { AverageComputedParams(); }
-  std::vector<DataReadPosition> GatherReadPositions(
-      std::vector<DataReadPosition> positions) override;
+  SolverState GatherReplicaStates(SolverState state) override;
 
  private:
   /// A range of the diff block reduced by one collective: the learnable

@@ -153,19 +153,17 @@ void ReplicaSync::AverageComputedParams() {
   }
 }
 
-std::vector<DataReadPosition> ReplicaSync::GatherReadPositions(
-    std::vector<DataReadPosition> positions) {
-  // The communicator has no gather: each replica broadcasts its positions
-  // in turn (a few hundred bytes each, once per test or snapshot).
+SolverState ReplicaSync::GatherReplicaStates(SolverState state) {
+  // The communicator has no gather: each replica broadcasts its part in
+  // turn (a few hundred bytes of positions and a few KiB of random streams,
+  // once per test or snapshot).
   const bool root = comm_->rank() == 0;
-  std::vector<DataReadPosition> all;
+  SolverState all;
   for (int sender = 0; sender < comm_->size(); ++sender) {
-    SolverState message;
     std::string bytes;
     if (sender == comm_->rank()) {
-      for (const DataReadPosition& position : positions) *message.add_data_position() = position;
-      DEMI_CHECK(message.SerializeToString(&bytes), "replica ", sender,
-                 ": its read positions cannot be serialized");
+      DEMI_CHECK(state.SerializeToString(&bytes), "replica ", sender,
+                 ": its read positions and random streams cannot be serialized");
     }
     uint64_t size = bytes.size();
     comm_->Broadcast(&size, sizeof(size), sender);
@@ -173,11 +171,12 @@ std::vector<DataReadPosition> ReplicaSync::GatherReadPositions(
     bytes.resize(size);
     comm_->Broadcast(bytes.data(), size, sender);
     if (!root) continue;
-    DEMI_CHECK(message.ParseFromString(bytes), "replica ", sender,
-               "'s read positions arrived unreadable (", size, " bytes)");
-    all.insert(all.end(), message.data_position().begin(), message.data_position().end());
+    SolverState part;
+    DEMI_CHECK(part.ParseFromString(bytes), "replica ", sender,
+               "'s read positions and random streams arrived unreadable (", size, " bytes)");
+    all.MergeFrom(part);
   }
-  return root ? all : positions;
+  return root ? all : state;
 }
 
 // ---- the iteration ----

@@ -103,6 +103,13 @@ cublasHandle_t CublasHandle() { return Handles().CurrentWithCublas().cublas; }
 void* CudaScratch(size_t bytes) {
   DeviceHandles& handles = Handles().Current();
   if (bytes > handles.scratch_bytes) {
+    // A capture refuses cudaFree and cudaMalloc: refused before the old
+    // scratch is freed, the capture's caller runs the layer outside the
+    // graphs and the scratch grows there (a later capture then fits).
+    if (thread_capturing) {
+      ThrowError(StrCat("inside a CUDA graph capture, the CUDA scratch would grow from ",
+                        handles.scratch_bytes, " to ", bytes, " bytes"));
+    }
     // cudaFree waits for the device, so no queued kernel still reads the old one.
     // DeviceMalloc: counted with the rest of Demitasse's device memory, and out
     // of memory is an error naming the device.

@@ -180,6 +180,11 @@ void* DeviceMalloc(size_t bytes) {
     int device = -1;
     cudaGetDevice(&device);
     size_t free_bytes = 0, total_bytes = 0;
+    // A capture refuses cudaMalloc, and may refuse cudaMemGetInfo too.
+    if (CapturingOnThisThread()) {
+      ThrowError(StrCat("inside a CUDA graph capture, cannot allocate ", bytes, " bytes on GPU ",
+                        device, ": ", cudaGetErrorString(status)));
+    }
     cudaMemGetInfo(&free_bytes, &total_bytes);
     ThrowError(StrCat("cannot allocate ", bytes, " bytes on GPU ", device, " (", free_bytes >> 20,
                       " MiB free of ", total_bytes >> 20, " MiB): ", cudaGetErrorString(status),
@@ -191,6 +196,10 @@ void* DeviceMalloc(size_t bytes) {
 
 void DeviceFree(void* ptr) {
   if (ptr == nullptr) return;
+  // A capture refuses cudaFree: refused before the count forgets the memory.
+  if (CapturingOnThisThread()) {
+    ThrowError("inside a CUDA graph capture, cudaFree of device memory is refused");
+  }
   CountFree(ptr);
   DEMI_CUDA_CHECK(cudaFree(ptr));
 }
