@@ -155,6 +155,21 @@ TEST(CaffeCommandTest, UsageHelpAndBadCommands) {
   EXPECT_EQ(tool_foreign.status, 1);
   EXPECT_TRUE(Contains(tool_foreign.output, "--solver is not a flag of test"))
       << tool_foreign.output;
+  // So do the convert tools, whose --help lists their own flags alone.
+  const Result convert_help = Tool("convert_imageset", "--help");
+  EXPECT_EQ(convert_help.status, 0);
+  EXPECT_TRUE(Contains(convert_help.output, "Usage: convert_imageset [FLAGS]"))
+      << convert_help.output;
+  EXPECT_TRUE(Contains(convert_help.output, "--resize_height")) << convert_help.output;
+  EXPECT_FALSE(Contains(convert_help.output, "--top_k")) << convert_help.output;
+  EXPECT_FALSE(Contains(convert_help.output, "--logtostderr")) << convert_help.output;
+  const Result convert_foreign = Tool("convert_imageset", "--logtostderr --gpu=0 a b c");
+  EXPECT_EQ(convert_foreign.status, 1);
+  EXPECT_TRUE(Contains(convert_foreign.output, "--gpu is not a flag of convert_imageset"))
+      << convert_foreign.output;
+  const Result draw_help = Tool("draw_net", "--help");
+  EXPECT_TRUE(Contains(draw_help.output, "--stage")) << draw_help.output;
+  EXPECT_TRUE(Contains(draw_help.output, "--rankdir")) << draw_help.output;
   const Result argument = Caffe("test", "--logtostderr stray");
   EXPECT_EQ(argument.status, 1);
   EXPECT_TRUE(Contains(argument.output, "unexpected argument 'stray'")) << argument.output;

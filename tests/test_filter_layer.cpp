@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <utility>
 
 #include "demi/layers/filter_layer.hpp"
 #include "demi/net.hpp"
@@ -138,7 +139,8 @@ TEST_F(FilterLayerTest, BadShapesAreErrors) {
 // In a net the layers after a Filter see its selection (the net reshapes
 // them after its Forward): the loss and the weight gradient of a net fed the
 // selected rows alone, pass after pass, with fewer rows than the last pass
-// and then more, planned or not.
+// and then more, planned or not, and run a step per call (as debug_info
+// runs it) or at once.
 TEST(FilterNetTest, TheLayersAfterItSeeTheSelection) {
   const char* head = R"(
     layer { name: "ip" type: "InnerProduct" bottom: "fx" top: "ip"
@@ -155,8 +157,9 @@ TEST(FilterNetTest, TheLayersAfterItSeeTheSelection) {
     layer { name: "in" type: "Input" top: "fx" top: "flabel"
             input_param { shape { dim: 6 dim: 3 } shape { dim: 6 } } })",
                                     head);
-  for (MemoryOptimization plan : {ARENA, NONE}) {
-    SCOPED_TRACE(MemoryOptimization_Name(plan));
+  for (const auto& [plan, stepwise] :
+       {std::pair{ARENA, false}, std::pair{NONE, false}, std::pair{ARENA, true}}) {
+    SCOPED_TRACE(StrCat(MemoryOptimization_Name(plan), stepwise ? ", a step per call" : ""));
     NetParameter param = ParseText<NetParameter>(filtered);
     param.set_memory_optimization(plan);
     param.mutable_state()->set_phase(TRAIN);
@@ -185,7 +188,13 @@ TEST(FilterNetTest, TheLayersAfterItSeeTheSelection) {
       FillValues(reference.input_blobs()[1], labels);
       for (Net* each : {&net, &reference}) {
         each->ClearParamDiffs();
-        each->Forward();
+        if (each == &net && stepwise) {
+          for (int step = 0; step < static_cast<int>(net.layers().size()); ++step) {
+            net.ForwardFromTo(step, step);
+          }
+        } else {
+          each->Forward();
+        }
         each->Backward();
       }
       EXPECT_EQ(net.blob_by_name("ip")->shape(0), m);

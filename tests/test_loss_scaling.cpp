@@ -4,6 +4,7 @@
 // resume bit-exact with a dynamic scale.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -152,6 +153,34 @@ TEST(LossScalingTest, PowerOfTwoScalesTrainBitIdenticallyToNone) {
   EXPECT_EQ(AllHistory(*dynamic), AllHistory(*plain));
   // The displayed loss is the unscaled one.
   EXPECT_EQ(dynamic->smoothed_loss(), plain->smoothed_loss());
+}
+
+// A loss of 121.5 times a scale of 2^127 is past a float: the loss is divided
+// by the scale in double, so the run shows the unscaled loss (and skips the
+// step whose gradients overflowed) instead of stopping at an infinite loss.
+TEST(LossScalingTest, ALossTimesAScalePastAFloatIsShownUnscaled) {
+  const char* net = R"(
+    layer { name: "data" type: "DummyData" top: "x" top: "y"
+            dummy_data_param { shape { dim: 2 dim: 3 } shape { dim: 2 dim: 3 }
+                               data_filler { type: "constant" value: 3 }
+                               data_filler { type: "constant" value: 0 } } }
+    layer { name: "ip" type: "InnerProduct" bottom: "x" top: "p"
+            inner_product_param { num_output: 3 weight_filler { type: "constant" value: 1 } } }
+    layer { name: "loss" type: "EuclideanLoss" bottom: "p" bottom: "y" top: "loss" })";
+  ScratchDir dir;
+  auto solver = [&](const std::string& fields) {
+    return MakeSolver(StrCat("net_param {", net, fields, R"(} type: "SGD" base_lr: 0.01
+      lr_policy: "fixed" max_iter: 1 snapshot_prefix: ")",
+                             dir.file("s"), "\""));
+  };
+  auto plain = solver("");
+  plain->Step(1);
+  EXPECT_EQ(plain->smoothed_loss(), 121.5f);                // 6 outputs of 9: 6 x 81 / (2 x 2)
+  auto scaled = solver("global_grad_scale: 1.7014118e38");  // 2^127
+  ASSERT_EQ(scaled->loss_scaler().scale(), std::ldexp(1.0f, 127));
+  scaled->Step(1);
+  EXPECT_EQ(scaled->smoothed_loss(), 121.5f);
+  EXPECT_EQ(scaled->iter(), 1);
 }
 
 /// The weights of the net's InnerProducts (what the update changes; BatchNorm's

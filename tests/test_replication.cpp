@@ -524,7 +524,8 @@ TEST(ReplicationBatchNormTest, StatisticsAreAveragedIntoTestsAndSnapshots) {
   EXPECT_EQ(restored->Test(0), scores);
 }
 
-/// Two replicas drawing random data and Dropout masks, SGD with momentum.
+/// Replicas drawing random data and Dropout masks, with BatchNorm, SGD with
+/// momentum.
 std::string RandomStreamsSolver(const std::string& prefix, const std::string& extra) {
   return StrCat(R"(
     base_lr: 0.1 momentum: 0.9 lr_policy: "fixed" max_iter: 8 display: 0 random_seed: 7
@@ -538,6 +539,7 @@ std::string RandomStreamsSolver(const std::string& prefix, const std::string& ex
       layer { name: "drop" type: "Dropout" bottom: "data" top: "data" }
       layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
               inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
+      layer { name: "bn" type: "BatchNorm" bottom: "ip" top: "ip" }
       layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
     })");
 }
@@ -548,39 +550,47 @@ std::string FileBytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Each replica draws its own DummyData and Dropout masks: the snapshot holds
-// every replica's streams, and each resumes its own.
-TEST(ReplicationResumeTest, EveryReplicasRandomStreamsResumeBitIdentically) {
+// Each replica draws its own DummyData and Dropout masks and keeps its own
+// BatchNorm statistics, averaged only into tests and snapshots: the snapshot
+// holds every replica's, each resumes its own, and when snapshots come
+// changes nothing.
+TEST(ReplicationResumeTest, EveryReplicasOwnStateResumesBitIdentically) {
   ScratchDir dir;
-  Replicas straight(
-      ParseText<SolverParameter>(RandomStreamsSolver(dir.file("straight"), "snapshot: 4")),
-      CpuReplicas(2));
-  straight.Solve("");
+  auto train = [&](const std::string& prefix, const std::string& extra, const std::string& resume) {
+    Replicas group(ParseText<SolverParameter>(RandomStreamsSolver(dir.file(prefix), extra)),
+                   CpuReplicas(2));
+    group.Solve(resume);
+    return FileBytes(dir.file(prefix + "_iter_8.caffemodel"));
+  };
+  const std::string straight = train("straight", "snapshot: 4", "");
+  EXPECT_FALSE(straight.empty());
+  EXPECT_EQ(train("plain", "", ""), straight);  // the snapshot at 4 changed nothing
   SolverState state;
   ReadProtoFromBinaryFile(dir.file("straight_iter_4.solverstate"), &state);
-  ASSERT_EQ(state.replica_rng_state_size(), 1);  // the root's are rng_state
-  EXPECT_EQ(state.replica_rng_state(0).replica(), 1);
-  EXPECT_EQ(state.replica_rng_state(0).rng_state_size(), 4);
-  EXPECT_NE(state.replica_rng_state(0).rng_state(0), state.rng_state(0));
+  ASSERT_EQ(state.replica_state_size(), 2);
+  const ReplicaState& root = state.replica_state(0);
+  const ReplicaState& other = state.replica_state(1);
+  EXPECT_EQ(root.replica(), 0);
+  EXPECT_EQ(root.rng_state_size(), 0);  // the root's are rng_state
+  EXPECT_EQ(other.replica(), 1);
+  ASSERT_EQ(other.rng_state_size(), state.rng_state_size());  // a train net only
+  EXPECT_NE(other.rng_state(0), state.rng_state(0));
+  ASSERT_EQ(root.computed_param_size(), 3);  // mean, variance, factor
+  ASSERT_EQ(other.computed_param_size(), 3);
+  EXPECT_NE(root.computed_param(0).data(0), other.computed_param(0).data(0));
 
-  Replicas resumed(ParseText<SolverParameter>(RandomStreamsSolver(dir.file("resumed"), "")),
-                   CpuReplicas(2));
-  resumed.Solve(dir.file("straight_iter_4.solverstate"));
-  const std::string expected = FileBytes(dir.file("straight_iter_8.caffemodel"));
-  EXPECT_FALSE(expected.empty());
-  EXPECT_EQ(FileBytes(dir.file("resumed_iter_8.caffemodel")), expected);
+  EXPECT_EQ(train("resumed", "", dir.file("straight_iter_4.solverstate")), straight);
 
-  // A state without replica 1's streams (an older one): replica 1 starts
-  // its streams afresh, saying so, and the run goes on.
-  state.clear_replica_rng_state();
+  // A state without the replicas' own (an older one): they start their
+  // streams afresh and their statistics from the average, saying so once.
+  state.clear_replica_state();
   WriteProtoToBinaryFile(state, dir.file("old.solverstate"));
-  Replicas old(ParseText<SolverParameter>(RandomStreamsSolver(dir.file("old"), "")),
-               CpuReplicas(2));
   LogCapture log;
-  old.Solve(dir.file("old.solverstate"));
-  EXPECT_EQ(log.Containing("holds no random streams for replica 1").size(), 1u);
-  EXPECT_EQ(old.solver(0).iter(), 8);
-  EXPECT_NE(FileBytes(dir.file("old_iter_8.caffemodel")), expected);
+  EXPECT_NE(train("old", "", dir.file("old.solverstate")), straight);
+  EXPECT_EQ(log.Containing("holds the own state (random streams, BatchNorm statistics) of 0 "
+                           "replica(s), this run has 2")
+                .size(),
+            1u);
 }
 
 TEST(ReplicationTest, AReplicaThatFailsStopsTheOthers) {

@@ -49,6 +49,7 @@ std::string Solver(const std::string& source, int batch, const std::string& extr
       layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
               convolution_param { num_output: 8 kernel_size: 5 stride: 2
                                   weight_filler { type: "xavier" } } }
+      layer { name: "bn1" type: "BatchNorm" bottom: "conv1" top: "conv1" }
       layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
       layer { name: "ip1" type: "InnerProduct" bottom: "conv1" top: "ip1"
               inner_product_param { num_output: 64 weight_filler { type: "xavier" } } }
@@ -102,9 +103,9 @@ TEST(ReplicationProcessesTest, TwoProcessesOfTwoReplicasMatchOneReplica) {
 }
 
 /// Ranks resumed from a snapshot train on bit-identically to the ranks that
-/// were not interrupted: the root gathered both ranks' data read positions
-/// and Dropout streams (over Gloo) into the state, and each rank resumes its
-/// own.
+/// were not interrupted: the root gathered both ranks' data read positions,
+/// Dropout streams and BatchNorm statistics (over Gloo) into the state, and
+/// each rank resumes its own.
 TEST(ReplicationProcessesTest, ResumedRanksMatchTheUninterruptedRun) {
   ScratchDir dir;
   WriteBandsDB(dir.file("db"), 20);  // global batches of 2 x 3 wrap mid-batch
@@ -127,8 +128,9 @@ TEST(ReplicationProcessesTest, ResumedRanksMatchTheUninterruptedRun) {
   ASSERT_EQ(state.data_position_size(), 2);
   EXPECT_EQ(state.data_position(0).stream_position(), 21);  // blocks 0, 2, 4, 6 of 3
   EXPECT_EQ(state.data_position(1).stream_position(), 24);
-  ASSERT_EQ(state.replica_rng_state_size(), 1);
-  EXPECT_EQ(state.replica_rng_state(0).replica(), 1);
+  ASSERT_EQ(state.replica_state_size(), 2);
+  EXPECT_EQ(state.replica_state(1).replica(), 1);
+  EXPECT_EQ(state.replica_state(1).rng_state_size(), state.rng_state_size());
   const std::string straight = ReadAll(dir.file("straight_iter_8.caffemodel"));
   EXPECT_FALSE(straight.empty());
   EXPECT_EQ(ReadAll(dir.file("resumed_iter_8.caffemodel")), straight);

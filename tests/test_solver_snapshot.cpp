@@ -7,10 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "demi/data/hdf5.hpp"
 #include "demi/hdf5_snapshots.hpp"
@@ -179,6 +183,24 @@ TEST(SnapshotTest, Hdf5WeightsOfLayersNamedWithSlashesNestAndReadBack) {
       EXPECT_EQ(by_name[layer.name()], layer.DebugString());
     }
   }
+}
+
+// HDF5 keeps a modification time in each object by default: ours keep none,
+// so a resumed run's HDF5 snapshot is the uninterrupted one's, byte for byte.
+TEST(SnapshotTest, Hdf5FilesOfTheSameContentsAreTheSameBytes) {
+  ScratchDir dir;
+  const NetParameter weights = ParseText<NetParameter>(R"(
+    layer { name: "a/b" blobs { shape { dim: 2 } data: 1 data: 2 } }
+    layer { name: "c" blobs { shape { dim: 1 } data: 3 } })");
+  WriteHdf5Weights(weights, dir.file("first.h5"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // times are in seconds
+  WriteHdf5Weights(weights, dir.file("second.h5"));
+  auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  EXPECT_FALSE(bytes(dir.file("first.h5")).empty());
+  EXPECT_EQ(bytes(dir.file("first.h5")), bytes(dir.file("second.h5")));
 }
 
 TEST(SnapshotTest, ACaffeHdf5StateResumesWithFreshRandomStreams) {
@@ -356,6 +378,28 @@ TEST(SnapshotTest, RestoreFindsTheModelBesideAMovedState) {
   ExpectErrorContaining([&] { resumed->Restore(dir.file("moved/run_iter_2.solverstate")); },
                         {"names the model '" + dir.file("run_iter_2.caffemodel") + "'",
                          dir.file("moved/run_iter_2.caffemodel")});
+}
+
+// Unlike fine-tuning, a resume needs every layer's params: a model that
+// lacks one is an error naming the model and the layer, not a warning.
+TEST(SnapshotTest, RestoreRefusesAModelWithoutALayer) {
+  ScratchDir dir;
+  const std::string text = RandomSolver("SGD", dir.file("run"), 10);
+  auto solver = MakeSolver(text);
+  solver->Step(2);
+  solver->Snapshot();
+  const std::string model = dir.file("run_iter_2.caffemodel");
+  NetParameter weights;
+  ReadProtoFromBinaryFile(model, &weights);
+  NetParameter lacking;
+  for (const LayerParameter& layer : weights.layer()) {
+    if (layer.name() != "ip1") *lacking.add_layer() = layer;
+  }
+  WriteProtoToBinaryFile(lacking, model);
+  auto resumed = MakeSolver(text);
+  ExpectErrorContaining([&] { resumed->Restore(dir.file("run_iter_2.solverstate")); },
+                        {"cannot restore the model '" + model + "'",
+                         "no weights for layer(s) ip1 of the train net", "--weights"});
 }
 
 TEST(SnapshotTest, RestoreRejectsAnotherSolversHistory) {

@@ -170,6 +170,24 @@ TEST(TrainToolTest, PlotKeepsAnSvgOfTheCurvesTheLogShows) {
   EXPECT_TRUE(Contains(bad.output, dir.file("no_such_dir"))) << bad.output;
 }
 
+// Caffe's line prefix leaves the year out (its log parsers read it as the
+// month); glog's flag and its GLOG_ variable put it back.
+TEST(ToolLogTest, TheYearInTheLinePrefixFollowsGlogsFlagAndVariable) {
+  ScratchDir dir;
+  WriteSolver(dir, "SGD", "");  // writes net.prototxt
+  const std::string flags = "--model=" + dir.file("net.prototxt") + " --iterations=1";
+  const std::regex with_year(R"((^|\n)I20\d{6} )"), without_year(R"((^|\n)I\d{4} )");
+  const Result plain = Tool("time", flags);
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  EXPECT_TRUE(std::regex_search(plain.output, without_year)) << plain.output;
+  EXPECT_FALSE(std::regex_search(plain.output, with_year)) << plain.output;
+  const Result flag = Tool("time", "--log_year_in_prefix " + flags);
+  EXPECT_TRUE(std::regex_search(flag.output, with_year)) << flag.output;
+  const Result variable = RunShell("GLOG_log_year_in_prefix=1 timeout 120 " + ToolPath("time") +
+                                   " --logtostderr " + flags);
+  EXPECT_TRUE(std::regex_search(variable.output, with_year)) << variable.output;
+}
+
 TEST(TrainToolTest, AutoMemoryBudgetTrainsTheGlobalBatchThatFits) {
   ScratchDir dir;
   // Batch 16 with iter_size 2: with room to spare, one batch of 32.
@@ -183,6 +201,22 @@ TEST(TrainToolTest, AutoMemoryBudgetTrainsTheGlobalBatchThatFits) {
   EXPECT_TRUE(Contains(run.output, "Top shape: 32 4 (128)"));  // the train net
   EXPECT_TRUE(Contains(run.output, "Top shape: 16 4 (64)"));   // the test net, as written
   EXPECT_TRUE(Contains(run.output, "Optimization Done."));
+  EXPECT_FALSE(Contains(run.output, "BatchNorm normalizes")) << run.output;
+  // With BatchNorm the merged batch changes what the net computes: said.
+  std::string net = kNet;
+  const std::string relu = R"(layer { name: "relu")";
+  net.replace(net.find(relu), 0, R"(layer { name: "bn" type: "BatchNorm" bottom: "h" top: "h" } )");
+  WriteFileAtomically(dir.file("bn.prototxt"), net);
+  const Result bn = Tool("train", "--solver=" +
+                                      WriteSolver(dir, "SGD",
+                                                  StrCat("iter_size: 2 max_iter: 2 net: \"",
+                                                         dir.file("bn.prototxt"), "\"")) +
+                                      " --memory_budget=auto");
+  ASSERT_EQ(bn.status, 0) << bn.output;
+  EXPECT_TRUE(Contains(bn.output,
+                       "BatchNorm normalizes over each pass's batch, 32 now against 16 as "
+                       "written, and updates its statistics 1 time(s) per iteration against 2"))
+      << bn.output;
 }
 
 // --allreduce_bucket_mb reaches the replicas: per param (0) the net's

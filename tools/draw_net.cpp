@@ -140,5 +140,5 @@ int main(int argc, char** argv) {
       "Usage: draw_net --model=net.prototxt --output=net.png|.svg|.pdf|.dot [--phase=TRAIN|TEST] "
       "[--rankdir=LR|TB] [--batch=N] [--stage=a,b] [--level=N]\n"
       "   or: draw_net net.prototxt net.png",
-      Run);
+      Run, {"model", "phase", "batch", "level", "stage"});
 }

@@ -122,6 +122,8 @@ class Net {
   void CheckWeightsMatch(const std::string& path, const NetParameter& weights,
                          const std::vector<std::string>& copied) const;
   void WarnLayersWithoutWeights(const std::set<std::string>& fed) const;
+  /// The layers with params that `fed` lacks, comma-separated ("": none).
+  std::string LayersWithoutWeights(const std::set<std::string>& fed) const;
   /// Writes the net (without auto-inserted splits) and its params.
   void ToProto(NetParameter* param, bool write_diff = false) const;
 
@@ -371,6 +373,10 @@ class Net {
   /// A top grew out of the arena in a Forward (ForwardReshapesTops): the
   /// next pass re-plans first.
   bool replan_pending_ = false;
+  /// A top changed shape earlier in the pass (ForwardReshapesTops): each
+  /// later layer is reshaped before it runs, also when the pass comes in
+  /// several ForwardAddingLoss calls (debug_info runs one step each).
+  bool reshaping_ = false;
   size_t persistent_bytes_ = 0;
 
   std::vector<Blob*> net_input_blobs_;

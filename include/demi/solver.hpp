@@ -243,6 +243,13 @@ class Solver {
   /// back when a stop abandons it.
   void SaveIterationStart();
   void RestoreIterationStart();
+  /// The train net's computed params' values (BatchNorm's statistics),
+  /// blob by blob in layer order, and setting them.
+  std::vector<std::vector<float>> ComputedParamValues() const;
+  void SetComputedParamValues(const std::vector<std::vector<float>>& values);
+  /// Replication: puts this replica's own statistics back where the net
+  /// holds their average (after BeforeTestOrSnapshot or a resume).
+  void PutBackOwnStatistics();
   /// One forward-backward pass adding its loss into *loss; with debug_info,
   /// layer by layer, noting where a non-finite top first appears.
   void ForwardBackwardAdding(float* loss);
@@ -287,11 +294,15 @@ class Solver {
   /// net's (as before the tests, when taken during them).
   std::vector<DataReadPosition> SnapshotReadPositions() const;
   /// This replica's part of a snapshot, for GatherReplicaStates: its train
-  /// net's read positions and, but on the root, its random streams.
-  SolverState ReplicaState();
-  /// Moves this replica's train net random streams to those `state` holds
-  /// for it (replica_rng_state), warning where it holds none.
-  void RestoreReplicaStreams(const SolverState& state, const std::string& state_file);
+  /// net's read positions, its own statistics and, but on the root, its
+  /// random streams.
+  SolverState OwnReplicaState();
+  /// Restores what `state` holds for this replica of a replicated run (its
+  /// replica_state: random streams, own statistics), warning where it holds
+  /// none.
+  void RestoreOwnReplicaState(const SolverState& state, const std::string& state_file);
+  /// Moves the train and test nets' random streams to those of rng_state.
+  void RestoreStreams(const SolverState& state, const std::string& state_file);
   std::vector<DataReadPosition> TestReadPositions() const;
   /// Moves this replica's data layers to their positions in `state`.
   void RestoreReadPositions(const SolverState& state, const std::string& state_file);
@@ -334,6 +345,10 @@ class Solver {
   std::vector<RandomEngine> start_engines_;        ///< SaveIterationStart's
   std::vector<std::vector<float>> start_stats_;    ///< SaveIterationStart's
   std::vector<DataReadPosition> start_positions_;  ///< SaveIterationStart's (train net)
+  /// Replication: this replica's own computed params while the net holds
+  /// their average over the replicas (holds_averaged_stats_).
+  std::vector<std::vector<float>> own_stats_;
+  bool holds_averaged_stats_ = false;
   /// Every replica's train read positions and the other replicas' random
   /// streams (the root's; replication only; cleared at each iteration's
   /// end; has_gathered_ says whether set), and the test nets' read positions

@@ -145,7 +145,8 @@ void Layer::ForwardAddingLoss(const std::vector<Blob*>& bottom, const std::vecto
     return;
   }
 #endif
-  *loss_sum += static_cast<float>(HostLoss(top)) / divisor;  // + 0 for a layer without loss
+  // Divided in double: a loss times a large loss scale may pass a float.
+  *loss_sum += static_cast<float>(HostLoss(top) / divisor);  // + 0 for a layer without loss
 }
 
 void Layer::Replay(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {

@@ -82,13 +82,13 @@ void Net::ForwardAddingLoss(int start, int end, float* loss) {
   }
   // A layer weighs its loss by its tops' diffs, which hold the gradient
   // scale too (exact to divide out when it is a power of two).
-  bool reshaping = false;  // a top changed shape earlier in this pass
+  if (start == 0) reshaping_ = false;
   for (int step = start; step <= end; ++step) {
     const int i = execution_order_[step];
     // As Caffe's Layer::Forward: a layer that may shape its tops, and every
     // layer after a changed shape, is reshaped first, just before it runs
     // (its bottoms are this pass's then).
-    const bool reshape = reshaping || layers_[i]->ForwardReshapesTops();
+    const bool reshape = reshaping_ || layers_[i]->ForwardReshapesTops();
     const TopsBefore before = reshape ? TopsBefore(top_vecs_[i]) : TopsBefore();
     if (reshape) {
       layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
@@ -101,7 +101,7 @@ void Net::ForwardAddingLoss(int start, int end, float* loss) {
     layers_[i]->ForwardAddingLoss(bottom_vecs_[i], top_vecs_[i], loss, gradient_scale_);
     if (debug_info_) LogForwardDebugInfo(i);
     if (!reshape) continue;
-    reshaping = reshaping || before.ShapeChanged(top_vecs_[i]);
+    reshaping_ = reshaping_ || before.ShapeChanged(top_vecs_[i]);
     replan_pending_ = replan_pending_ || before.LeftArena(top_vecs_[i]);
   }
 }

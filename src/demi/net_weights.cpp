@@ -101,12 +101,17 @@ void Net::CheckWeightsMatch(const std::string& path, const NetParameter& weights
                     "]; is it the model of another net?"));
 }
 
-void Net::WarnLayersWithoutWeights(const std::set<std::string>& fed) const {
+std::string Net::LayersWithoutWeights(const std::set<std::string>& fed) const {
   std::string missing;
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i]->blobs().empty() || fed.count(layer_names_[i])) continue;
     missing += (missing.empty() ? "" : ", ") + layer_names_[i];
   }
+  return missing;
+}
+
+void Net::WarnLayersWithoutWeights(const std::set<std::string>& fed) const {
+  const std::string missing = LayersWithoutWeights(fed);
   if (missing.empty()) return;
   LOG(WARNING) << "No weights for layer(s) " << missing << " of net '" << name_
                << "': they keep their initial values";

@@ -264,8 +264,9 @@ void Solver::CopyWeights(const std::string& paths) {
 // ---- the loop ----
 
 void Solver::Solve(const std::string& resume_file) {
-  LOG(INFO) << "Solving " << net_->name();
-  LOG(INFO) << "Learning Rate Policy: " << param_.lr_policy();
+  // Replicas: the root speaks for all.
+  LOG_IF(INFO, is_root()) << "Solving " << net_->name();
+  LOG_IF(INFO, is_root()) << "Learning Rate Policy: " << param_.lr_policy();
   requested_early_exit_ = false;
   if (!resume_file.empty()) {
     LOG(INFO) << "Restoring previous solver status from " << resume_file;
@@ -279,7 +280,7 @@ void Solver::Solve(const std::string& resume_file) {
     if (last_snapshot_iter_ != iter_) Snapshot();
   }
   if (requested_early_exit_) {
-    LOG(INFO) << "Optimization stopped early.";
+    LOG_IF(INFO, is_root()) << "Optimization stopped early.";
     return;
   }
   // As Caffe: show the loss and test the final params.
@@ -293,7 +294,7 @@ void Solver::Solve(const std::string& resume_file) {
     BeforeTestOrSnapshot();
     TestAll();
   }
-  LOG(INFO) << "Optimization Done.";
+  LOG_IF(INFO, is_root()) << "Optimization Done.";
 }
 
 void Solver::Step(int iters) {
@@ -322,6 +323,7 @@ void Solver::Step(int iters) {
           SolverAction::kStop;
       if (requested_early_exit_) break;
     }
+    PutBackOwnStatistics();
     for (Callback* callback : callbacks_) callback->OnStart();
     const bool display = param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
@@ -413,33 +415,47 @@ bool Solver::ForwardBackwardAll(SolverAction* request, float* loss) {
   return true;
 }
 
-void Solver::SaveIterationStart() {
-  start_positions_ = net_->SaveReadPositions(0, context_.replica);
-  start_engines_.clear();
-  start_stats_.clear();
+std::vector<std::vector<float>> Solver::ComputedParamValues() const {
+  std::vector<std::vector<float>> values;
   for (const auto& layer : net_->layers()) {
-    start_engines_.push_back(*layer->rng());
     if (!HasComputedParams(*layer)) continue;
     for (const auto& blob : layer->blobs()) {
       const float* data = blob->cpu_data();
-      start_stats_.emplace_back(data, data + blob->count());
+      values.emplace_back(data, data + blob->count());
     }
   }
+  return values;
+}
+
+void Solver::SetComputedParamValues(const std::vector<std::vector<float>>& values) {
+  size_t next = 0;
+  for (const auto& layer : net_->layers()) {
+    if (!HasComputedParams(*layer)) continue;
+    for (const auto& blob : layer->blobs()) {
+      const std::vector<float>& saved = values[next++];
+      std::copy(saved.begin(), saved.end(), blob->mutable_cpu_data());
+    }
+  }
+}
+
+void Solver::SaveIterationStart() {
+  start_positions_ = net_->SaveReadPositions(0, context_.replica);
+  start_engines_.clear();
+  for (const auto& layer : net_->layers()) start_engines_.push_back(*layer->rng());
+  start_stats_ = ComputedParamValues();
 }
 
 void Solver::RestoreIterationStart() {
   net_->ClearParamDiffs();
   net_->RestoreReadPositions(start_positions_, 0, context_.replica, "the iteration's start");
-  size_t engine = 0;
-  size_t stats = 0;
-  for (const auto& layer : net_->layers()) {
-    *layer->rng() = start_engines_[engine++];
-    if (!HasComputedParams(*layer)) continue;
-    for (const auto& blob : layer->blobs()) {
-      const std::vector<float>& saved = start_stats_[stats++];
-      std::copy(saved.begin(), saved.end(), blob->mutable_cpu_data());
-    }
-  }
+  for (size_t i = 0; i < net_->layers().size(); ++i) *net_->layers()[i]->rng() = start_engines_[i];
+  SetComputedParamValues(start_stats_);
+}
+
+void Solver::PutBackOwnStatistics() {
+  if (!holds_averaged_stats_) return;
+  SetComputedParamValues(own_stats_);
+  holds_averaged_stats_ = false;
 }
 
 void Solver::ForwardBackwardAdding(float* loss) {
@@ -545,11 +561,19 @@ SolverAction Solver::Agree(SolverAction action) {
 }
 
 void Solver::BeforeTestOrSnapshot() {
-  for (Callback* callback : callbacks_) callback->OnBeforeTestOrSnapshot();
+  // Replication averages the BatchNorm statistics for the tests and
+  // snapshots; each replica trains on with its own (PutBackOwnStatistics),
+  // so when they come changes no replica's training. Every replica holds
+  // the average already when no pass ran since the last time.
+  if (context_.num_replicas == 1 || !holds_averaged_stats_) {
+    if (context_.num_replicas > 1) own_stats_ = ComputedParamValues();
+    for (Callback* callback : callbacks_) callback->OnBeforeTestOrSnapshot();
+    holds_averaged_stats_ = context_.num_replicas > 1;
+  }
   // A snapshot may also come during the test that follows, when the root
   // runs alone: every replica's read positions are gathered now.
   if (context_.num_replicas > 1) {
-    SolverState state = ReplicaState();
+    SolverState state = OwnReplicaState();
     for (Callback* callback : callbacks_) state = callback->GatherReplicaStates(std::move(state));
     gathered_ = std::move(state);
     has_gathered_ = true;

@@ -9,6 +9,7 @@
 #include "demi/solver.hpp"
 #include "demi/util/io.hpp"
 #include "demi/util/strings.hpp"
+#include "demi/weights_file.hpp"
 
 namespace demi {
 
@@ -90,7 +91,7 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
     state.add_data_position()->Swap(&position);
   }
   if (context_.num_replicas > 1 && has_gathered_) {
-    state.mutable_replica_rng_state()->CopyFrom(gathered_.replica_rng_state());
+    state.mutable_replica_state()->CopyFrom(gathered_.replica_state());
   }
   state.set_random_seed(context_.seed);
   for (float loss : losses_) state.add_loss_window(loss);
@@ -129,46 +130,100 @@ std::vector<DataReadPosition> Solver::SnapshotReadPositions() const {
   return positions;
 }
 
-SolverState Solver::ReplicaState() {
+SolverState Solver::OwnReplicaState() {
   SolverState state;
   for (DataReadPosition& position : net_->SaveReadPositions(0, context_.replica)) {
     state.add_data_position()->Swap(&position);
   }
+  ReplicaState* own = state.add_replica_state();
+  own->set_replica(context_.replica);
   if (context_.replica != 0) {
-    ReplicaRandomState* streams = state.add_replica_rng_state();
-    streams->set_replica(context_.replica);
     for (const auto& layer : net_->layers()) {
       std::ostringstream text;
       text << *layer->rng();
-      streams->add_rng_state(text.str());
+      own->add_rng_state(text.str());
     }
+  }
+  const std::vector<std::vector<float>> stats =
+      holds_averaged_stats_ ? own_stats_ : ComputedParamValues();
+  for (const std::vector<float>& values : stats) {
+    BlobProto* blob = own->add_computed_param();
+    blob->mutable_shape()->add_dim(static_cast<int64_t>(values.size()));
+    blob->mutable_data()->Add(values.begin(), values.end());
   }
   return state;
 }
 
-void Solver::RestoreReplicaStreams(const SolverState& state, const std::string& state_file) {
-  const auto& all = state.replica_rng_state();
-  const auto own = std::find_if(all.begin(), all.end(), [&](const ReplicaRandomState& streams) {
-    return streams.replica() == context_.replica;
-  });
-  if (own == all.end()) {
-    // A state of fewer replicas, or from before 2026-12: this replica's
-    // streams go on from their seeds, as the root's would with no state.
-    LOG(WARNING) << "'" << state_file << "' holds no random streams for replica "
-                 << context_.replica << ": its Dropout masks and random DummyData start afresh, "
-                 << "so the resume is approximate";
+void Solver::RestoreOwnReplicaState(const SolverState& state, const std::string& state_file) {
+  const auto& all = state.replica_state();
+  // Every replica takes the same way (each reads the same state): their
+  // statistics are averaged together, or not, at the next test.
+  if (all.size() != context_.num_replicas) {
+    LOG_IF(WARNING, is_root())
+        << "'" << state_file << "' holds the own state (random streams, BatchNorm statistics) of "
+        << all.size() << " replica(s), this run has " << context_.num_replicas
+        << ": the replicas' Dropout masks and random DummyData start afresh and their BatchNorm "
+        << "statistics from the average, so the resume is approximate";
     return;
   }
+  const auto own = std::find_if(all.begin(), all.end(), [&](const ReplicaState& replica) {
+    return replica.replica() == context_.replica;
+  });
+  DEMI_CHECK(own != all.end(), "'", state_file, "' holds the own state of ", all.size(),
+             " replicas, but none of replica ", context_.replica, "; it is corrupt");
   const auto& layers = net_->layers();
-  DEMI_CHECK(own->rng_state_size() == static_cast<int>(layers.size()), "'", state_file, "' holds ",
-             own->rng_state_size(), " random states for replica ", context_.replica,
-             ", but the train net has ", layers.size(),
+  if (context_.replica != 0) {
+    DEMI_CHECK(own->rng_state_size() == static_cast<int>(layers.size()), "'", state_file,
+               "' holds ", own->rng_state_size(), " random states for replica ", context_.replica,
+               ", but the train net has ", layers.size(),
+               " layers; resume with the net that wrote it");
+    for (size_t i = 0; i < layers.size(); ++i) {
+      std::istringstream text(own->rng_state(static_cast<int>(i)));
+      text >> *layers[i]->rng();
+      DEMI_CHECK(!text.fail(), "random state ", i, " of replica ", context_.replica, " in '",
+                 state_file, "' is corrupt");
+    }
+  }
+  std::vector<std::vector<float>> stats = ComputedParamValues();
+  DEMI_CHECK(own->computed_param_size() == static_cast<int>(stats.size()), "'", state_file,
+             "' holds ", own->computed_param_size(), " BatchNorm statistics blobs for replica ",
+             context_.replica, ", but the train net has ", stats.size(),
+             "; resume with the net that wrote it");
+  for (size_t b = 0; b < stats.size(); ++b) {
+    const auto& saved = own->computed_param(static_cast<int>(b)).data();
+    DEMI_CHECK(saved.size() == static_cast<int>(stats[b].size()), "BatchNorm statistics blob ", b,
+               " of replica ", context_.replica, " in '", state_file, "' holds ", saved.size(),
+               " values, but the train net's has ", stats[b].size());
+    stats[b].assign(saved.begin(), saved.end());
+  }
+  // The net holds the snapshot's average (its weights), which tests at
+  // this iteration use; the replica's own go back before its next pass.
+  own_stats_ = std::move(stats);
+  holds_averaged_stats_ = true;
+}
+
+void Solver::RestoreStreams(const SolverState& state, const std::string& state_file) {
+  const std::vector<RandomEngine*> engines = RandomEngines();
+  const size_t num_train = net_->layers().size();
+  const size_t num_states = static_cast<size_t>(state.rng_state_size());
+  if (num_states == 0) {
+    LOG(INFO) << "'" << state_file << "' holds no random states; random streams start afresh";
+    return;
+  }
+  DEMI_CHECK(num_states >= num_train, "'", state_file, "' holds ", num_states,
+             " random states, but the train net has ", num_train,
              " layers; resume with the net that wrote it");
-  for (size_t i = 0; i < layers.size(); ++i) {
-    std::istringstream text(own->rng_state(static_cast<int>(i)));
-    text >> *layers[i]->rng();
-    DEMI_CHECK(!text.fail(), "random state ", i, " of replica ", context_.replica, " in '",
-               state_file, "' is corrupt");
+  // Test nets may have changed since; their streams then start afresh.
+  const size_t restore = num_states == engines.size() ? num_states : num_train;
+  if (restore < engines.size()) {
+    LOG(WARNING) << "'" << state_file << "' holds " << num_states - num_train
+                 << " random states for test net layers, but the test nets have "
+                 << engines.size() - num_train << " layers; their streams start afresh";
+  }
+  for (size_t i = 0; i < restore; ++i) {
+    std::istringstream text(state.rng_state(static_cast<int>(i)));
+    text >> *engines[i];
+    DEMI_CHECK(!text.fail(), "random state ", i, " in '", state_file, "' is corrupt");
   }
 }
 
@@ -262,7 +317,14 @@ void Solver::Restore(const std::string& state_file) {
       model = beside;
     }
     try {
-      net_->CopyTrainedLayersFrom(model);
+      const NetParameter weights = ReadWeightsFile(model);
+      const std::vector<std::string> copied = net_->CopyTrainedLayersFrom(weights);
+      net_->CheckWeightsMatch(model, weights, copied);
+      // Unlike fine-tuning, a resume goes on from every layer's params.
+      const std::string missing = net_->LayersWithoutWeights({copied.begin(), copied.end()});
+      DEMI_CHECK(missing.empty(), "it holds no weights for layer(s) ", missing,
+                 " of the train net, which a resume needs (to start from the weights it holds, "
+                 "give it as --weights)");
     } catch (const Error& error) {
       ThrowError(StrCat("cannot restore the model '", model, "': ", error.what()));
     }
@@ -288,30 +350,9 @@ void Solver::Restore(const std::string& state_file) {
                i % num_params, " has shape ", history_[i]->shape_string());
     history_[i]->FromProto(proto, false);
   }
-  const std::vector<RandomEngine*> engines = RandomEngines();
-  const size_t num_train = net_->layers().size();
-  const size_t num_states = static_cast<size_t>(state.rng_state_size());
-  if (context_.replica != 0) {
-    RestoreReplicaStreams(state, state_file);  // rng_state holds the root's
-  } else if (num_states == 0) {
-    LOG(INFO) << "'" << state_file << "' holds no random states; random streams start afresh";
-  } else {
-    DEMI_CHECK(num_states >= num_train, "'", state_file, "' holds ", num_states,
-               " random states, but the train net has ", num_train,
-               " layers; resume with the net that wrote it");
-    // Test nets may have changed since; their streams then start afresh.
-    const size_t restore = num_states == engines.size() ? num_states : num_train;
-    if (restore < engines.size()) {
-      LOG(WARNING) << "'" << state_file << "' holds " << num_states - num_train
-                   << " random states for test net layers, but the test nets have "
-                   << engines.size() - num_train << " layers; their streams start afresh";
-    }
-    for (size_t i = 0; i < restore; ++i) {
-      std::istringstream text(state.rng_state(static_cast<int>(i)));
-      text >> *engines[i];
-      DEMI_CHECK(!text.fail(), "random state ", i, " in '", state_file, "' is corrupt");
-    }
-  }
+  // rng_state holds the root's streams; the other replicas' are their own.
+  if (context_.num_replicas > 1) RestoreOwnReplicaState(state, state_file);
+  if (context_.replica == 0) RestoreStreams(state, state_file);
   if (state.has_random_seed() && static_cast<uint32_t>(state.random_seed()) != context_.seed) {
     LOG(WARNING) << "'" << state_file << "' was written by a run with random seed "
                  << state.random_seed() << ", this solver's is " << context_.seed

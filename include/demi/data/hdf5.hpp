@@ -86,8 +86,7 @@ class Hdf5FileImage {
   void Save(const std::string& path) const;
 
  private:
-  int64_t file_ = -1;         ///< hid_t
-  int64_t link_create_ = -1;  ///< a property list that makes intermediate groups
+  int64_t file_ = -1;  ///< hid_t
 };
 
 /// Whether member `name` of the HDF5 file `path` is a group (not a dataset,

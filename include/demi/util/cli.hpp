@@ -60,9 +60,21 @@ int RunReportingErrors(const std::function<int()>& body);
 /// returns the process exit code: 1 for an exception.
 int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body);
 /// The same, for tools that take positional arguments after their flags
-/// (Caffe's convert_* and compute_image_mean): `body` receives them.
+/// (Caffe's convert_* and compute_image_mean): `body` receives them. The
+/// tool takes the flags its own file (tools/NAME.cpp) defines and, of the
+/// commands' (src/demi/tools/), `shared_flags`; --help lists those, and
+/// another command's flag is refused, as the commands refuse it.
 int RunToolWithArgs(int argc, char** argv, const std::string& usage,
-                    const std::function<int(const std::vector<std::string>&)>& body);
+                    const std::function<int(const std::vector<std::string>&)>& body,
+                    const std::vector<std::string>& shared_flags = {});
+
+/// Throws an Error for a flag given that the commands define (one binary
+/// links them all) but `takes` lacks: it would be ignored otherwise.
+void RefuseFlagsNotTaken(const std::vector<std::string>& takes, const std::string& invocation);
+/// "--name  description / type, default" lines for --help.
+std::string FlagsHelp(const std::vector<std::string>& names);
+/// Whether --help was given.
+bool HelpRequested();
 
 }  // namespace demi
 

@@ -224,9 +224,6 @@ void Hdf5Appender::Append(const std::string& name, const std::vector<int64_t>& s
 
 Hdf5FileImage::Hdf5FileImage() {
   Quiet();
-  Handle link_create(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
-  DEMI_CHECK(link_create.ok() && H5Pset_create_intermediate_group(link_create.get(), 1) >= 0,
-             "cannot set up HDF5 group creation");
   Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   // In memory, growing 1 MiB at a time, never backed by a file of its own.
   DEMI_CHECK(access.ok() && H5Pset_fapl_core(access.get(), size_t{1} << 20, false) >= 0,
@@ -236,40 +233,64 @@ Hdf5FileImage::Hdf5FileImage() {
   const std::string name = StrCat("demitasse-image-", getpid(), "-", images++, ".h5");
   file_ = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
   DEMI_CHECK(file_ >= 0, "cannot create an in-memory HDF5 file");
-  link_create_ = link_create.release();
 }
 
 Hdf5FileImage::~Hdf5FileImage() {
-  if (link_create_ >= 0) H5Pclose(link_create_);
   if (file_ >= 0) H5Fclose(file_);
-}
-
-void Hdf5FileImage::AddGroup(const std::string& name) {
-  Quiet();
-  if (H5Lexists(file_, name.c_str(), H5P_DEFAULT) > 0) {
-    Handle existing(H5Gopen2(file_, name.c_str(), H5P_DEFAULT), H5Gclose);
-    DEMI_CHECK(existing.ok(), "HDF5 name '", name, "' is a dataset already, so it cannot be a ",
-               "group too (layers named 'x' and 'x/1' collide in Caffe's HDF5 layout)");
-    return;
-  }
-  Handle group(H5Gcreate2(file_, name.c_str(), link_create_, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  DEMI_CHECK(group.ok(), "cannot make HDF5 group '", name, "'");
 }
 
 namespace {
 
-/// Makes dataset `name` of `type` over `space` and writes `values` (in
-/// `memory_type`) to it.
-void AddDataset(hid_t file, hid_t link_create, const std::string& name, hid_t type, hid_t space,
-                hid_t memory_type, const void* values) {
-  Handle dataset(H5Dcreate2(file, name.c_str(), type, space, link_create, H5P_DEFAULT, H5P_DEFAULT),
-                 H5Dclose);
+/// A creation property list of `kind` (H5P_GROUP_CREATE, H5P_DATASET_CREATE)
+/// that keeps no modification time: the same contents make the same bytes.
+Handle UntimedCreation(hid_t kind) {
+  Handle create(H5Pcreate(kind), H5Pclose);
+  DEMI_CHECK(create.ok() && H5Pset_obj_track_times(create.get(), false) >= 0,
+             "cannot set up HDF5 object creation");
+  return create;
+}
+
+/// Makes group `name` of `file` unless it exists, and the groups above it
+/// (each untimed, where HDF5's intermediate groups would keep a time).
+void MakeGroups(hid_t file, const std::string& name) {
+  size_t slash = 0;
+  do {
+    slash = name.find('/', slash + 1);
+    const std::string group = name.substr(0, slash);
+    if (group.empty()) continue;
+    if (H5Lexists(file, group.c_str(), H5P_DEFAULT) > 0) {
+      Handle existing(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
+      DEMI_CHECK(existing.ok(), "HDF5 name '", group, "' is a dataset already, so it cannot be a ",
+                 "group too (layers named 'x' and 'x/1' collide in Caffe's HDF5 layout)");
+      continue;
+    }
+    const Handle create = UntimedCreation(H5P_GROUP_CREATE);
+    Handle made(H5Gcreate2(file, group.c_str(), H5P_DEFAULT, create.get(), H5P_DEFAULT), H5Gclose);
+    DEMI_CHECK(made.ok(), "cannot make HDF5 group '", group, "'");
+  } while (slash != std::string::npos);
+}
+
+/// Makes dataset `name` of `type` over `space` (and the groups above it) and
+/// writes `values` (in `memory_type`) to it.
+void AddDataset(hid_t file, const std::string& name, hid_t type, hid_t space, hid_t memory_type,
+                const void* values) {
+  const size_t parent = name.rfind('/');
+  if (parent != std::string::npos && parent > 0) MakeGroups(file, name.substr(0, parent));
+  const Handle create = UntimedCreation(H5P_DATASET_CREATE);
+  Handle dataset(
+      H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, create.get(), H5P_DEFAULT),
+      H5Dclose);
   DEMI_CHECK(dataset.ok(), "cannot make HDF5 dataset '", name, "' (is the name taken?)");
   DEMI_CHECK(H5Dwrite(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0,
              "cannot write HDF5 dataset '", name, "'");
 }
 
 }  // namespace
+
+void Hdf5FileImage::AddGroup(const std::string& name) {
+  Quiet();
+  MakeGroups(file_, name);
+}
 
 void Hdf5FileImage::AddFloats(const std::string& name, const std::vector<int64_t>& shape,
                               const float* values) {
@@ -279,13 +300,13 @@ void Hdf5FileImage::AddFloats(const std::string& name, const std::vector<int64_t
                    ? H5Screate(H5S_SCALAR)
                    : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                H5Sclose);
-  AddDataset(file_, link_create_, name, H5T_IEEE_F32LE, space.get(), H5T_NATIVE_FLOAT, values);
+  AddDataset(file_, name, H5T_IEEE_F32LE, space.get(), H5T_NATIVE_FLOAT, values);
 }
 
 void Hdf5FileImage::AddInt(const std::string& name, int value) {
   Quiet();
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  AddDataset(file_, link_create_, name, H5T_NATIVE_INT, space.get(), H5T_NATIVE_INT, &value);
+  AddDataset(file_, name, H5T_NATIVE_INT, space.get(), H5T_NATIVE_INT, &value);
 }
 
 void Hdf5FileImage::AddString(const std::string& name, const std::string& value) {
@@ -294,14 +315,14 @@ void Hdf5FileImage::AddString(const std::string& name, const std::string& value)
   H5Tset_size(type.get(), value.size() + 1);
   H5Tset_strpad(type.get(), H5T_STR_NULLTERM);
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  AddDataset(file_, link_create_, name, type.get(), space.get(), type.get(), value.c_str());
+  AddDataset(file_, name, type.get(), space.get(), type.get(), value.c_str());
 }
 
 void Hdf5FileImage::AddBytes(const std::string& name, const std::string& bytes) {
   Quiet();
   const hsize_t size = bytes.size();
   Handle space(H5Screate_simple(1, &size, nullptr), H5Sclose);
-  AddDataset(file_, link_create_, name, H5T_STD_U8LE, space.get(), H5T_NATIVE_UINT8, bytes.data());
+  AddDataset(file_, name, H5T_STD_U8LE, space.get(), H5T_NATIVE_UINT8, bytes.data());
 }
 
 void Hdf5FileImage::Save(const std::string& path) const {

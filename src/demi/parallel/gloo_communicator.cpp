@@ -464,7 +464,9 @@ void GlooCommunicator::Run(const std::string& what, Op op) {
   broken_ = true;
   throw CommError(StrCat(who, " failed: ", detail, NamePeers(detail),
                          "; a peer may have exited or stopped responding (timeout ",
-                         options_.timeout_seconds, " s: ", options_.names.timeout, ")"));
+                         options_.timeout_seconds, " s: ", options_.names.timeout,
+                         "; the others wait while rank 0 alone tests or snapshots, so the timeout "
+                         "must outlast its longest test)"));
 }
 
 void GlooCommunicator::AllReduceSum(float* data, size_t count) {

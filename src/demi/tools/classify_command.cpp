@@ -1,6 +1,7 @@
 // `classify` (and `caffe classify`): the top-k classes of image files under a
-// trained model, prepared as pycaffe's Classifier prepares them, printed in
-// the form of Caffe's cpp_classification example:
+// trained model, prepared as pycaffe's Classifier prepares them (a mean file
+// of another size: its per-channel means, as cpp_classification takes them),
+// printed in the form of Caffe's cpp_classification example:
 //   classify --model=models/lenet_fashion/deploy.prototxt
 //            --weights=build/lenet_fashion_iter_2000.caffemodel
 //            --labels=models/lenet_fashion/labels.txt --input_scale=0.00390625 shoe.png
@@ -95,8 +96,8 @@ std::vector<float> ReadMeanFile(const std::string& path, int64_t channels, int64
     const double sum = std::accumulate(data + c * spatial, data + (c + 1) * spatial, 0.0);
     per_channel[c] = static_cast<float>(sum / spatial);
   }
-  LOG(INFO) << "--mean_file " << path << " is " << mean.shape_string()
-            << ", not the input's size: subtracting its per-channel means";
+  LOG(WARNING) << "--mean_file " << path << " is " << mean.shape_string()
+               << ", not the input's size: subtracting its per-channel means";
   return per_channel;
 }
 

@@ -50,51 +50,9 @@ const Command* FindCommand(const std::string& name) {
   return nullptr;
 }
 
-namespace {
-
-/// The flags the commands define (in src/demi/tools/), as opposed to glog's
-/// and gflags' own, which every command takes.
-bool IsCommandFlag(const gflags::CommandLineFlagInfo& info) {
-  return info.filename.find("demi/tools/") != std::string::npos;
-}
-
-bool Takes(const Command& command, const std::string& flag) {
-  return std::find(command.flags.begin(), command.flags.end(), flag) != command.flags.end();
-}
-
-/// One binary defines every command's flags; a flag of another command
-/// would otherwise be silently ignored.
-void CheckFlagsSet(const Command& command, const std::string& invocation) {
-  std::vector<gflags::CommandLineFlagInfo> flags;
-  gflags::GetAllFlags(&flags);
-  for (const gflags::CommandLineFlagInfo& info : flags) {
-    DEMI_CHECK(!IsCommandFlag(info) || info.is_default || Takes(command, info.name), "--",
-               info.name, " is not a flag of ", invocation, " (see ", invocation, " --help)");
-  }
-}
-
-bool HelpRequested() {
-  std::string value;
-  return gflags::GetCommandLineOption("help", &value) && value == "true";
-}
-
-}  // namespace
-
 std::string CommandHelp(const Command& command, const std::string& invocation) {
-  std::ostringstream out;
-  out << invocation << ": " << command.summary << "\n"
-      << "Usage: " << invocation << " " << command.usage << "\n";
-  if (!command.flags.empty()) out << "\nFlags (--name=value or -name value):\n";
-  for (const std::string& name : command.flags) {
-    gflags::CommandLineFlagInfo info;
-    CHECK(gflags::GetCommandLineFlagInfo(name.c_str(), &info))
-        << command.name << " lists --" << name << ", which no file defines";
-    const std::string value =
-        info.type == "string" ? "\"" + info.default_value + "\"" : info.default_value;
-    out << "  --" << name << "  " << info.description << "\n"
-        << "      type: " << info.type << "  default: " << value << "\n";
-  }
-  return out.str();
+  return StrCat(invocation, ": ", command.summary, "\nUsage: ", invocation, " ", command.usage,
+                "\n", FlagsHelp(command.flags));
 }
 
 int RunCommand(const Command& command, const std::string& invocation, int argc, char** argv) {
@@ -109,7 +67,7 @@ int RunCommand(const Command& command, const std::string& invocation, int argc, 
   InitToolLogging(argv[0]);
   const std::vector<std::string> args(argv + 1, argv + argc);
   return RunReportingErrors([&] {
-    CheckFlagsSet(command, invocation);
+    RefuseFlagsNotTaken(command.flags, invocation);
     DEMI_CHECK(command.takes_args || args.empty(), "unexpected argument '",
                args.empty() ? "" : args[0], "'; ", invocation, " takes flags only (see ",
                invocation, " --help)");

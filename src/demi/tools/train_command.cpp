@@ -217,6 +217,15 @@ void FitToMemory(const std::vector<int>& gpus, const std::optional<LaunchEnv>& l
                                                fit.memory_budget >> 20, " MiB")
                                       : std::string("no recomputation needed"))
             << "; needs " << (fit.needed_bytes >> 20) << " MiB";
+  const bool batch_norm =
+      std::any_of(train.param.layer().begin(), train.param.layer().end(),
+                  [](const LayerParameter& layer) { return layer.type() == "BatchNorm"; });
+  LOG_IF(WARNING, batch_norm && fit.batch != fit.written_batch)
+      << "--memory_budget=auto: BatchNorm normalizes over each pass's batch, " << fit.batch
+      << " now against " << fit.written_batch << " as written, and updates its statistics "
+      << fit.iter_size << " time(s) per iteration against " << train.iter_size
+      << ": the run trains otherwise than one at the written batch (give --memory_budget in "
+      << "bytes to keep it)";
   ApplyAutoFit(fit, param);
 }
 

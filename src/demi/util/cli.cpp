@@ -3,11 +3,14 @@
 #include <gflags/gflags.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
+#include <iostream>
 #include <limits>
 #include <new>
 #include <opencv2/core.hpp>
@@ -206,8 +209,9 @@ void BeginTool(char** argv) {
   FLAGS_alsologtostderr = true;
   // Caffe's lines (glog 0.3) start "I1207 19:05:21.123456": Debian's glog
   // puts the year in front of the month, which Caffe's parse_log.py and
-  // extract_seconds.py then read as the month. A flag given still wins.
-  FLAGS_log_year_in_prefix = false;
+  // extract_seconds.py then read as the month. A flag given still wins, and
+  // so does glog's GLOG_log_year_in_prefix.
+  if (std::getenv("GLOG_log_year_in_prefix") == nullptr) FLAGS_log_year_in_prefix = false;
   try {
     PrepareThreadingEnvironment(argv);
   } catch (...) {
@@ -274,15 +278,74 @@ void ParseFlagsKeepingNegativeNumbers(int* argc, char*** argv) {
   }
 }
 
+namespace {
+
+/// Flags the commands define (src/demi/tools/), as opposed to glog's and
+/// gflags' own, which every tool takes, and a tool's own (tools/NAME.cpp).
+bool DefinedByCommands(const gflags::CommandLineFlagInfo& info) {
+  return info.filename.find("demi/tools/") != std::string::npos;
+}
+
+bool DefinedByToolFile(const gflags::CommandLineFlagInfo& info) {
+  return !DefinedByCommands(info) && info.filename.rfind("tools/", 0) == 0;
+}
+
+}  // namespace
+
+void RefuseFlagsNotTaken(const std::vector<std::string>& takes, const std::string& invocation) {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  for (const gflags::CommandLineFlagInfo& info : flags) {
+    const bool taken = std::find(takes.begin(), takes.end(), info.name) != takes.end();
+    DEMI_CHECK(!DefinedByCommands(info) || info.is_default || taken, "--", info.name,
+               " is not a flag of ", invocation, " (see ", invocation, " --help)");
+  }
+}
+
+std::string FlagsHelp(const std::vector<std::string>& names) {
+  std::ostringstream out;
+  if (!names.empty()) out << "\nFlags (--name=value or -name value):\n";
+  for (const std::string& name : names) {
+    gflags::CommandLineFlagInfo info;
+    CHECK(gflags::GetCommandLineFlagInfo(name.c_str(), &info)) << "no file defines --" << name;
+    const std::string value =
+        info.type == "string" ? "\"" + info.default_value + "\"" : info.default_value;
+    out << "  --" << name << "  " << info.description << "\n"
+        << "      type: " << info.type << "  default: " << value << "\n";
+  }
+  return out.str();
+}
+
+bool HelpRequested() {
+  std::string value;
+  return gflags::GetCommandLineOption("help", &value) && value == "true";
+}
+
 int RunToolWithArgs(int argc, char** argv, const std::string& usage,
-                    const std::function<int(const std::vector<std::string>&)>& body) {
+                    const std::function<int(const std::vector<std::string>&)>& body,
+                    const std::vector<std::string>& shared_flags) {
   BeginTool(argv);
-  gflags::SetUsageMessage(usage);
+  std::vector<std::string> takes = shared_flags;
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  for (const gflags::CommandLineFlagInfo& info : flags) {
+    if (DefinedByToolFile(info)) takes.push_back(info.name);
+  }
+  const std::string help = usage + "\n" + FlagsHelp(takes);
+  gflags::SetUsageMessage(help);
   ParseFlagsKeepingNegativeNumbers(&argc, &argv);
-  gflags::HandleCommandLineHelpFlags();
+  if (HelpRequested()) {
+    std::cout << help;
+    return 0;
+  }
+  gflags::HandleCommandLineHelpFlags();  // --helpfull, --version, ...: they exit
   InitToolLogging(argv[0]);
   const std::vector<std::string> args(argv + 1, argv + argc);
-  return RunReportingErrors([&] { return body(args); });
+  const std::string invocation = std::filesystem::path(argv[0]).filename().string();
+  return RunReportingErrors([&] {
+    RefuseFlagsNotTaken(takes, invocation);
+    return body(args);
+  });
 }
 
 int RunTool(int argc, char** argv, const std::string& usage, const std::function<int()>& body) {

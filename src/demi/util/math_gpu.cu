@@ -70,14 +70,15 @@ __global__ void SumRowsKernel(int64_t rows, int64_t width, const float* x, float
   }
 }
 
-/// *out += float(the sum of x[i] y[i], in double) / divisor: one block, its
-/// threads' sums added in a fixed tree (deterministic).
+/// *out += float(the sum of x[i] y[i] / divisor, in double): one block, its
+/// threads' sums added in a fixed tree (deterministic). A loss times a large
+/// loss scale may pass a float; divided by it, it does not.
 __global__ void AddDotKernel(int64_t n, const float* x, const float* y, float divisor, float* out) {
   __shared__ double shared[kCudaThreads];
   double sum = 0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += static_cast<double>(x[i]) * y[i];
   const double total = BlockSum(sum, shared);
-  if (threadIdx.x == 0) *out += static_cast<float>(total) / divisor;
+  if (threadIdx.x == 0) *out += static_cast<float>(total / divisor);
 }
 
 /// y[i] = op(a[i], b[i]) for the binary elementwise functions.
