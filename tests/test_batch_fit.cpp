@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "demi/tools/batch_fit.hpp"
+#include "demi/util/batch_size.hpp"
 #include "solver_test_util.hpp"
 #include "test_util.hpp"
 
@@ -140,6 +141,39 @@ TEST(BatchFitTest, TheRewrittenSolverTrainsAtTheChosenBatchAndTestsAtTheWritten)
   for (const auto& test : built->test_nets()) EXPECT_EQ(test->blob_by_name("x")->shape(0), 12);
   built->Solve();
   EXPECT_EQ(built->iter(), 2);
+}
+
+// The test nets share the train net's arena at their own batches: what the
+// largest plans is a floor under the arena whatever the train batch.
+TEST(BatchFitTest, TheTestNetsArenaIsAFloorUnderTheTrainNets) {
+  SolverParameter solver = Solver(0);
+  NetParameter test = ParseText<NetParameter>(kNet);
+  SetBatchSize(&test, 96);
+  *solver.add_test_net_param() = test;
+  solver.add_test_iter(1);
+  solver.add_test_iter(1);  // and one instance of the net_param
+  solver.set_test_interval(1);
+  const FitSpec plain = SolverTrainNet(solver, "solver.prototxt");
+  const std::vector<FitSpec> tests = SolverTestNetSpecs(solver);
+  ASSERT_EQ(tests.size(), 2u);  // the test_net_param, then the net_param in TEST
+  EXPECT_EQ(tests[0].param.state().phase(), TEST);
+  const TestArena arena = SolverTestArena(tests, "ARENA");
+  EXPECT_EQ(arena.net, 0);
+  EXPECT_EQ(arena.batch, 96);
+  EXPECT_EQ(arena.bytes, ReportAtBatch(tests[0], 0).arena_bytes);
+  EXPECT_GT(arena.bytes, ReportAtBatch(tests[1], 0).arena_bytes);
+
+  FitSpec floored = plain;
+  floored.arena_floor = arena.bytes;
+  const size_t train_arena = ReportAtBatch(plain, 24).arena_bytes;
+  ASSERT_GT(arena.bytes, train_arena) << "the test net must outgrow the train net at 24";
+  EXPECT_EQ(NeedsAt(floored, 24).stored, NeedsAt(plain, 24).stored - train_arena + arena.bytes);
+  // Room for the train net alone at 24 is too little beside the test net.
+  ExpectErrorContaining([&] { ChooseAutoFit(floored, NeedsAt(plain, 24).stored, "a limit"); },
+                        {"not even batch 1", "the test nets, sharing its arena, plan"});
+  const AutoFit fit = ChooseAutoFit(floored, NeedsAt(floored, 24).stored, "test");
+  EXPECT_EQ(fit.batch, 24);
+  EXPECT_EQ(fit.needed_bytes, NeedsAt(floored, 24).stored);
 }
 
 }  // namespace

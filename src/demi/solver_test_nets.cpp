@@ -7,7 +7,7 @@
 
 #include "demi/output_means.hpp"
 #include "demi/solver.hpp"
-#include "demi/util/upgrade_proto.hpp"
+#include "demi/test_net_sources.hpp"
 
 namespace demi {
 
@@ -22,14 +22,6 @@ uint32_t TestNetSeed(uint32_t seed, int index) {
   return derived;
 }
 
-/// One test net's parameters, where they come from (for the log) and the
-/// prototxt they were read from ("" when given inline).
-struct TestNetSource {
-  NetParameter param;
-  std::string source;
-  std::string path;
-};
-
 /// How many test nets the solver's fields give (CheckTestFields checked
 /// that they agree): one per test_iter.
 int CountTestNets(const SolverParameter& param) {
@@ -42,49 +34,13 @@ int CountTestNets(const SolverParameter& param) {
   return num_instances;
 }
 
-/// The `num_instances` test nets in order: every test_net_param, every
-/// test_net file, then instances of the generic net (net_param or net).
-std::vector<TestNetSource> ReadTestNetSources(const SolverParameter& param, int num_instances) {
-  std::vector<TestNetSource> sources;
-  for (const NetParameter& test_param : param.test_net_param()) {
-    sources.push_back({test_param, "test_net_param", ""});
-  }
-  for (const std::string& path : param.test_net()) {
-    sources.push_back({NetParameter(), StrCat("test_net file ", path), path});
-    ReadNetParamsFromTextFile(path, &sources.back().param);
-  }
-  if (num_instances > static_cast<int>(sources.size())) {
-    TestNetSource generic;
-    if (param.has_net_param()) {
-      generic = {param.net_param(), "net_param", ""};
-    } else {
-      generic = {NetParameter(), StrCat("net file ", param.net()), param.net()};
-      ReadNetParamsFromTextFile(param.net(), &generic.param);
-    }
-    sources.resize(num_instances, generic);
-  }
-  return sources;
-}
-
-/// Test net `index`'s state: phase TEST, then the net's own state, then the
-/// solver's test_state for it.
-void SetTestState(const SolverParameter& solver, int index, NetParameter* net) {
-  NetState state;
-  state.set_phase(TEST);
-  state.MergeFrom(net->state());
-  if (solver.test_state_size() > 0) state.MergeFrom(solver.test_state(index));
-  net->mutable_state()->CopyFrom(state);
-}
-
 }  // namespace
 
 void Solver::InitTestNets() {
   const int num_instances = CountTestNets(param_);
-  std::vector<TestNetSource> sources = ReadTestNetSources(param_, num_instances);
+  const std::vector<TestNetSource> sources = SolverTestNets(param_);
   for (int i = 0; i < num_instances; ++i) {
-    NetParameter& net_param = sources[i].param;
-    SetTestState(param_, i, &net_param);
-    ApplySolverOverrides(param_, &net_param);
+    const NetParameter& net_param = sources[i].param;
     LOG(INFO) << "Creating test net (#" << i << ") specified by " << sources[i].source;
     Context test_context = context_;
     test_context.seed = TestNetSeed(context_.seed, i);

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "demi/memory/report.hpp"
 #include "demi/proto/demi.pb.h"
@@ -20,12 +21,27 @@ struct FitSpec {
   int history_per_param = 1;  ///< solver history blobs per param (Adam: 2)
   int iter_size = 1;
   std::string strategy = "ARENA";  ///< NONE, SLOTS or ARENA
+  /// What the solver's test nets plan at their own batches: they share the
+  /// train net's arena, which is never smaller (SolverTestArena).
+  size_t arena_floor = 0;
 };
 
 /// The train net `solver` builds (from net, net_param, train_net or
 /// train_net_param, in its train_state), sized with the solver's history
 /// and iter_size.
 FitSpec SolverTrainNet(const SolverParameter& solver, const std::string& solver_file);
+
+/// The test nets `solver` builds, each in its test state, as FitSpecs.
+std::vector<FitSpec> SolverTestNetSpecs(const SolverParameter& solver);
+
+/// The most any of `tests` plans at its written batch by `strategy`, and
+/// which one (index, its batch) for messages.
+struct TestArena {
+  size_t bytes = 0;
+  int net = -1;
+  int64_t batch = 0;
+};
+TestArena SolverTestArena(const std::vector<FitSpec>& tests, const std::string& strategy);
 
 /// Solver history blobs per param for a solver type (Adam, AdaDelta: 2).
 int HistoryBlobsPerParam(const std::string& solver_type);
@@ -38,8 +54,8 @@ NetMemoryReport ReportAtBatch(const FitSpec& spec, int64_t batch, size_t budget 
 size_t ParamBytes(const FitSpec& spec);
 
 /// What a report needs in all: planned bytes (recomputed, or by the spec's
-/// strategy), persistent bytes (params and gradients among them) and the
-/// solver's history.
+/// strategy; at least its arena_floor), persistent bytes (params and
+/// gradients among them) and the solver's history.
 size_t NeededBytes(const FitSpec& spec, const NetMemoryReport& report, size_t param_bytes);
 
 /// The largest batch whose needed bytes fit `budget`; 0 when not even 1

@@ -6,6 +6,7 @@
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
 #include "demi/solver_param.hpp"
+#include "demi/test_net_sources.hpp"
 #include "demi/util/batch_size.hpp"
 #include "demi/util/checked_math.hpp"
 #include "demi/util/upgrade_proto.hpp"
@@ -47,7 +48,43 @@ std::vector<int64_t> Divisors(int64_t n) {
 
 double MiB(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
+/// What the plan of `report` takes: recomputed where it was, else by the
+/// spec's strategy; at least the spec's arena_floor.
+size_t PlannedBytes(const FitSpec& spec, const NetMemoryReport& report) {
+  const size_t planned = report.recomputed          ? report.recompute_arena_bytes
+                         : spec.strategy == "NONE"  ? report.none_bytes
+                         : spec.strategy == "SLOTS" ? report.slots_bytes
+                                                    : report.arena_bytes;
+  return std::max(planned, spec.arena_floor);
+}
+
 }  // namespace
+
+std::vector<FitSpec> SolverTestNetSpecs(const SolverParameter& solver) {
+  std::vector<FitSpec> specs;
+  for (TestNetSource& test : SolverTestNets(solver)) {
+    FitSpec spec;
+    spec.param = std::move(test.param);
+    spec.source = test.path;
+    spec.history_per_param = HistoryBlobsPerParam(solver.type());
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+TestArena SolverTestArena(const std::vector<FitSpec>& tests, const std::string& strategy) {
+  TestArena most;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    FitSpec test = tests[i];
+    test.strategy = strategy;
+    test.arena_floor = 0;
+    // Planned bytes alone: params, gradients and history are the train net's.
+    const NetMemoryReport report = ReportAtBatch(test, 0);
+    const size_t bytes = PlannedBytes(test, report);
+    if (bytes > most.bytes) most = {bytes, static_cast<int>(i), report.batch};
+  }
+  return most;
+}
 
 int HistoryBlobsPerParam(const std::string& solver_type) {
   return solver_type == "Adam" || solver_type == "AdaDelta" ? 2 : 1;
@@ -93,10 +130,7 @@ size_t ParamBytes(const FitSpec& spec) {
 }
 
 size_t NeededBytes(const FitSpec& spec, const NetMemoryReport& report, size_t param_bytes) {
-  const size_t planned = report.recomputed          ? report.recompute_arena_bytes
-                         : spec.strategy == "NONE"  ? report.none_bytes
-                         : spec.strategy == "SLOTS" ? report.slots_bytes
-                                                    : report.arena_bytes;
+  const size_t planned = PlannedBytes(spec, report);
   // persistent already holds params and their gradients; add solver history.
   const char* what = "the bytes needed with params and solver history";
   const size_t history_bytes =
@@ -133,8 +167,12 @@ AutoFit ChooseAutoFit(const FitSpec& train, size_t available, const std::string&
   const size_t batch1_need = recomputed_need(1);
   DEMI_CHECK(batch1_need <= available, "--memory_budget=auto: not even batch 1 of net '",
              train.param.name(), "' fits: it needs ", MiB(batch1_need),
-             " MiB with params, gradients, solver history and the most recomputation, but ",
-             MiB(available), " MiB are available (", limit, ")");
+             " MiB with params, gradients, solver history and the most recomputation",
+             train.arena_floor > 0
+                 ? StrCat(" (the test nets, sharing its arena, plan ", MiB(train.arena_floor),
+                          " MiB of it at their own batches)")
+                 : std::string(),
+             ", but ", MiB(available), " MiB are available (", limit, ")");
   size_t lo = 0, hi = divisors.size();  // divisors[lo] fits; divisors[hi] does not (or end)
   while (hi - lo > 1) {
     const size_t mid = (lo + hi) / 2;
@@ -145,10 +183,13 @@ AutoFit ChooseAutoFit(const FitSpec& train, size_t available, const std::string&
   const NetMemoryReport stored = ReportAtBatch(train, fit.batch);
   fit.needed_bytes = NeededBytes(train, stored, param_bytes);
   if (fit.needed_bytes <= available) return fit;  // fits without recomputation
-  // The arena may take what params, gradients and history leave.
+  // The arena may take what params, gradients and history leave (the
+  // test nets' floor is within it).
   NetMemoryReport no_arena = stored;
   no_arena.arena_bytes = no_arena.none_bytes = no_arena.slots_bytes = 0;
-  const size_t fixed = NeededBytes(train, no_arena, param_bytes);
+  FitSpec without_floor = train;
+  without_floor.arena_floor = 0;
+  const size_t fixed = NeededBytes(without_floor, no_arena, param_bytes);
   fit.memory_budget = available - fixed;
   fit.needed_bytes =
       NeededBytes(train, ReportAtBatch(train, fit.batch, fit.memory_budget), param_bytes);

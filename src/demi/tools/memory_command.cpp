@@ -68,8 +68,9 @@ std::vector<Phase> PhasesAsked() {
 
 /// The nets to report on, each with its state: the --model's, or the
 /// solver's train net (sized with its history and iter_size, for --fit) and
-/// test nets.
-std::vector<FitSpec> CollectNets() {
+/// test nets; `solver_tests`: the solver's test nets whatever --phase says
+/// (they share the train net's arena, for --fit).
+std::vector<FitSpec> CollectNets(std::vector<FitSpec>* solver_tests) {
   std::vector<FitSpec> nets;
   if (!FLAGS_model.empty()) {
     NetParameter param;
@@ -87,19 +88,19 @@ std::vector<FitSpec> CollectNets() {
   SolverParameter solver;
   ReadProtoFromTextFile(FLAGS_solver, &solver);
   if (!solver.has_train_state()) *solver.mutable_train_state() = StateFor(TRAIN, nullptr);
+  // The test nets as the solver builds them (test_net files, test_net_param
+  // or the net in TEST), with --level and --stage where no test_state is.
+  while (solver.test_state_size() < solver.test_iter_size()) {
+    *solver.add_test_state() = StateFor(TEST, nullptr);
+  }
   const std::vector<Phase> phases = PhasesAsked();
   const FitSpec train = SolverTrainNet(solver, FLAGS_solver);
-  if (phases.front() == TRAIN) nets.push_back(train);
-  if (phases.back() != TEST) return nets;
-  const int num_tests = std::max(solver.test_iter_size(), solver.test_state_size());
-  DEMI_CHECK(num_tests > 0 || phases.front() == TRAIN, "--phase=TEST: the solver ", FLAGS_solver,
+  *solver_tests = SolverTestNetSpecs(solver);
+  const std::vector<FitSpec>& tests = *solver_tests;
+  DEMI_CHECK(!tests.empty() || phases.front() == TRAIN, "--phase=TEST: the solver ", FLAGS_solver,
              " has no test nets (no test_iter)");
-  for (int i = 0; i < num_tests; ++i) {
-    FitSpec test = train;
-    *test.param.mutable_state() =
-        StateFor(TEST, i < solver.test_state_size() ? &solver.test_state(i) : nullptr);
-    nets.push_back(test);
-  }
+  if (phases.front() == TRAIN) nets.push_back(train);
+  if (phases.back() == TEST) nets.insert(nets.end(), tests.begin(), tests.end());
   return nets;
 }
 
@@ -113,8 +114,18 @@ std::string GlobalBatchAdvice(int64_t batch, int64_t global) {
                 global / divisor);
 }
 
-int FitBatch(FitSpec train) {
+int FitBatch(FitSpec train, const std::vector<FitSpec>& solver_tests) {
   train.strategy = FLAGS_strategy;
+  if (train.param.state().phase() == TRAIN) {
+    // The test nets share the arena at their own batches: a floor under it.
+    const TestArena tests = SolverTestArena(solver_tests, FLAGS_strategy);
+    train.arena_floor = tests.bytes;
+    if (tests.net >= 0) {
+      std::cout << "Test net #" << tests.net << " plans " << tests.bytes / (1024.0 * 1024.0)
+                << " MiB at its batch " << tests.batch
+                << ": the arena it shares with the train net is never smaller\n";
+    }
+  }
   const int history = train.history_per_param;
   const size_t budget = ParseByteSize(FLAGS_fit, "--fit");
   const size_t param_bytes = ParamBytes(train);
@@ -126,7 +137,11 @@ int FitBatch(FitSpec train) {
       trains ? LargestFittingBatch(train, param_bytes, budget, true) : stored;
   DEMI_CHECK(std::max(stored, recomputed) > 0, "not even batch 1 fits in ", FLAGS_fit, " (needs ",
              NeededBytes(train, ReportAtBatch(train, 1, trains ? 1 : 0), param_bytes),
-             " bytes with params, gradients and ", history, " history blob(s) per param)");
+             " bytes with params, gradients and ", history, " history blob(s) per param",
+             train.arena_floor > 0
+                 ? StrCat(", and the test nets' arena of ", train.arena_floor, " bytes under it")
+                 : std::string(),
+             ")");
   auto describe = [&](int64_t batch, bool recompute) {
     if (batch == 0) return std::string("none");
     const NetMemoryReport best = ReportAtBatch(train, batch, recompute ? 1 : 0);
@@ -166,13 +181,17 @@ int ReportMemory() {
   // A bad --gpu fails before any net is built.
   const Context context = ToolContext();
   ApplyThreadsFlag(FLAGS_threads);
-  std::vector<FitSpec> nets = CollectNets();
-  for (FitSpec& spec : nets) ApplyEngineFlags(&spec.param);
+  std::vector<FitSpec> solver_tests;
+  std::vector<FitSpec> nets = CollectNets(&solver_tests);
   ScheduleOrder schedule;
-  if (ParseScheduleFlag(&schedule)) {
-    for (FitSpec& spec : nets) spec.param.set_schedule(schedule);
+  const bool schedule_given = ParseScheduleFlag(&schedule);
+  for (std::vector<FitSpec>* specs : {&nets, &solver_tests}) {
+    for (FitSpec& spec : *specs) {
+      ApplyEngineFlags(&spec.param);
+      if (schedule_given) spec.param.set_schedule(schedule);
+    }
   }
-  if (!FLAGS_fit.empty()) return FitBatch(nets.front());
+  if (!FLAGS_fit.empty()) return FitBatch(nets.front(), solver_tests);
   const size_t budget = RecomputeBudget();
   std::vector<NetMemoryReport> reports;
   for (const FitSpec& spec : nets) reports.push_back(ReportAtBatch(spec, FLAGS_batch, budget));

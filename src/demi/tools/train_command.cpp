@@ -207,7 +207,10 @@ void FitToMemory(const std::vector<int>& gpus, const std::optional<LaunchEnv>& l
              " MiB are available (", limit, "), less than the ", reserve >> 20,
              " MiB kept free for the runtime");
   const size_t usable = available - reserve;
-  const FitSpec train = SolverTrainNet(*param, FLAGS_solver);
+  FitSpec train = SolverTrainNet(*param, FLAGS_solver);
+  // The test nets share the arena at their own batches: a floor under it.
+  const TestArena tests = SolverTestArena(SolverTestNetSpecs(*param), train.strategy);
+  train.arena_floor = tests.bytes;
   const AutoFit fit = ChooseAutoFit(train, usable, limit);
   LOG(INFO) << "--memory_budget=auto: " << (usable >> 20) << " MiB usable (of " << (available >> 20)
             << " MiB, " << limit << "): batch " << fit.batch << " x iter_size " << fit.iter_size
