@@ -174,6 +174,14 @@ TEST(BatchFitTest, TheTestNetsArenaIsAFloorUnderTheTrainNets) {
   const AutoFit fit = ChooseAutoFit(floored, NeedsAt(floored, 24).stored, "test");
   EXPECT_EQ(fit.batch, 24);
   EXPECT_EQ(fit.needed_bytes, NeedsAt(floored, 24).stored);
+  // With NONE nothing is shared: the test nets' bytes add to the train net's.
+  FitSpec unshared = plain;
+  unshared.strategy = "NONE";
+  const size_t none_tests = SolverTestArena(tests, "NONE").bytes;
+  EXPECT_EQ(none_tests, ReportAtBatch(tests[0], 0).none_bytes);
+  const size_t alone = NeedsAt(unshared, 24).stored;
+  unshared.arena_floor = none_tests;
+  EXPECT_EQ(NeedsAt(unshared, 24).stored, alone + none_tests);
 }
 
 }  // namespace

@@ -593,6 +593,29 @@ TEST(ReplicationResumeTest, EveryReplicasOwnStateResumesBitIdentically) {
             1u);
 }
 
+// The final test averages the replicas' own statistics after the last
+// display pass moved them, whether a snapshot came at the end or not.
+TEST(ReplicationBatchNormTest, TheFinalTestIsTheSameWithOrWithoutAFinalSnapshot) {
+  ScratchDir dir;
+  WriteBandsDB(dir.file("db"), 100);
+  auto final_test = [&](bool snapshot) {
+    SolverParameter param =
+        ParseText<SolverParameter>(BatchNormSolver(dir.file("db"), 10, dir.file("bn")));
+    param.set_max_iter(6);
+    param.set_display(3);
+    param.set_test_interval(6);
+    param.set_snapshot_after_train(snapshot);
+    Replicas group(param, CpuReplicas(2));
+    InfoToSinksOnly info;
+    LogCapture log(google::GLOG_INFO);
+    group.Solve("");
+    return log.Containing("Test net output #");
+  };
+  const std::vector<std::string> without = final_test(false);
+  ASSERT_EQ(without.size(), 2u);  // accuracy and loss, after training
+  EXPECT_EQ(final_test(true), without);
+}
+
 TEST(ReplicationTest, AReplicaThatFailsStopsTheOthers) {
   ScratchDir dir;
   WriteBandsDB(dir.file("db"), 40);

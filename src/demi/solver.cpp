@@ -285,6 +285,9 @@ void Solver::Solve(const std::string& resume_file) {
   }
   // As Caffe: show the loss and test the final params.
   if (param_.display() && iter_ % param_.display() == 0) {
+    // A TRAIN pass moves BatchNorm's statistics: each replica's own, so
+    // the test below averages them afresh whether a snapshot came or not.
+    PutBackOwnStatistics();
     float loss = net_->Forward();
     for (Callback* callback : callbacks_) loss = callback->ReduceLoss(loss);
     UpdateSmoothedLoss(loss);

@@ -302,6 +302,10 @@ void Solver::Restore(const std::string& state_file) {
                  !EndsWith(state_file, ".caffemodel.h5"),
              weights_hint);
   const SolverState state = ReadSolverState(state_file);
+  // What a pass since the last test or snapshot left is not this state's.
+  holds_averaged_stats_ = false;
+  own_stats_.clear();
+  has_gathered_ = false;
   DEMI_CHECK(IsHdf5File(state_file) || !IsWeightsFile(state_file, state), weights_hint);
   DEMI_CHECK(state.iter() >= 0, "'", state_file, "' holds iteration ", state.iter(),
              "; a solver state's iteration is 0 or more");

@@ -13,8 +13,10 @@ namespace demi {
 SyncedMemory::~SyncedMemory() { ReleaseOwned(); }
 
 void SyncedMemory::ReleaseOwned() {
-  if (owns_host_) ReleaseHostBlock(cpu_ptr_);  // a numpy view may still hold it
+  // The device's first: refused (inside a CUDA graph capture, it throws),
+  // it leaves this memory as it was, the host block still owned.
   if (owns_device_) DeviceFree(gpu_ptr_);
+  if (owns_host_) ReleaseHostBlock(cpu_ptr_);  // a numpy view may still hold it
   cpu_ptr_ = gpu_ptr_ = nullptr;
   owns_host_ = owns_device_ = false;
 }

@@ -22,7 +22,8 @@ struct FitSpec {
   int iter_size = 1;
   std::string strategy = "ARENA";  ///< NONE, SLOTS or ARENA
   /// What the solver's test nets plan at their own batches: they share the
-  /// train net's arena, which is never smaller (SolverTestArena).
+  /// train net's arena, which is never smaller (SolverTestArena); with
+  /// NONE nothing is shared and it adds.
   size_t arena_floor = 0;
 };
 

@@ -49,12 +49,16 @@ std::vector<int64_t> Divisors(int64_t n) {
 double MiB(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 /// What the plan of `report` takes: recomputed where it was, else by the
-/// spec's strategy; at least the spec's arena_floor.
+/// spec's strategy; at least the spec's arena_floor, which NONE (nothing
+/// shared) adds.
 size_t PlannedBytes(const FitSpec& spec, const NetMemoryReport& report) {
   const size_t planned = report.recomputed          ? report.recompute_arena_bytes
                          : spec.strategy == "NONE"  ? report.none_bytes
                          : spec.strategy == "SLOTS" ? report.slots_bytes
                                                     : report.arena_bytes;
+  if (!report.recomputed && spec.strategy == "NONE") {
+    return CheckedAdd(planned, spec.arena_floor, "the bytes of the train and test nets");
+  }
   return std::max(planned, spec.arena_floor);
 }
 

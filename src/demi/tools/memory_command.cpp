@@ -16,6 +16,7 @@
 #include "demi/memory/timeline_svg.hpp"
 #include "demi/net.hpp"
 #include "demi/net_schedule.hpp"
+#include "demi/solver_param.hpp"
 #include "demi/tools/batch_fit.hpp"
 #include "demi/tools/commands.hpp"
 #include "demi/tools/common_flags.hpp"
@@ -86,7 +87,7 @@ std::vector<FitSpec> CollectNets(std::vector<FitSpec>* solver_tests) {
   }
   DEMI_CHECK(!FLAGS_solver.empty(), "give --model or --solver");
   SolverParameter solver;
-  ReadProtoFromTextFile(FLAGS_solver, &solver);
+  ReadSolverParamsFromTextFile(FLAGS_solver, &solver);  // its test fields checked
   if (!solver.has_train_state()) *solver.mutable_train_state() = StateFor(TRAIN, nullptr);
   // The test nets as the solver builds them (test_net files, test_net_param
   // or the net in TEST), with --level and --stage where no test_state is.
@@ -123,7 +124,9 @@ int FitBatch(FitSpec train, const std::vector<FitSpec>& solver_tests) {
     if (tests.net >= 0) {
       std::cout << "Test net #" << tests.net << " plans " << tests.bytes / (1024.0 * 1024.0)
                 << " MiB at its batch " << tests.batch
-                << ": the arena it shares with the train net is never smaller\n";
+                << (FLAGS_strategy == "NONE"
+                        ? ": with NONE nothing is shared, so it adds to the train net's\n"
+                        : ": the arena it shares with the train net is never smaller\n");
     }
   }
   const int history = train.history_per_param;
