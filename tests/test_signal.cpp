@@ -5,9 +5,13 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "demi/util/signal.hpp"
+#include "log_capture.hpp"
 #include "solver_test_util.hpp"
 
 namespace demi {
@@ -152,6 +156,41 @@ TEST(SignalTest, StopDuringATestInterruptsIt) {
   EXPECT_EQ(polls, 3);  // the second request, then one more poll that drains nothing
   EXPECT_EQ(solver->iter(), 0);
   EXPECT_TRUE(solver->Test(0).empty());  // a stopped solver tests nothing more
+}
+
+// A snapshot asked for during a test holds the test nets' random streams
+// from the test's start, as it holds their read positions: the resumed run
+// tests that iteration again on the same random data, and trains on as the
+// uninterrupted one.
+TEST(SignalTest, ASnapshotDuringATestResumesItsRandomTestData) {
+  ScratchDir dir;
+  const std::string text =
+      StrCat(kNet, "test_iter: 3 test_interval: 2 random_seed: 5 snapshot_after_train: false ",
+             "snapshot_prefix: \"", dir.file("run"), "\"");
+  auto run = [&](const std::function<SolverAction()>& action, const std::string& resume) {
+    auto solver = MakeSolver(text);
+    if (action) solver->SetActionFunction(action);
+    InfoToSinksOnly info;
+    LogCapture log(google::GLOG_INFO);
+    solver->Solve(resume);
+    std::vector<std::string> lines = log.Containing("Test net output #");
+    if (!log.Containing("Test interrupted.").empty()) lines.push_back("interrupted");
+    return std::make_pair(lines, AllParams(solver->net()));
+  };
+  const auto [straight_tests, straight_params] = run(nullptr, "");
+  ASSERT_EQ(straight_tests.size(), 6u * 8);  // at 0, 2, ..., 10: 8 outputs each
+  // Polls: 3 in the test at 0, one after iterations 0 and 1, then before
+  // each batch of the test at 2: the 7th comes before its second.
+  int polls = 0;
+  const auto stopped =
+      run([&] { return ++polls == 7 ? SolverAction::kSnapshotStop : SolverAction::kNone; }, "");
+  ASSERT_EQ(stopped.first.back(), "interrupted");
+  const std::string state = dir.file("run_iter_2.solverstate");
+  ASSERT_TRUE(std::filesystem::exists(state));
+  const auto [resumed_tests, resumed_params] = run(nullptr, state);
+  EXPECT_EQ(resumed_tests,
+            std::vector<std::string>(straight_tests.begin() + 8, straight_tests.end()));
+  EXPECT_EQ(resumed_params, straight_params);
 }
 
 TEST(SignalTest, AStepAfterAStoppedOneRunsAndTestsInFull) {

@@ -356,6 +356,8 @@ class Solver {
   SolverState gathered_;
   bool has_gathered_ = false;
   std::vector<DataReadPosition> test_start_positions_;
+  /// The test nets' layers' random engines before the current tests.
+  std::vector<RandomEngine> test_start_engines_;
   bool testing_ = false;  ///< in TestAll
 };
 

@@ -82,9 +82,13 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
   state.set_current_step(CurrentStep(param_, iter_));
   for (const auto& blob : history_) blob->ToProto(state.add_history());
   loss_scaler_.Save(&state);
-  for (RandomEngine* engine : RandomEngines()) {
+  // During the tests, the test nets' streams from before them (as their
+  // read positions): a resume runs those tests again.
+  const std::vector<RandomEngine*> engines = RandomEngines();
+  const size_t num_train = net_->layers().size();
+  for (size_t i = 0; i < engines.size(); ++i) {
     std::ostringstream text;
-    text << *engine;
+    text << (testing_ && i >= num_train ? test_start_engines_[i - num_train] : *engines[i]);
     state.add_rng_state(text.str());
   }
   for (DataReadPosition& position : SnapshotReadPositions()) {

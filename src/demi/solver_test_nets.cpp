@@ -53,9 +53,13 @@ void Solver::InitTestNets() {
 
 std::vector<std::vector<float>> Solver::TestAll() {
   // A snapshot taken during the tests, or after a stop cut them short, holds
-  // the test nets' read positions from before them: a resume runs these
-  // tests again, on the same batches.
+  // the test nets' read positions and random streams from before them: a
+  // resume runs these tests again, on the same batches.
   test_start_positions_ = TestReadPositions();
+  test_start_engines_.clear();
+  for (const auto& test_net : test_nets_) {
+    for (const auto& layer : test_net->layers()) test_start_engines_.push_back(*layer->rng());
+  }
   testing_ = true;
   std::vector<std::vector<float>> results;
   try {
@@ -68,9 +72,13 @@ std::vector<std::vector<float>> Solver::TestAll() {
   }
   testing_ = false;
   if (requested_early_exit_) {
+    size_t engine = 0;
     for (size_t i = 0; i < test_nets_.size(); ++i) {
       test_nets_[i]->RestoreReadPositions(test_start_positions_, static_cast<int>(i) + 1, 0,
                                           "the start of the stopped tests");
+      for (const auto& layer : test_nets_[i]->layers()) {
+        *layer->rng() = test_start_engines_[engine++];
+      }
     }
   }
   return results;
