@@ -349,12 +349,11 @@ class Solver {
   /// their average over the replicas (holds_averaged_stats_).
   std::vector<std::vector<float>> own_stats_;
   bool holds_averaged_stats_ = false;
-  /// Every replica's train read positions and the other replicas' random
-  /// streams (the root's; replication only; cleared at each iteration's
-  /// end; has_gathered_ says whether set), and the test nets' read positions
-  /// before the current tests (TestAll).
+  /// Every replica's train read positions and own part (replica_state: the
+  /// root's; replication only; cleared at each iteration's end, empty until
+  /// gathered again, as every replica's part has one), and the test nets'
+  /// read positions before the current tests (TestAll).
   SolverState gathered_;
-  bool has_gathered_ = false;
   std::vector<DataReadPosition> test_start_positions_;
   /// The test nets' layers' random engines before the current tests.
   std::vector<RandomEngine> test_start_engines_;

@@ -113,8 +113,8 @@ void Net::CheckDeferredErrors() {
 float Net::Forward() { return ForwardFromTo(0, static_cast<int>(layers_.size()) - 1); }
 
 void Net::BackwardFromTo(int start, int end) {
-  CHECK_GE(end, 0);
-  CHECK_LT(start, static_cast<int>(layers_.size()));
+  DEMI_CHECK(end >= 0 && start < static_cast<int>(layers_.size()), "net '", name_,
+             "': no backward steps ", start, " to ", end, " among ", layers_.size());
   for (int step = start; step >= end; --step) {
     const int i = execution_order_[step];
     if (!layer_need_backward_[i]) continue;

@@ -367,7 +367,7 @@ void Solver::Step(int iters) {
     }
     ApplyUpdate();
     ++iter_;
-    has_gathered_ = false;  // the replicas read on: gathered again when needed
+    gathered_.Clear();  // the replicas read on: gathered again when needed
     SolverAction request = Agree(RequestedAction());
     // A snapshot asked for between the passes is served now.
     if (ActionSnapshots(early_request) && !ActionSnapshots(request)) {
@@ -579,7 +579,6 @@ void Solver::BeforeTestOrSnapshot() {
     SolverState state = OwnReplicaState();
     for (Callback* callback : callbacks_) state = callback->GatherReplicaStates(std::move(state));
     gathered_ = std::move(state);
-    has_gathered_ = true;
   }
 }
 

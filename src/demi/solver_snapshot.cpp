@@ -38,6 +38,21 @@ SolverState ReadSolverState(const std::string& path) {
   return state;
 }
 
+/// A random engine as a .solverstate holds it (the standard's text form).
+std::string EngineText(const RandomEngine& engine) {
+  std::ostringstream text;
+  text << engine;
+  return text.str();
+}
+
+/// Sets `engine` from `text`; a text that does not parse is an Error
+/// naming `what`.
+void ReadEngine(const std::string& text, RandomEngine* engine, const std::string& what) {
+  std::istringstream in(text);
+  in >> *engine;
+  DEMI_CHECK(!in.fail(), what, " is corrupt");
+}
+
 }  // namespace
 
 std::string Solver::SnapshotFilename(const std::string& extension) const {
@@ -87,14 +102,13 @@ void Solver::SnapshotSolverState(const std::string& model_filename) {
   const std::vector<RandomEngine*> engines = RandomEngines();
   const size_t num_train = net_->layers().size();
   for (size_t i = 0; i < engines.size(); ++i) {
-    std::ostringstream text;
-    text << (testing_ && i >= num_train ? test_start_engines_[i - num_train] : *engines[i]);
-    state.add_rng_state(text.str());
+    state.add_rng_state(
+        EngineText(testing_ && i >= num_train ? test_start_engines_[i - num_train] : *engines[i]));
   }
   for (DataReadPosition& position : SnapshotReadPositions()) {
     state.add_data_position()->Swap(&position);
   }
-  if (context_.num_replicas > 1 && has_gathered_) {
+  if (context_.num_replicas > 1) {
     state.mutable_replica_state()->CopyFrom(gathered_.replica_state());
   }
   state.set_random_seed(context_.seed);
@@ -125,7 +139,7 @@ std::vector<DataReadPosition> Solver::SnapshotReadPositions() const {
   // Replication: without a gather this iteration (a direct call), the
   // other replicas' positions are unknown and they resume from the start.
   std::vector<DataReadPosition> positions =
-      context_.num_replicas > 1 && has_gathered_
+      context_.num_replicas > 1 && !gathered_.replica_state().empty()
           ? std::vector<DataReadPosition>(gathered_.data_position().begin(),
                                           gathered_.data_position().end())
           : net_->SaveReadPositions(0, context_.replica);
@@ -142,11 +156,7 @@ SolverState Solver::OwnReplicaState() {
   ReplicaState* own = state.add_replica_state();
   own->set_replica(context_.replica);
   if (context_.replica != 0) {
-    for (const auto& layer : net_->layers()) {
-      std::ostringstream text;
-      text << *layer->rng();
-      own->add_rng_state(text.str());
-    }
+    for (const auto& layer : net_->layers()) own->add_rng_state(EngineText(*layer->rng()));
   }
   const std::vector<std::vector<float>> stats =
       holds_averaged_stats_ ? own_stats_ : ComputedParamValues();
@@ -182,10 +192,9 @@ void Solver::RestoreOwnReplicaState(const SolverState& state, const std::string&
                ", but the train net has ", layers.size(),
                " layers; resume with the net that wrote it");
     for (size_t i = 0; i < layers.size(); ++i) {
-      std::istringstream text(own->rng_state(static_cast<int>(i)));
-      text >> *layers[i]->rng();
-      DEMI_CHECK(!text.fail(), "random state ", i, " of replica ", context_.replica, " in '",
-                 state_file, "' is corrupt");
+      ReadEngine(
+          own->rng_state(static_cast<int>(i)), layers[i]->rng(),
+          StrCat("random state ", i, " of replica ", context_.replica, " in '", state_file, "'"));
     }
   }
   std::vector<std::vector<float>> stats = ComputedParamValues();
@@ -225,9 +234,8 @@ void Solver::RestoreStreams(const SolverState& state, const std::string& state_f
                  << engines.size() - num_train << " layers; their streams start afresh";
   }
   for (size_t i = 0; i < restore; ++i) {
-    std::istringstream text(state.rng_state(static_cast<int>(i)));
-    text >> *engines[i];
-    DEMI_CHECK(!text.fail(), "random state ", i, " in '", state_file, "' is corrupt");
+    ReadEngine(state.rng_state(static_cast<int>(i)), engines[i],
+               StrCat("random state ", i, " in '", state_file, "'"));
   }
 }
 
@@ -309,7 +317,7 @@ void Solver::Restore(const std::string& state_file) {
   // What a pass since the last test or snapshot left is not this state's.
   holds_averaged_stats_ = false;
   own_stats_.clear();
-  has_gathered_ = false;
+  gathered_.Clear();
   DEMI_CHECK(IsHdf5File(state_file) || !IsWeightsFile(state_file, state), weights_hint);
   DEMI_CHECK(state.iter() >= 0, "'", state_file, "' holds iteration ", state.iter(),
              "; a solver state's iteration is 0 or more");
